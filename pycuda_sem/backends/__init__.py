@@ -1,0 +1,1 @@
+"""Backend switches, as torch.backends (filled in by the compute work)."""

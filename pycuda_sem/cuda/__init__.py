@@ -1,0 +1,49 @@
+"""pycuda_sem.cuda: the torch.cuda namespace.
+
+Devices, streams, events and the caching allocator's memory functions. Every
+name here is a C object or function from pycuda_sem._C (hot paths such as
+``memory_allocated()`` and ``with stream(s):`` never run Python code); this
+file only gathers them and adds the few conveniences that are not hot.
+"""
+from .. import _C
+from .._C import (  # noqa: F401
+    OutOfMemoryError,
+    is_available, device_count, current_device, set_device, is_initialized, init,
+    get_device_name, get_device_capability, get_device_properties,
+    synchronize, mem_get_info, can_device_access_peer,
+    Stream, ExternalStream, StreamContext, Event,
+    current_stream, default_stream, set_stream,
+    memory_allocated, max_memory_allocated, memory_reserved, max_memory_reserved,
+    reset_peak_memory_stats, reset_accumulated_memory_stats, empty_cache,
+    set_per_process_memory_fraction, memory_stats, memory_snapshot,
+)
+from .._C import DeviceContext as device  # noqa: F401
+from .._C import StreamContext as stream  # noqa: F401
+from .._C import _CudaDeviceProperties  # noqa: F401
+from ._memory import memory_summary  # noqa: F401
+
+# Deprecated names PyTorch still accepts: "cached" became "reserved".
+memory_cached = memory_reserved
+max_memory_cached = max_memory_reserved
+
+
+def reset_max_memory_allocated(device=None):
+    """Reset the peak of memory_allocated() (deprecated: it resets every peak,
+    as reset_peak_memory_stats() does, exactly like PyTorch)."""
+    reset_peak_memory_stats(device)
+
+
+def reset_max_memory_cached(device=None):
+    """Reset the peak of memory_reserved() (deprecated alias of
+    reset_peak_memory_stats())."""
+    reset_peak_memory_stats(device)
+
+
+def device_of(obj):
+    """Context manager that makes the device of tensor `obj` current (a no-op
+    for CPU tensors)."""
+    idx = obj.get_device() if getattr(obj, "is_cuda", False) else -1
+    return device(idx)
+
+
+# ---- legacy tensor types (cuda.FloatTensor, ...): see the section below ----

@@ -1,0 +1,112 @@
+"""Build pycuda_sem._C: C11 host files with the C compiler, .cu files with nvcc.
+
+The CUDA toolkit is found through CUDA_HOME (or CUDA_PATH), else through nvcc on
+the PATH, else /usr/local/cuda. GPU architectures come from PYCUDA_SEM_ARCH
+(for example "90" or "80;90"), else from the local GPU when nvidia-smi sees one,
+else sm_80 and sm_90 with PTX so that newer GPUs can JIT the code.
+"""
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def find_cuda_home():
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(var):
+            return os.environ[var]
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        return os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
+    if os.path.exists("/usr/local/cuda/bin/nvcc"):
+        return "/usr/local/cuda"
+    sys.exit("pycuda_sem: no CUDA toolkit found; set CUDA_HOME or put nvcc on the PATH")
+
+
+def local_arches():
+    """Compute capabilities of the GPUs nvidia-smi reports, e.g. ['90']."""
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+            capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if out.returncode != 0:
+        return []
+    caps = sorted({line.strip().replace(".", "") for line in out.stdout.splitlines()
+                   if line.strip()})
+    return [c for c in caps if c.isdigit()]
+
+
+def gencode_flags():
+    env = os.environ.get("PYCUDA_SEM_ARCH", "").replace(",", ";")
+    arches = [a.strip() for a in env.split(";") if a.strip()] or local_arches()
+    ptx = False
+    if not arches:
+        arches, ptx = ["80", "90"], True
+    flags = ["-gencode=arch=compute_%s,code=sm_%s" % (a, a) for a in arches]
+    if ptx:
+        flags.append("-gencode=arch=compute_%s,code=compute_%s" % (arches[-1], arches[-1]))
+    return flags
+
+
+CUDA_HOME = find_cuda_home()
+CUDA_INC = os.path.join(CUDA_HOME, "include")
+CUDA_LIB = os.path.join(CUDA_HOME, "lib64")
+if not os.path.isdir(CUDA_LIB):
+    CUDA_LIB = os.path.join(CUDA_HOME, "lib")
+NVCC = os.path.join(CUDA_HOME, "bin", "nvcc")
+
+
+class BuildExt(build_ext):
+    """Compiles .cu sources with nvcc, the rest with the configured C compiler."""
+
+    def build_extensions(self):
+        cc = self.compiler
+        cc.src_extensions.append(".cu")
+        default_compile = cc._compile
+
+        def compile_one(obj, src, ext, cc_args, extra_postargs, pp_opts):
+            if src.endswith(".cu"):
+                cmd = [NVCC, "-c", src, "-o", obj, "-O3", "-std=c++17",
+                       "--compiler-options", "-fPIC,-Wall,-Wextra",
+                       "-I" + os.path.join(HERE, "csrc")] + gencode_flags()
+                if os.environ.get("PYCUDA_SEM_DEBUG"):
+                    cmd += ["-lineinfo"]
+                self.spawn(cmd)
+            else:
+                default_compile(obj, src, ext, cc_args, extra_postargs["c"], pp_opts)
+
+        cc._compile = compile_one
+        build_ext.build_extensions(self)
+
+
+c_flags = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Wno-missing-field-initializers",
+           "-Wno-cast-function-type", "-fvisibility=hidden"]
+if os.environ.get("PYCUDA_SEM_SANITIZE"):
+    c_flags += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-O1", "-g"]
+
+sources = sorted(glob.glob("csrc/*.c")) + sorted(glob.glob("csrc/kernels/*.cu"))
+
+ext = Extension(
+    "pycuda_sem._C",
+    sources=sources,
+    include_dirs=["csrc", CUDA_INC],
+    library_dirs=[CUDA_LIB],
+    runtime_library_dirs=[CUDA_LIB],
+    # cudart is linked statically so the module does not depend on where the
+    # runtime library lives; cuBLAS and cuFFT are shared libraries.
+    libraries=["cudart_static", "cublas", "cublasLt", "cufft", "rt", "dl", "pthread", "stdc++"],
+    extra_compile_args={"c": c_flags},
+    extra_link_args=(["-fsanitize=address,undefined"] if os.environ.get("PYCUDA_SEM_SANITIZE") else []),
+    depends=sorted(glob.glob("csrc/*.h")) + sorted(glob.glob("csrc/kernels/*.h")),
+    define_macros=[("PY_SSIZE_T_CLEAN", None)],
+)
+
+setup(ext_modules=[ext], cmdclass={"build_ext": BuildExt})
