@@ -12,10 +12,12 @@
  * record_stream), exactly as the note says. */
 #include "stream.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "device.h"
 #include "event.h"
+#include "kernels/kernels.h"
 
 #define POOL_SIZE 32
 #define MAX_LEVELS 8
@@ -124,8 +126,8 @@ static PyObject *Stream_new(PyTypeObject *cls, PyObject *args, PyObject *kwds)
     int dev = pcs_cuda_device_arg(devobj);
     if (dev < 0)
         return NULL;
-    cudaStream_t st;
-    int prio;
+    cudaStream_t st = NULL;
+    int prio = 0;
     if (pool_stream(dev, priority, &st, &prio) < 0)
         return NULL;
     PcsStream *s = (PcsStream *)cls->tp_alloc(cls, 0);
@@ -278,9 +280,11 @@ static PyObject *Stream_get_handle(PcsStream *s, void *c)
 
 static PyObject *Stream_repr(PcsStream *s)
 {
-    return PyUnicode_FromFormat("<pycuda_sem.cuda.%s device=cuda:%d cuda_stream=%p>",
+    char handle[32];
+    snprintf(handle, sizeof handle, "0x%llx", (unsigned long long)(uintptr_t)s->stream);
+    return PyUnicode_FromFormat("<pycuda_sem.cuda.%s device=cuda:%d cuda_stream=%s>",
                                 Py_TYPE(s)->tp_name + sizeof("pycuda_sem.cuda.") - 1,
-                                s->device, (void *)s->stream);
+                                s->device, handle);
 }
 
 static Py_hash_t Stream_hash(PcsStream *s)
@@ -536,9 +540,57 @@ static PyTypeObject StreamContext_Type = {
     .tp_methods = StreamContext_methods,
 };
 
+/* ------------------------------------------------------------------------ */
+/* Test helpers (as torch.cuda._sleep): hold a stream busy, write to memory   */
+
+static PyObject *py_sleep(PyObject *m, PyObject *arg)
+{
+    PCS_UNUSED(m);
+    long long cycles = PyLong_AsLongLong(arg);
+    if (cycles == -1 && PyErr_Occurred())
+        return NULL;
+    if (pcs_require_cuda() < 0)
+        return NULL;
+    int dev = pcs_current_device();
+    cudaStream_t st = tl_current[dev].stream;
+    if (pcs_cuda_set_device_raw(dev) < 0)
+        return NULL;
+    pcs_launch_sleep(cycles, st);
+    if (PCS_CHECK_LAUNCH(st, "sleep_kernel") < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_memset_async(PyObject *m, PyObject *args)
+{
+    PCS_UNUSED(m);
+    unsigned long long ptr;
+    int value;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "Kin:_memset_async", &ptr, &value, &n))
+        return NULL;
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "_memset_async: negative size");
+        return NULL;
+    }
+    if (pcs_require_cuda() < 0)
+        return NULL;
+    int dev = pcs_current_device();
+    if (pcs_cuda_set_device_raw(dev) < 0)
+        return NULL;
+    PCS_CUDA_CHECK_NULL(cudaMemsetAsync((void *)(uintptr_t)ptr, value, (size_t)n, tl_current[dev].stream));
+    Py_RETURN_NONE;
+}
+
 #define FASTKW(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL | METH_KEYWORDS
 
 static PyMethodDef stream_functions[] = {
+    {"_sleep", py_sleep, METH_O,
+     "_sleep(cycles)\n\nKeep the current stream busy for about `cycles` GPU clock cycles "
+     "(for tests and benchmarks)."},
+    {"_memset_async", py_memset_async, METH_VARARGS,
+     "_memset_async(ptr, value, nbytes)\n\nFill raw device memory on the current stream "
+     "(for tests)."},
     {"current_stream", FASTKW(py_current_stream),
      "current_stream(device=None)\n\nThe calling thread's current stream on the device."},
     {"default_stream", FASTKW(py_default_stream),

@@ -12,6 +12,11 @@ import pycuda_sem  # noqa: E402
 N_GPUS = pycuda_sem.cuda.device_count()
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "cuda: needs a CUDA GPU")
+    config.addinivalue_line("markers", "multigpu: needs two or more CUDA GPUs")
+
+
 def pytest_collection_modifyitems(config, items):
     no_gpu = pytest.mark.skip(reason="needs a CUDA GPU (none available)")
     one_gpu = pytest.mark.skip(reason="needs two or more CUDA GPUs")

@@ -13,6 +13,7 @@ from .._C import (  # noqa: F401
     synchronize, mem_get_info, can_device_access_peer,
     Stream, ExternalStream, StreamContext, Event,
     current_stream, default_stream, set_stream,
+    _sleep, _memset_async,
     memory_allocated, max_memory_allocated, memory_reserved, max_memory_reserved,
     reset_peak_memory_stats, reset_accumulated_memory_stats, empty_cache,
     set_per_process_memory_fraction, memory_stats, memory_snapshot,

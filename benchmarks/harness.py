@@ -1,0 +1,134 @@
+"""Side-by-side timing harness: pycuda_sem, torch and CuPy in one process.
+
+Each case gives one statement per library (and a setup run once). A statement
+is timed with timeit in a host loop; when `sync` is set the loop is closed by
+a device synchronize so that queued GPU work is counted. The figure is the
+median over `repeat` loops, in microseconds per statement. Libraries that do
+not import (or have no GPU) are shown as '-'.
+"""
+import json
+import os
+import platform
+import statistics
+import time
+import timeit
+
+
+def _try_import(name):
+    try:
+        return __import__(name)
+    except Exception:  # noqa: BLE001 - any import failure means "not available"
+        return None
+
+
+class Case:
+    def __init__(self, name, ours, torch=None, cupy=None, setup="", number=10000, repeat=15,
+                 sync=False, unit="us", bytes_moved=None):
+        self.name, self.number, self.repeat = name, number, repeat
+        self.stmts = {"pycuda_sem": ours, "torch": torch, "cupy": cupy}
+        self.setup, self.sync, self.unit, self.bytes_moved = setup, sync, unit, bytes_moved
+
+
+def _namespace():
+    import pycuda_sem
+    ns = {"pcs": pycuda_sem}
+    t = _try_import("torch")
+    if t is not None and t.cuda.is_available():
+        ns["torch"] = t
+    cp = _try_import("cupy")
+    if cp is not None:
+        try:
+            cp.cuda.runtime.getDeviceCount()
+            ns["cupy"] = cp
+        except Exception:  # noqa: BLE001
+            pass
+    return ns
+
+
+_SYNC = {"pycuda_sem": "pcs.cuda.synchronize()", "torch": "torch.cuda.synchronize()",
+         "cupy": "cupy.cuda.Device().synchronize()"}
+
+
+def time_case(case, ns):
+    out = {}
+    for lib, stmt in case.stmts.items():
+        modname = "pcs" if lib == "pycuda_sem" else lib
+        if stmt is None or modname not in ns:
+            out[lib] = None
+            continue
+        g = dict(ns)
+        exec(case.setup.get(lib, "") if isinstance(case.setup, dict) else case.setup, g)
+        body = stmt + ("\n" + _SYNC[lib] if case.sync else "")
+        if case.sync:
+            # one statement per loop iteration, synchronize once per loop
+            timer = timeit.Timer("for _i in range(%d):\n    %s\n%s" % (
+                case.number, stmt.replace("\n", "\n    "), _SYNC[lib]), globals=g)
+            timer.timeit(1)  # warm up
+            runs = [timer.timeit(1) / case.number for _ in range(case.repeat)]
+        else:
+            timer = timeit.Timer(body, globals=g)
+            timer.timeit(max(1, case.number // 10))  # warm up
+            runs = [timer.timeit(case.number) / case.number for _ in range(case.repeat)]
+        out[lib] = statistics.median(runs) * 1e6
+    return out
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    if v >= 1000:
+        return "%.0f" % v
+    return "%.3g" % v
+
+
+def run(cases, title):
+    ns = _namespace()
+    rows = []
+    for c in cases:
+        r = time_case(c, ns)
+        rows.append((c, r))
+    gpu = "cpu"
+    if "torch" in ns:
+        gpu = ns["torch"].cuda.get_device_name(0)
+    elif ns["pcs"].cuda.is_available():
+        gpu = ns["pcs"].cuda.get_device_name(0)
+    print("\n%s on %s (median us per call; ratio = other / pycuda_sem, >1 means we are faster)"
+          % (title, gpu))
+    hdr = "%-38s %10s %10s %10s %9s %9s" % ("case", "pycuda_sem", "torch", "cupy", "x torch", "x cupy")
+    print(hdr)
+    print("-" * len(hdr))
+    results = []
+    for c, r in rows:
+        ours = r["pycuda_sem"]
+        rt = (r["torch"] / ours) if (ours and r["torch"]) else None
+        rc = (r["cupy"] / ours) if (ours and r["cupy"]) else None
+        extra = ""
+        if c.bytes_moved and ours:
+            extra = "  (%.0f GB/s ours%s)" % (c.bytes_moved / ours / 1e3, (
+                ", %.0f torch" % (c.bytes_moved / r["torch"] / 1e3)) if r["torch"] else "")
+        print("%-38s %10s %10s %10s %9s %9s%s" % (c.name, fmt(ours), fmt(r["torch"]), fmt(r["cupy"]),
+                                                 "%.2f" % rt if rt else "-",
+                                                 "%.2f" % rc if rc else "-", extra))
+        results.append({"case": c.name, "us": r, "ratio_torch": rt, "ratio_cupy": rc,
+                        "bytes": c.bytes_moved})
+    return {"title": title, "gpu": gpu, "rows": results}
+
+
+def save(tables):
+    import pycuda_sem
+    stamp = time.strftime("%Y-%m-%dT%H-%M-%S")
+    gpu = tables[0]["gpu"] if tables else "cpu"
+    info = {"date": stamp, "gpu": gpu, "python": platform.python_version(),
+            "pycuda_sem": pycuda_sem.__version__, "cuda": pycuda_sem.version.cuda,
+            "tables": tables}
+    t = _try_import("torch")
+    if t is not None:
+        info["torch"] = t.__version__
+    here = os.path.dirname(os.path.abspath(__file__))
+    safe = "".join(ch if ch.isalnum() else "_" for ch in gpu)
+    path = os.path.join(here, "results", "%s-%s.json" % (safe, stamp))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(info, f, indent=1)
+    print("\nwritten to", os.path.relpath(path))
+    return path

@@ -1,0 +1,265 @@
+"""Streams and events: creation, the current stream per (thread, device), the
+stream context, cross-stream ordering, concurrency and event timing."""
+import threading
+import time
+
+import pytest
+
+import pycuda_sem as torch
+from pycuda_sem import cuda
+
+# About 50 ms of GPU time at the clocks of current data-centre GPUs.
+SLEEP = 100_000_000
+
+
+def test_stream_requires_argument():
+    with pytest.raises(TypeError, match="stream"):
+        cuda.stream()
+    with cuda.stream(None) as s:
+        assert s is None
+    with pytest.raises(TypeError):
+        cuda.stream(42)
+    with pytest.raises(TypeError):
+        cuda.set_stream("not a stream")
+
+
+def test_event_without_gpu_is_lazy():
+    e = cuda.Event(enable_timing=True)
+    assert e.query() is True
+    e.synchronize()  # never recorded: returns at once
+    assert "uninitialized" in repr(e)
+    with pytest.raises(ValueError):
+        cuda.Event(enable_timing=True, interprocess=True)
+
+
+def test_elapsed_time_errors_before_record():
+    a, b = cuda.Event(enable_timing=True), cuda.Event(enable_timing=True)
+    with pytest.raises(RuntimeError, match="recorded"):
+        a.elapsed_time(b)
+    with pytest.raises(RuntimeError, match="enable_timing"):
+        cuda.Event().elapsed_time(b)
+    with pytest.raises(TypeError):
+        a.elapsed_time(3)
+
+
+@pytest.mark.cuda
+def test_default_and_current_stream():
+    d = cuda.default_stream()
+    assert d.cuda_stream == 0 and d.device == torch.device("cuda:0")
+    assert cuda.current_stream() == d == cuda.default_stream(0) == cuda.current_stream(torch.device("cuda:0"))
+    assert hash(cuda.current_stream()) == hash(d)
+    assert "cuda_stream=" in repr(d) and "device=cuda:0" in repr(d)
+
+
+@pytest.mark.cuda
+def test_new_stream_attributes():
+    s = cuda.Stream()
+    assert s.cuda_stream != 0 and s != cuda.default_stream()
+    assert s.device == torch.device("cuda", 0) and s.device_index == 0
+    least, greatest = cuda.Stream.priority_range()
+    assert least >= greatest
+    hi = cuda.Stream(priority=greatest)
+    assert hi.priority == greatest
+    lo = cuda.Stream(priority=-1000)  # clamped, as CUDA does
+    assert lo.priority == greatest
+    assert cuda.Stream(priority=5).priority == least
+    assert s.query() is True
+    s.synchronize()
+
+
+@pytest.mark.cuda
+def test_stream_context_sets_and_restores():
+    s = cuda.Stream()
+    d = cuda.current_stream()
+    with cuda.stream(s) as entered:
+        assert entered is s
+        assert cuda.current_stream() == s
+        s2 = cuda.Stream()
+        with cuda.stream(s2):
+            assert cuda.current_stream() == s2
+        assert cuda.current_stream() == s
+    assert cuda.current_stream() == d
+    cuda.set_stream(s)
+    assert cuda.current_stream() == s
+    cuda.set_stream(d)
+    assert cuda.current_stream() == d
+
+
+@pytest.mark.cuda
+def test_current_stream_is_per_thread():
+    s = cuda.Stream()
+    barrier = threading.Barrier(2)
+    seen = {}
+
+    def inside():
+        with cuda.stream(s):
+            barrier.wait()
+            seen["inside"] = cuda.current_stream()
+            barrier.wait()
+
+    def outside():
+        barrier.wait()
+        seen["outside"] = cuda.current_stream()
+        barrier.wait()
+
+    ts = [threading.Thread(target=inside), threading.Thread(target=outside)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert seen["inside"] == s
+    assert seen["outside"] == cuda.default_stream()
+
+
+@pytest.mark.cuda
+def test_external_stream_wraps_handle():
+    s = cuda.Stream()
+    e = cuda.ExternalStream(s.cuda_stream)
+    assert e == s and e.cuda_stream == s.cuda_stream and isinstance(e, cuda.Stream)
+    with cuda.stream(e):
+        assert cuda.current_stream().cuda_stream == s.cuda_stream
+
+
+@pytest.mark.cuda
+def test_wait_stream_orders_work():
+    s1, s2 = cuda.Stream(), cuda.Stream()
+    with cuda.stream(s1):
+        cuda._sleep(SLEEP)
+    s2.wait_stream(s1)
+    ev = s2.record_event()
+    assert isinstance(ev, cuda.Event)
+    # s2 cannot reach its event before s1's sleep is over
+    assert ev.query() is False and s1.query() is False
+    s1.synchronize()
+    ev.synchronize()
+    assert ev.query() is True and s2.query() is True
+
+
+@pytest.mark.cuda
+def test_wait_event_orders_work():
+    s1, s2 = cuda.Stream(), cuda.Stream()
+    e = cuda.Event()
+    with cuda.stream(s1):
+        cuda._sleep(SLEEP)
+        e.record()
+    s2.wait_event(e)
+    marker = cuda.Event()
+    marker.record(s2)
+    assert marker.query() is False
+    e.wait(s2)  # same thing through Event.wait
+    cuda.synchronize()
+    assert marker.query() is True
+
+
+@pytest.mark.cuda
+def test_streams_run_concurrently():
+    s1, s2 = cuda.Stream(), cuda.Stream()
+    cuda.synchronize()
+    t0 = time.perf_counter()
+    with cuda.stream(s1):
+        cuda._sleep(4 * SLEEP)
+    s1.synchronize()
+    one = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    with cuda.stream(s1):
+        cuda._sleep(4 * SLEEP)
+    with cuda.stream(s2):
+        cuda._sleep(4 * SLEEP)
+    s1.synchronize()
+    s2.synchronize()
+    two = time.perf_counter() - t0
+    # Serialised they would take 2x; overlapped close to 1x.
+    assert two < 1.5 * one, (one, two)
+
+
+@pytest.mark.cuda
+def test_event_times_known_work():
+    def timed(cycles):
+        a, b = cuda.Event(enable_timing=True), cuda.Event(enable_timing=True)
+        a.record()
+        cuda._sleep(cycles)
+        b.record()
+        cuda.synchronize()
+        return a.elapsed_time(b)
+
+    timed(1000)  # warm up
+    t1, t4 = timed(SLEEP // 4), timed(SLEEP)
+    assert t1 > 0
+    assert 2.5 < t4 / t1 < 6, (t1, t4)
+
+
+@pytest.mark.cuda
+def test_elapsed_time_not_ready_and_no_timing():
+    a, b = cuda.Event(enable_timing=True), cuda.Event(enable_timing=True)
+    a.record()
+    cuda._sleep(SLEEP)
+    b.record()
+    with pytest.raises(RuntimeError, match="not completed"):
+        a.elapsed_time(b)
+    b.synchronize()
+    assert a.elapsed_time(b) > 0
+    c, d = cuda.Event(), cuda.Event()
+    c.record()
+    d.record()
+    cuda.synchronize()
+    with pytest.raises(RuntimeError, match="enable_timing"):
+        c.elapsed_time(d)
+
+
+@pytest.mark.cuda
+def test_event_blocking_and_ipc():
+    e = cuda.Event(blocking=True)
+    cuda._sleep(SLEEP // 10)
+    e.record()
+    e.synchronize()
+    assert e.query()
+    ipc = cuda.Event(interprocess=True)
+    ipc.record()
+    h = ipc.ipc_handle()
+    assert isinstance(h, bytes) and len(h) == 64
+    with pytest.raises(RuntimeError, match="interprocess"):
+        cuda.Event().ipc_handle()
+
+
+@pytest.mark.cuda
+def test_gil_released_while_synchronizing():
+    progress = []
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            progress.append(1)
+            time.sleep(0.001)
+
+    t = threading.Thread(target=spin)
+    cuda._sleep(4 * SLEEP)
+    before = len(progress)
+    t.start()
+    cuda.synchronize()
+    stop.set()
+    t.join()
+    assert len(progress) - before > 5
+
+
+@pytest.mark.multigpu
+def test_streams_on_second_device():
+    s = cuda.Stream(device=1)
+    assert s.device == torch.device("cuda:1")
+    assert cuda.current_device() == 0
+    with cuda.stream(s):
+        # the stream's device becomes current inside the context
+        assert cuda.current_device() == 1
+        assert cuda.current_stream() == s
+        assert cuda.current_stream(0) == cuda.default_stream(0)
+    assert cuda.current_device() == 0
+    assert cuda.current_stream(1) == cuda.default_stream(1)
+    with cuda.device(1):
+        assert cuda.Stream().device_index == 1
+    e = cuda.Event()
+    e.record(s)
+    with pytest.raises(RuntimeError, match="does not match"):
+        e.record(cuda.current_stream(0))
+    s0 = cuda.Stream(device=0)
+    s0.wait_stream(s)  # cross-device waits are allowed
+    cuda.synchronize(0)
+    cuda.synchronize(1)
