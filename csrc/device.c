@@ -8,6 +8,7 @@
  * thread-local write and creates no context until something runs there. */
 #include "device.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,19 @@
 
 static int g_device_count = -1; /* -1: not asked yet */
 static _Thread_local int tl_device = 0;
+/* CUDA cannot be used in a child forked after the parent made a context.
+ * g_cuda_used is set by the first device switch (every path that issues
+ * work goes through one); the fork handler turns it into g_bad_fork. */
+static bool g_cuda_used = false;
+static bool g_bad_fork = false;
+
+static void after_fork_child(void)
+{
+    if (g_cuda_used)
+        g_bad_fork = true;
+}
+
+static void pcs_device_register_fork_handler(void) { pthread_atfork(NULL, NULL, after_fork_child); }
 
 int pcs_device_count(void)
 {
@@ -33,6 +47,13 @@ int pcs_device_count(void)
 
 int pcs_require_cuda(void)
 {
+    if (g_bad_fork) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "Cannot re-initialize CUDA in forked subprocess: this process was "
+                        "forked after its parent used CUDA. To use CUDA with "
+                        "multiprocessing, use the 'spawn' start method");
+        return -1;
+    }
     if (pcs_device_count() > 0)
         return 0;
     PyErr_SetString(PyExc_RuntimeError,
@@ -67,6 +88,9 @@ int pcs_set_device(int index)
 int pcs_cuda_set_device_raw(int index)
 {
     int cur = -1;
+    if (g_bad_fork)
+        return pcs_require_cuda();
+    g_cuda_used = true;
     /* Ask the runtime rather than caching: other libraries in the process
      * (CuPy, PyTorch) may switch the thread's device behind our back. */
     if (cudaGetDevice(&cur) != cudaSuccess || cur != index)
@@ -78,6 +102,9 @@ int pcs_device_guard_enter(PcsDeviceGuard *g, int index)
 {
     g->switched = 0;
     g->prev = -1;
+    if (g_bad_fork)
+        return pcs_require_cuda();
+    g_cuda_used = true;
     if (cudaGetDevice(&g->prev) != cudaSuccess)
         g->prev = -1;
     if (g->prev != index) {
@@ -732,6 +759,7 @@ static PyMethodDef device_functions[] = {
 
 int pcs_device_init(PyObject *module)
 {
+    pcs_device_register_fork_handler();
     if (PyType_Ready(&PcsDevice_Type) < 0 || PyType_Ready(&DeviceContext_Type) < 0)
         return -1;
     if (PyModule_AddObjectRef(module, "device", (PyObject *)&PcsDevice_Type) < 0 ||

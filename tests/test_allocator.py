@@ -345,3 +345,34 @@ def test_statistics_are_per_device():
     assert cuda.memory_allocated(1) == a1
     cuda.empty_cache()
     assert cuda.memory_reserved(1) == 0 or cuda.memory_reserved(1) < 4 * MiB
+
+
+def test_threads_allocate_concurrently():
+    import random
+    import threading
+    errors = []
+
+    def worker(seed):
+        rng = random.Random(seed)
+        s = cuda.Stream()
+        live = []
+        try:
+            for i in range(1500):
+                with cuda.stream(s if i % 2 else cuda.default_stream()):
+                    if live and rng.random() < 0.5:
+                        live.pop(rng.randrange(len(live)))
+                    else:
+                        live.append(alloc(rng.choice([256, 4096, 300_000, 3 * MiB])))
+            live.clear()
+            s.synchronize()
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    ts = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors
+    st = cuda.memory_stats()
+    assert st["allocation.all.current"] == st["active.all.current"]

@@ -230,3 +230,27 @@ def test_cuda_visible_devices_honoured():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          cwd=__file__.rsplit("/tests/", 1)[0])
     assert out.stdout.split() == ["1", "True"]
+
+
+@pytest.mark.cuda
+def test_fork_after_cuda_raises_in_child():
+    import multiprocessing as mp
+    import sys
+    if sys.platform != "linux":
+        pytest.skip("fork start method")
+    cuda.synchronize()  # make sure this process has used CUDA
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+
+    def child(q):
+        try:
+            cuda.synchronize()
+            q.put("no error")
+        except RuntimeError as e:
+            q.put(str(e))
+
+    p = ctx.Process(target=child, args=(q,))
+    p.start()
+    msg = q.get(timeout=60)
+    p.join(60)
+    assert "forked subprocess" in msg and "spawn" in msg
