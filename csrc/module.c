@@ -16,6 +16,8 @@
 #include "stream.h"
 
 int pcs_memory_init(PyObject *module); /* memory.c */
+int pcs_dtype_init(PyObject *module);  /* dtype.c */
+int pcs_tensor_init(PyObject *module); /* tensor.c */
 
 PyObject *pcs_OutOfMemoryError = NULL;
 bool pcs_launch_blocking = false;
@@ -121,6 +123,8 @@ PyMODINIT_FUNC PyInit__C(void)
         pcs_storage_init(m) < 0 || pcs_memory_init(m) < 0)
         goto fail;
     /* concept files added later register here, in dependency order */
+    if (pcs_dtype_init(m) < 0 || pcs_tensor_init(m) < 0) /* tensors (issue 3) */
+        goto fail;
     return m;
 fail:
     Py_DECREF(m);

@@ -15,3 +15,34 @@ from . import cuda  # noqa: E402
 from . import backends  # noqa: E402
 
 # ---- tensors (dtypes, Tensor, factories): see the section below -------------
+from ._C import (  # noqa: E402,F401  (dtypes shadow builtins, as in torch)
+    dtype, Tensor, Size, get_default_dtype, set_default_dtype, promote_types,
+    bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
+    complex64, complex128, half, float, double, short, int, long, cfloat, cdouble,
+    empty, zeros, ones, full, empty_strided, arange, linspace, eye, tensor, as_tensor,
+    from_numpy, empty_like, zeros_like, ones_like, full_like,
+)
+from ._tensor_str import set_printoptions, get_printoptions  # noqa: E402,F401
+from . import _legacy  # noqa: E402
+
+globals().update(_legacy.cpu_types)  # FloatTensor, DoubleTensor, ... (legacy API)
+
+
+def is_tensor(obj):
+    """True if obj is a pycuda_sem.Tensor."""
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    """True if input's dtype is a floating point type."""
+    return input.is_floating_point()
+
+
+def is_complex(input):
+    """True if input's dtype is a complex type."""
+    return input.is_complex()
+
+
+def numel(input):
+    """Number of elements of input."""
+    return input.numel()

@@ -48,3 +48,7 @@ def device_of(obj):
 
 
 # ---- legacy tensor types (cuda.FloatTensor, ...): see the section below ----
+from .._legacy import cuda_types as _legacy_cuda_types  # noqa: E402
+
+# FloatTensor, DoubleTensor, HalfTensor, LongTensor, ... on the current device.
+globals().update(_legacy_cuda_types)

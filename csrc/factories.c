@@ -1,0 +1,534 @@
+/* factories.c: the module-level tensor constructors: empty, zeros, ones,
+ * full, empty_strided, arange, linspace, eye, tensor, as_tensor, from_numpy
+ * and the *_like family.
+ *
+ * Every factory takes sizes as varargs or one sequence, dtype= and device=;
+ * the device defaults to the CPU and 'cuda' means the calling thread's current
+ * device. CUDA memory comes from the caching allocator on the current stream;
+ * values are written by fill kernels there. Sequences (arange, linspace) are
+ * computed on the host and copied: they are not on a hot path, and computing
+ * them in one place keeps CPU and GPU results identical. */
+#include "copy.h"
+#include "tensor.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "scalar.h"
+
+#define FASTKW(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL | METH_KEYWORDS
+
+typedef struct {
+    int dtype; /* -1 when not given */
+    int device;
+    bool pinned;
+} factory_opts;
+
+/* Keyword options common to all factories; positional args are the
+ * caller's business. */
+static int parse_opts(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, const char *fname,
+                      const char *const *extra, factory_opts *o)
+{
+    o->dtype = -1;
+    o->device = -1;
+    o->pinned = false;
+    if (!kw)
+        return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kw); i++) {
+        PyObject *k = PyTuple_GET_ITEM(kw, i), *v = args[nargs + i];
+        if (PyUnicode_CompareWithASCIIString(k, "dtype") == 0) {
+            if ((o->dtype = pcs_dtype_arg(v, -1)) == -2)
+                return -1;
+        } else if (PyUnicode_CompareWithASCIIString(k, "device") == 0) {
+            if ((o->device = pcs_device_arg(v, -1)) == -2)
+                return -1;
+        } else if (PyUnicode_CompareWithASCIIString(k, "pin_memory") == 0) {
+            int p = PyObject_IsTrue(v);
+            if (p < 0)
+                return -1;
+            o->pinned = p;
+        } else if (PyUnicode_CompareWithASCIIString(k, "requires_grad") == 0) {
+            int p = PyObject_IsTrue(v);
+            if (p != 0) {
+                if (p > 0)
+                    PyErr_SetString(PyExc_NotImplementedError,
+                                    "requires_grad=True: pycuda_sem has no autograd");
+                return -1;
+            }
+        } else if (PyUnicode_CompareWithASCIIString(k, "out") == 0) {
+            if (v != Py_None) {
+                PyErr_Format(PyExc_NotImplementedError, "%s(out=...) is not supported", fname);
+                return -1;
+            }
+        } else if (PyUnicode_CompareWithASCIIString(k, "layout") == 0 ||
+                   PyUnicode_CompareWithASCIIString(k, "memory_format") == 0) {
+            /* only the strided layout and contiguous format exist */
+        } else {
+            bool ok = false;
+            for (const char *const *e = extra; e && *e && !ok; e++)
+                ok = PyUnicode_CompareWithASCIIString(k, *e) == 0;
+            if (!ok) {
+                PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", fname, k);
+                return -1;
+            }
+        }
+    }
+    if (o->pinned && o->device >= 0) {
+        PyErr_SetString(PyExc_RuntimeError, "Only dense CPU tensors can be pinned");
+        return -1;
+    }
+    if (o->pinned && pcs_require_cuda() < 0)
+        return -1;
+    return 0;
+}
+
+/* Sizes from the positional args, or from size= (empty(size=(2, 3))). */
+static int parse_size_args(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, int64_t *sizes)
+{
+    PyObject *size = kw ? pcs_arg(args, nargs, kw, -1, "size") : NULL;
+    if (size)
+        return pcs_parse_sizes(&size, 1, sizes);
+    if (nargs == 0) {
+        PyErr_SetString(PyExc_TypeError, "missing the sizes (ints or a sequence of ints)");
+        return -1;
+    }
+    return pcs_parse_sizes(args, nargs, sizes);
+}
+
+/* A number argument; one-element tensors count as their value. */
+static int number_arg(PyObject *o, pcs_scalar *s)
+{
+    if (PcsTensor_Check(o)) {
+        PyObject *v = pcs_tensor_item((PcsTensor *)o);
+        if (!v)
+            return -1;
+        int r = pcs_scalar_from_py(v, s);
+        Py_DECREF(v);
+        return r;
+    }
+    return pcs_scalar_from_py(o, s);
+}
+
+PcsTensor *pcs_tensor_full(int ndim, const int64_t *sizes, PyObject *value, int dtype, int device,
+                           bool pinned)
+{
+    pcs_scalar s;
+    if (number_arg(value, &s) < 0)
+        return NULL;
+    if (dtype < 0)
+        dtype = pcs_scalar_default_dtype(s.kind);
+    PcsTensor *t = pcs_tensor_empty(ndim, sizes, dtype, device, pinned);
+    if (!t)
+        return NULL;
+    unsigned char bytes[16];
+    pcs_scalar_store(dtype, bytes, s);
+    if (pcs_fill_bytes(t, bytes) < 0)
+        Py_CLEAR(t);
+    return t;
+}
+
+PcsTensor *pcs_tensor_zeros(int ndim, const int64_t *sizes, int dtype, int device)
+{
+    PcsTensor *t = pcs_tensor_empty(ndim, sizes, dtype, device, false);
+    unsigned char zero[16] = {0};
+    if (t && pcs_fill_bytes(t, zero) < 0)
+        Py_CLEAR(t);
+    return t;
+}
+
+/* ------------------------------------------------------------------------ */
+/* empty / zeros / ones / full / empty_strided                               */
+
+static PyObject *f_empty(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    PCS_UNUSED(m);
+    static const char *const extra[] = {"size", NULL};
+    factory_opts o;
+    int64_t sizes[PCS_MAX_DIMS];
+    if (parse_opts(args, nargs, kw, "empty", extra, &o) < 0)
+        return NULL;
+    int ndim = parse_size_args(args, nargs, kw, sizes);
+    if (ndim < 0)
+        return NULL;
+    return (PyObject *)pcs_tensor_empty(ndim, sizes, o.dtype < 0 ? pcs_default_dtype() : o.dtype,
+                                        o.device, o.pinned);
+}
+
+static PyObject *f_zeros(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    PCS_UNUSED(m);
+    static const char *const extra[] = {"size", NULL};
+    factory_opts o;
+    int64_t sizes[PCS_MAX_DIMS];
+    if (parse_opts(args, nargs, kw, "zeros", extra, &o) < 0)
+        return NULL;
+    int ndim = parse_size_args(args, nargs, kw, sizes);
+    if (ndim < 0)
+        return NULL;
+    return (PyObject *)pcs_tensor_zeros(ndim, sizes, o.dtype < 0 ? pcs_default_dtype() : o.dtype,
+                                        o.device);
+}
+
+static PyObject *f_ones(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    PCS_UNUSED(m);
+    static const char *const extra[] = {"size", NULL};
+    factory_opts o;
+    int64_t sizes[PCS_MAX_DIMS];
+    if (parse_opts(args, nargs, kw, "ones", extra, &o) < 0)
+        return NULL;
+    int ndim = parse_size_args(args, nargs, kw, sizes);
+    if (ndim < 0)
+        return NULL;
+    PyObject *one = PyLong_FromLong(1);
+    PyObject *r = (PyObject *)pcs_tensor_full(ndim, sizes, one,
+                                              o.dtype < 0 ? pcs_default_dtype() : o.dtype,
+                                              o.device, false);
+    Py_DECREF(one);
+    return r;
+}
+
+static PyObject *f_full(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    PCS_UNUSED(m);
+    static const char *const extra[] = {"size", "fill_value", NULL};
+    factory_opts o;
+    int64_t sizes[PCS_MAX_DIMS];
+    if (parse_opts(args, nargs, kw, "full", extra, &o) < 0)
+        return NULL;
+    PyObject *size = pcs_arg(args, nargs, kw, 0, "size"),
+             *fill = pcs_arg(args, nargs, kw, 1, "fill_value");
+    if (!size || !fill)
+        return PyErr_Format(PyExc_TypeError, "full(size, fill_value, *, dtype=None, device=None)");
+    int ndim = pcs_parse_sizes(&size, 1, sizes);
+    if (ndim < 0)
+        return NULL;
+    return (PyObject *)pcs_tensor_full(ndim, sizes, fill, o.dtype, o.device, o.pinned);
+}
+
+static PyObject *f_empty_strided(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    PCS_UNUSED(m);
+    static const char *const extra[] = {"size", "stride", NULL};
+    factory_opts o;
+    int64_t sizes[PCS_MAX_DIMS], strides[PCS_MAX_DIMS];
+    if (parse_opts(args, nargs, kw, "empty_strided", extra, &o) < 0)
+        return NULL;
+    PyObject *size = pcs_arg(args, nargs, kw, 0, "size"), *stride = pcs_arg(args, nargs, kw, 1, "stride");
+    if (!size || !stride)
+        return PyErr_Format(PyExc_TypeError, "empty_strided(size, stride, *, dtype=None, device=None)");
+    int n = pcs_parse_sizes(&size, 1, sizes), k = n < 0 ? -1 : pcs_parse_sizes(&stride, 1, strides);
+    if (n < 0 || k < 0)
+        return NULL;
+    if (n != k)
+        return PyErr_Format(PyExc_RuntimeError, "mismatch in length of strides and shape");
+    return (PyObject *)pcs_tensor_empty_strided(n, sizes, strides,
+                                                o.dtype < 0 ? pcs_default_dtype() : o.dtype,
+                                                o.device, o.pinned);
+}
+
+/* ------------------------------------------------------------------------ */
+/* arange / linspace / eye                                                   */
+
+/* Moves a host-built tensor to the requested device. */
+static PyObject *to_device(PcsTensor *host, int device)
+{
+    if (!host || device < 0)
+        return (PyObject *)host;
+    PcsTensor *r = pcs_tensor_to(host, host->dtype, device, false, false, false);
+    Py_DECREF(host);
+    return (PyObject *)r;
+}
+
+static PyObject *f_arange(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    PCS_UNUSED(m);
+    static const char *const extra[] = {"start", "end", "step", NULL};
+    factory_opts o;
+    if (parse_opts(args, nargs, kw, "arange", extra, &o) < 0)
+        return NULL;
+    PyObject *a = pcs_arg(args, nargs, kw, 0, "start"), *b = pcs_arg(args, nargs, kw, 1, "end"),
+             *c = pcs_arg(args, nargs, kw, 2, "step");
+    if (!a && b) { /* arange(end=5) */
+        a = b;
+        b = NULL;
+    }
+    if (!a)
+        return PyErr_Format(PyExc_TypeError, "arange() missing required argument 'end'");
+    pcs_scalar start = {PCS_SK_INT, 0, 0, 0}, end, step = {PCS_SK_INT, 1, 0, 0};
+    if (b) {
+        if (number_arg(a, &start) < 0 || number_arg(b, &end) < 0)
+            return NULL;
+    } else if (number_arg(a, &end) < 0) {
+        return NULL;
+    }
+    if (c && number_arg(c, &step) < 0)
+        return NULL;
+    bool all_int = start.kind <= PCS_SK_INT && end.kind <= PCS_SK_INT && step.kind <= PCS_SK_INT;
+    if (start.kind == PCS_SK_COMPLEX || end.kind == PCS_SK_COMPLEX || step.kind == PCS_SK_COMPLEX)
+        return PyErr_Format(PyExc_TypeError, "arange() does not take complex numbers");
+    int dtype = o.dtype >= 0 ? o.dtype : all_int ? PCS_INT64 : pcs_default_dtype();
+    double s0 = start.kind <= PCS_SK_INT ? (double)start.i : start.re,
+           e0 = end.kind <= PCS_SK_INT ? (double)end.i : end.re,
+           st = step.kind <= PCS_SK_INT ? (double)step.i : step.re;
+    if (st == 0)
+        return PyErr_Format(PyExc_RuntimeError, "step must be nonzero");
+    if (!isfinite(s0) || !isfinite(e0))
+        return PyErr_Format(PyExc_RuntimeError, "unsupported range: %g -> %g", s0, e0);
+    if ((st > 0 && e0 < s0) || (st < 0 && e0 > s0))
+        return PyErr_Format(PyExc_RuntimeError, "upper bound and larger bound inconsistent with step sign");
+    int64_t n;
+    if (all_int) /* exact for large int64 ranges */
+        n = step.i > 0 ? (end.i - start.i + step.i - 1) / step.i : (start.i - end.i - step.i - 1) / -step.i;
+    else
+        n = (int64_t)ceil((e0 - s0) / st);
+    PcsTensor *t = pcs_tensor_empty(1, &n, dtype, -1, false);
+    if (!t)
+        return NULL;
+    char *p = t->storage->data;
+    int isz = pcs_itemsize(dtype);
+    for (int64_t i = 0; i < n; i++) {
+        pcs_scalar v = {PCS_SK_FLOAT, 0, s0 + st * (double)i, 0};
+        if (all_int && pcs_is_integral(dtype, true)) {
+            v.kind = PCS_SK_INT;
+            v.i = start.i + step.i * i;
+        }
+        pcs_scalar_store(dtype, p + i * isz, v);
+    }
+    return to_device(t, o.device);
+}
+
+static PyObject *f_linspace(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    PCS_UNUSED(m);
+    static const char *const extra[] = {"start", "end", "steps", NULL};
+    factory_opts o;
+    if (parse_opts(args, nargs, kw, "linspace", extra, &o) < 0)
+        return NULL;
+    PyObject *a = pcs_arg(args, nargs, kw, 0, "start"), *b = pcs_arg(args, nargs, kw, 1, "end"),
+             *c = pcs_arg(args, nargs, kw, 2, "steps");
+    if (!a || !b || !c)
+        return PyErr_Format(PyExc_TypeError, "linspace(start, end, steps, *, dtype=None, device=None)");
+    pcs_scalar s0, e0;
+    long long steps = PyLong_AsLongLong(c);
+    if ((steps == -1 && PyErr_Occurred()) || number_arg(a, &s0) < 0 || number_arg(b, &e0) < 0)
+        return NULL;
+    if (steps < 0)
+        return PyErr_Format(PyExc_RuntimeError, "number of steps must be non-negative");
+    if (s0.kind == PCS_SK_COMPLEX || e0.kind == PCS_SK_COMPLEX)
+        return PyErr_Format(PyExc_NotImplementedError, "linspace with complex ends is not supported");
+    int dtype = o.dtype >= 0 ? o.dtype : pcs_default_dtype();
+    double start = s0.kind <= PCS_SK_INT ? (double)s0.i : s0.re,
+           end = e0.kind <= PCS_SK_INT ? (double)e0.i : e0.re;
+    int64_t n = steps;
+    PcsTensor *t = pcs_tensor_empty(1, &n, dtype, -1, false);
+    if (!t)
+        return NULL;
+    char *p = t->storage->data;
+    int isz = pcs_itemsize(dtype);
+    /* PyTorch's scheme: the first half counts up from start, the second
+     * down from end, so both ends are exact; float32 computes in float. */
+    int64_t half = n / 2;
+    double stepd = n > 1 ? (end - start) / (double)(n - 1) : 0;
+    float stepf = n > 1 ? ((float)end - (float)start) / (float)(n - 1) : 0;
+    for (int64_t i = 0; i < n; i++) {
+        double v;
+        if (dtype == PCS_FLOAT32)
+            v = i < half ? (float)start + stepf * (float)i : (float)end - stepf * (float)(n - i - 1);
+        else
+            v = i < half ? start + stepd * (double)i : end - stepd * (double)(n - i - 1);
+        pcs_scalar s = {PCS_SK_FLOAT, 0, v, 0};
+        pcs_scalar_store(dtype, p + i * isz, s);
+    }
+    return to_device(t, o.device);
+}
+
+static PyObject *f_eye(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    PCS_UNUSED(m);
+    static const char *const extra[] = {"n", "m", NULL};
+    factory_opts o;
+    if (parse_opts(args, nargs, kw, "eye", extra, &o) < 0)
+        return NULL;
+    PyObject *a = pcs_arg(args, nargs, kw, 0, "n"), *b = pcs_arg(args, nargs, kw, 1, "m");
+    if (!a)
+        return PyErr_Format(PyExc_TypeError, "eye(n, m=None, *, dtype=None, device=None)");
+    int64_t sizes[2];
+    sizes[0] = PyLong_AsLongLong(a);
+    sizes[1] = b && b != Py_None ? PyLong_AsLongLong(b) : sizes[0];
+    if (PyErr_Occurred())
+        return NULL;
+    if (sizes[0] < 0 || sizes[1] < 0)
+        return PyErr_Format(PyExc_RuntimeError, "n and m must be greater or equal to 0");
+    int dtype = o.dtype >= 0 ? o.dtype : pcs_default_dtype();
+    PcsTensor *t = pcs_tensor_zeros(2, sizes, dtype, o.device);
+    if (!t)
+        return NULL;
+    /* The diagonal is a strided view: one fill, on whichever device. */
+    int64_t dn = sizes[0] < sizes[1] ? sizes[0] : sizes[1], ds = sizes[1] + 1;
+    PcsTensor *diag = pcs_tensor_alias(t, 0, 1, &dn, &ds);
+    PyObject *one = PyLong_FromLong(1);
+    int r = diag && one ? pcs_tensor_fill(diag, one) : -1;
+    Py_XDECREF(one);
+    Py_XDECREF(diag);
+    if (r < 0)
+        Py_CLEAR(t);
+    return (PyObject *)t;
+}
+
+/* ------------------------------------------------------------------------ */
+/* tensor / as_tensor / from_numpy                                           */
+
+static PyObject *f_tensor(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    PCS_UNUSED(m);
+    static const char *const extra[] = {"data", NULL};
+    factory_opts o;
+    if (parse_opts(args, nargs, kw, "tensor", extra, &o) < 0)
+        return NULL;
+    PyObject *data = pcs_arg(args, nargs, kw, 0, "data");
+    if (!data || nargs > 1)
+        return PyErr_Format(PyExc_TypeError, "tensor(data, *, dtype=None, device=None, pin_memory=False)");
+    bool dev_given = kw && pcs_arg(args, nargs, kw, -1, "device") &&
+                     pcs_arg(args, nargs, kw, -1, "device") != Py_None;
+    return (PyObject *)pcs_tensor_from_data(data, o.dtype, dev_given ? o.device : PCS_DEVICE_UNSET,
+                                            o.pinned);
+}
+
+static PyObject *f_as_tensor(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    PCS_UNUSED(m);
+    static const char *const extra[] = {"data", NULL};
+    factory_opts o;
+    if (parse_opts(args, nargs, kw, "as_tensor", extra, &o) < 0)
+        return NULL;
+    PyObject *data = pcs_arg(args, nargs, kw, 0, "data");
+    if (!data)
+        return PyErr_Format(PyExc_TypeError, "as_tensor(data, dtype=None, device=None)");
+    bool dev_given = kw && pcs_arg(args, nargs, kw, -1, "device") &&
+                     pcs_arg(args, nargs, kw, -1, "device") != Py_None;
+    /* Shares memory when nothing has to change, as torch does. */
+    PcsTensor *base = NULL;
+    if (PcsTensor_Check(data))
+        base = (PcsTensor *)Py_NewRef(data);
+    else if (!PyList_Check(data) && !PyTuple_Check(data) && PyObject_HasAttrString(data, "__array_interface__"))
+        base = pcs_tensor_from_numpy(data);
+    if (base) {
+        int dtype = o.dtype < 0 ? base->dtype : o.dtype;
+        int device = dev_given ? o.device : base->device;
+        PcsTensor *r = pcs_tensor_to(base, dtype, device, false, false, false);
+        Py_DECREF(base);
+        return (PyObject *)r;
+    }
+    if (PyErr_Occurred())
+        return NULL;
+    return (PyObject *)pcs_tensor_from_data(data, o.dtype, dev_given ? o.device : PCS_DEVICE_UNSET,
+                                            false);
+}
+
+static PyObject *f_from_numpy(PyObject *m, PyObject *arr)
+{
+    PCS_UNUSED(m);
+    PyObject *np = PyImport_ImportModule("numpy");
+    if (!np)
+        return NULL;
+    PyObject *nd = PyObject_GetAttrString(np, "ndarray");
+    Py_DECREF(np);
+    if (!nd)
+        return NULL;
+    int ok = PyObject_IsInstance(arr, nd);
+    Py_DECREF(nd);
+    if (ok <= 0) {
+        if (ok == 0)
+            PyErr_Format(PyExc_TypeError, "expected np.ndarray (got %.100s)", Py_TYPE(arr)->tp_name);
+        return NULL;
+    }
+    return (PyObject *)pcs_tensor_from_numpy(arr);
+}
+
+/* ------------------------------------------------------------------------ */
+/* *_like                                                                    */
+
+static PyObject *like(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, const char *fname,
+                      int kind /* 0 empty 1 zeros 2 ones 3 full */)
+{
+    static const char *const extra[] = {"input", "fill_value", NULL};
+    factory_opts o;
+    if (parse_opts(args, nargs, kw, fname, extra, &o) < 0)
+        return NULL;
+    PyObject *in = pcs_arg(args, nargs, kw, 0, "input");
+    if (!in || !PcsTensor_Check(in))
+        return PyErr_Format(PyExc_TypeError, "%s() expects a tensor as its first argument", fname);
+    PcsTensor *t = (PcsTensor *)in;
+    int dtype = o.dtype < 0 ? t->dtype : o.dtype;
+    bool dev_given = kw && pcs_arg(args, nargs, kw, -1, "device") &&
+                     pcs_arg(args, nargs, kw, -1, "device") != Py_None;
+    int device = dev_given ? o.device : t->device;
+    PyObject *fill = NULL;
+    if (kind == 3) {
+        fill = pcs_arg(args, nargs, kw, 1, "fill_value");
+        if (!fill)
+            return PyErr_Format(PyExc_TypeError, "full_like() missing required argument 'fill_value'");
+    }
+    switch (kind) {
+    case 0:
+        return (PyObject *)pcs_tensor_empty(t->ndim, t->sizes, dtype, device, o.pinned);
+    case 1:
+        return (PyObject *)pcs_tensor_zeros(t->ndim, t->sizes, dtype, device);
+    case 2: {
+        PyObject *one = PyLong_FromLong(1);
+        PyObject *r = (PyObject *)pcs_tensor_full(t->ndim, t->sizes, one, dtype, device, false);
+        Py_DECREF(one);
+        return r;
+    }
+    default:
+        return (PyObject *)pcs_tensor_full(t->ndim, t->sizes, fill, dtype, device, false);
+    }
+}
+
+static PyObject *f_empty_like(PyObject *m, PyObject *const *a, Py_ssize_t n, PyObject *kw)
+{
+    PCS_UNUSED(m);
+    return like(a, n, kw, "empty_like", 0);
+}
+
+static PyObject *f_zeros_like(PyObject *m, PyObject *const *a, Py_ssize_t n, PyObject *kw)
+{
+    PCS_UNUSED(m);
+    return like(a, n, kw, "zeros_like", 1);
+}
+
+static PyObject *f_ones_like(PyObject *m, PyObject *const *a, Py_ssize_t n, PyObject *kw)
+{
+    PCS_UNUSED(m);
+    return like(a, n, kw, "ones_like", 2);
+}
+
+static PyObject *f_full_like(PyObject *m, PyObject *const *a, Py_ssize_t n, PyObject *kw)
+{
+    PCS_UNUSED(m);
+    return like(a, n, kw, "full_like", 3);
+}
+
+static PyMethodDef factory_methods[] = {
+    {"empty", FASTKW(f_empty), "empty(*size, dtype=None, device=None, pin_memory=False)"},
+    {"zeros", FASTKW(f_zeros), "zeros(*size, dtype=None, device=None)"},
+    {"ones", FASTKW(f_ones), "ones(*size, dtype=None, device=None)"},
+    {"full", FASTKW(f_full), "full(size, fill_value, dtype=None, device=None)"},
+    {"empty_strided", FASTKW(f_empty_strided), "empty_strided(size, stride, dtype=None, device=None)"},
+    {"arange", FASTKW(f_arange), "arange(start=0, end, step=1, dtype=None, device=None)"},
+    {"linspace", FASTKW(f_linspace), "linspace(start, end, steps, dtype=None, device=None)"},
+    {"eye", FASTKW(f_eye), "eye(n, m=None, dtype=None, device=None)"},
+    {"tensor", FASTKW(f_tensor), "tensor(data, dtype=None, device=None, pin_memory=False): "
+                                 "a new tensor holding a copy of data."},
+    {"as_tensor", FASTKW(f_as_tensor), "as_tensor(data, dtype=None, device=None): shares memory "
+                                       "when no conversion is needed."},
+    {"from_numpy", f_from_numpy, METH_O, "A CPU tensor sharing memory with a NumPy array."},
+    {"empty_like", FASTKW(f_empty_like), "empty_like(t, dtype=None, device=None)"},
+    {"zeros_like", FASTKW(f_zeros_like), "zeros_like(t, dtype=None, device=None)"},
+    {"ones_like", FASTKW(f_ones_like), "ones_like(t, dtype=None, device=None)"},
+    {"full_like", FASTKW(f_full_like), "full_like(t, fill_value, dtype=None, device=None)"},
+    {NULL, NULL, 0, NULL},
+};
+
+int pcs_factories_init(PyObject *module) { return PyModule_AddFunctions(module, factory_methods); }
