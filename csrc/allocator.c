@@ -49,55 +49,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KB ((size_t)1024)
-#define MB (KB * 1024)
-#define MIN_BLOCK (512)
-#define SMALL_SIZE (1 * MB)
-#define SMALL_BUFFER (2 * MB)
-#define LARGE_BUFFER (20 * MB)
-#define MIN_LARGE_ALLOC (10 * MB)
-#define ROUND_LARGE (2 * MB)
-#define MAX_DEVICES 64
+#include "allocator_internal.h"
 
-struct pcs_block {
-    int device;
-    cudaStream_t stream;
-    size_t size;      /* rounded size of this block */
-    size_t requested; /* what the caller asked for (0 when free) */
-    char *ptr;
-    bool allocated;
-    bool is_small;
-    int event_count;         /* outstanding record_stream events */
-    cudaStream_t *uses;      /* streams given to record_stream */
-    int n_uses, cap_uses;
-    struct pcs_block *prev, *next; /* neighbours within the segment */
-};
-
-/* A pool: free blocks sorted by (stream, size, ptr). A sorted array keeps the
- * best-fit lookup a binary search; pools hold few free blocks in practice. */
-typedef struct {
-    pcs_block **v;
-    size_t n, cap;
-} Pool;
-
-typedef struct {
-    cudaEvent_t event;
-    pcs_block *block;
-} Pending;
-
-typedef struct {
-    pthread_mutex_t lock;
-    bool used;
-    Pool small, large;
-    pcs_block **segs; /* first block of every segment */
-    size_t nsegs, cap_segs;
-    Pending *pending;
-    size_t npending, cap_pending;
-    size_t limit; /* 0: no fraction set */
-    pcs_device_stats stats;
-} DeviceAlloc;
-
-static DeviceAlloc g_dev[MAX_DEVICES] = {[0 ... MAX_DEVICES - 1] = {.lock = PTHREAD_MUTEX_INITIALIZER}};
+DeviceAlloc pcs_alloc_devices[MAX_DEVICES] = {[0 ... MAX_DEVICES - 1] = {.lock = PTHREAD_MUTEX_INITIALIZER}};
+static DeviceAlloc *const g_dev = pcs_alloc_devices;
 
 static _Thread_local pcs_alloc_error tl_err;
 static pcs_unblock_fn g_release;
@@ -792,69 +747,7 @@ int pcs_block_device(const pcs_block *b) { return b->device; }
 cudaStream_t pcs_block_stream(const pcs_block *b) { return b->stream; }
 
 /* ------------------------------------------------------------------------ */
-/* Statistics and cache control                                              */
-
-void pcs_alloc_get_stats(int device, pcs_device_stats *out)
-{
-    DeviceAlloc *d = &g_dev[device];
-    pthread_mutex_lock(&d->lock);
-    *out = d->stats;
-    pthread_mutex_unlock(&d->lock);
-    out->max_split_size = -1; /* no limit, as PyTorch reports by default */
-}
-
-/* Lock-free reads: one aligned 64-bit load cannot tear on the targets we
- * build for, and a value a moment old is all the caller can expect. */
-int64_t pcs_alloc_allocated_bytes(int device)
-{
-    return __atomic_load_n(&g_dev[device].stats.allocated_bytes[PCS_POOL_ALL].current,
-                           __ATOMIC_RELAXED);
-}
-
-int64_t pcs_alloc_reserved_bytes(int device)
-{
-    return __atomic_load_n(&g_dev[device].stats.reserved_bytes[PCS_POOL_ALL].current,
-                           __ATOMIC_RELAXED);
-}
-
-static void reset_peak(pcs_stat *s) { s->peak = s->current; }
-static void reset_accum(pcs_stat *s) { s->allocated = s->freed = 0; }
-
-#define FOR_EACH_POOL_STAT(d, fn)                                                      \
-    for (int k = 0; k < PCS_POOL_TYPES; k++) {                                         \
-        fn(&(d)->stats.allocation[k]);                                                 \
-        fn(&(d)->stats.segment[k]);                                                    \
-        fn(&(d)->stats.active[k]);                                                     \
-        fn(&(d)->stats.inactive_split[k]);                                             \
-        fn(&(d)->stats.allocated_bytes[k]);                                            \
-        fn(&(d)->stats.reserved_bytes[k]);                                             \
-        fn(&(d)->stats.active_bytes[k]);                                               \
-        fn(&(d)->stats.inactive_split_bytes[k]);                                       \
-        fn(&(d)->stats.requested_bytes[k]);                                            \
-    }                                                                                  \
-    fn(&(d)->stats.oversize_allocations);                                              \
-    fn(&(d)->stats.oversize_segments)
-
-void pcs_alloc_reset_peak_stats(int device)
-{
-    DeviceAlloc *d = &g_dev[device];
-    pthread_mutex_lock(&d->lock);
-    FOR_EACH_POOL_STAT(d, reset_peak);
-    pthread_mutex_unlock(&d->lock);
-}
-
-void pcs_alloc_reset_accumulated_stats(int device)
-{
-    DeviceAlloc *d = &g_dev[device];
-    pthread_mutex_lock(&d->lock);
-    FOR_EACH_POOL_STAT(d, reset_accum);
-    d->stats.num_alloc_retries = 0;
-    d->stats.num_ooms = 0;
-    d->stats.num_sync_all_streams = 0;
-    d->stats.num_device_alloc = 0;
-    d->stats.num_device_free = 0;
-    pthread_mutex_unlock(&d->lock);
-}
+/* Cache control (statistics are read in allocator_stats.c)                 */
 
 pcs_status pcs_alloc_empty_cache(int device)
 {
@@ -885,74 +778,4 @@ pcs_status pcs_alloc_set_memory_fraction(int device, double fraction)
         d->limit = 1;
     pthread_mutex_unlock(&d->lock);
     return PCS_OK;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Snapshot                                                                  */
-
-pcs_status pcs_alloc_snapshot(pcs_snapshot_segment **out, size_t *count)
-{
-    size_t total = 0, n = 0;
-    for (int dev = 0; dev < MAX_DEVICES; dev++) {
-        pthread_mutex_lock(&g_dev[dev].lock);
-        total += g_dev[dev].nsegs;
-        pthread_mutex_unlock(&g_dev[dev].lock);
-    }
-    pcs_snapshot_segment *segs = calloc(total + 1, sizeof *segs);
-    if (!segs)
-        return PCS_ERR_HOST_OOM;
-    for (int dev = 0; dev < MAX_DEVICES; dev++) {
-        DeviceAlloc *d = &g_dev[dev];
-        pthread_mutex_lock(&d->lock);
-        for (size_t i = 0; i < d->nsegs && n < total; i++) {
-            pcs_snapshot_segment *s = &segs[n];
-            pcs_block *head = d->segs[i];
-            /* segment list may lag a merge that moved the head; walk back */
-            while (head->prev)
-                head = head->prev;
-            size_t nb = 0;
-            for (pcs_block *b = head; b; b = b->next)
-                nb++;
-            s->blocks = calloc(nb, sizeof *s->blocks);
-            if (!s->blocks) {
-                pthread_mutex_unlock(&d->lock);
-                pcs_alloc_snapshot_free(segs, n);
-                return PCS_ERR_HOST_OOM;
-            }
-            s->device = dev;
-            s->address = (uintptr_t)head->ptr;
-            s->stream = (uintptr_t)head->stream;
-            s->is_small = head->is_small;
-            size_t k = 0;
-            for (pcs_block *b = head; b; b = b->next, k++) {
-                pcs_snapshot_block *sb = &s->blocks[k];
-                sb->address = (uintptr_t)b->ptr;
-                sb->size = b->size;
-                sb->requested_size = b->requested;
-                sb->state = b->allocated ? 1 : (b->event_count > 0 ? 2 : 0);
-                s->total_size += b->size;
-                if (b->allocated) {
-                    s->allocated_size += b->size;
-                    s->requested_size += b->requested;
-                }
-                if (sb->state)
-                    s->active_size += b->size;
-            }
-            s->nblocks = nb;
-            n++;
-        }
-        pthread_mutex_unlock(&d->lock);
-    }
-    *out = segs;
-    *count = n;
-    return PCS_OK;
-}
-
-void pcs_alloc_snapshot_free(pcs_snapshot_segment *segs, size_t count)
-{
-    if (!segs)
-        return;
-    for (size_t i = 0; i < count; i++)
-        free(segs[i].blocks);
-    free(segs);
 }
