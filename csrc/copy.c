@@ -188,6 +188,12 @@ static int copy_cpu(PcsTensor *dst, PcsTensor *src)
 /* ------------------------------------------------------------------------ */
 /* One device                                                                */
 
+/* The launch check reads the thread's last error, which also holds the
+ * status of earlier API calls that were already handled (for example
+ * cudaErrorNotReady from event queries elsewhere). Clear it so the check
+ * after a launch sees only that launch; sticky errors persist regardless. */
+static void clear_stale_error(void) { (void)cudaGetLastError(); }
+
 static int copy_same_device(PcsTensor *dst, PcsTensor *src)
 {
     int dev = dst->device;
@@ -206,6 +212,7 @@ static int copy_same_device(PcsTensor *dst, PcsTensor *src)
         bool contig = pcs_tensor_is_contiguous(dst) && pcs_tensor_is_contiguous(src);
         if (!contig)
             make_geom(dst, src, &g);
+        clear_stale_error();
         pcs_launch_copy(pcs_tensor_data(dst), dst->dtype, pcs_tensor_data(src), src->dtype,
                         pcs_tensor_numel(dst), contig ? NULL : &g, stream);
         if (PCS_CHECK_LAUNCH(stream, "copy kernel") < 0)
@@ -512,6 +519,7 @@ int pcs_fill_bytes(PcsTensor *dst, const void *value)
         pcs_copy_geom g;
         if (!contig)
             make_geom(dst, dst, &g);
+        clear_stale_error();
         pcs_launch_fill(pcs_tensor_data(dst), isz, value, n, contig ? NULL : &g, stream);
         r = PCS_CHECK_LAUNCH(stream, "fill kernel");
     }

@@ -333,7 +333,9 @@ static PyObject *f_linspace(PyObject *m, PyObject *const *args, Py_ssize_t nargs
     float stepf = n > 1 ? ((float)end - (float)start) / (float)(n - 1) : 0;
     for (int64_t i = 0; i < n; i++) {
         double v;
-        if (dtype == PCS_FLOAT32)
+        if (n == 1)
+            v = start;
+        else if (dtype == PCS_FLOAT32)
             v = i < half ? (float)start + stepf * (float)i : (float)end - stepf * (float)(n - i - 1);
         else
             v = i < half ? start + stepd * (double)i : end - stepd * (double)(n - i - 1);

@@ -51,6 +51,9 @@ static bool events_done(host_block *b)
         host_event *e = *pe;
         cudaError_t st = cudaEventQuery(e->event);
         if (st == cudaErrorNotReady) {
+            /* "not ready" is also left as the thread's last error: clear it,
+             * or the next launch check would report it */
+            (void)cudaGetLastError();
             pe = &e->next;
             continue;
         }

@@ -144,10 +144,13 @@ PcsTensor *pcs_tensor_from_numpy(PyObject *arr)
         goto out;
     int dtype = pcs_dtype_from_typestr(ts);
     if (dtype < 0) {
+        PyObject *dt = PyObject_GetAttrString(arr, "dtype");
+        PyErr_Clear();
         PyErr_Format(PyExc_TypeError,
-                     "can't convert np.ndarray of type %s. The only supported types are: "
+                     "can't convert np.ndarray of type numpy.%S. The only supported types are: "
                      "float64, float32, float16, complex64, complex128, int64, int32, int16, "
-                     "int8, uint8, and bool.", ts);
+                     "int8, uint8, and bool.", dt ? dt : typestr);
+        Py_XDECREF(dt);
         goto out;
     }
     int ndim = (int)PyTuple_GET_SIZE(shape);
@@ -213,13 +216,15 @@ static bool is_nested_seq(PyObject *o)
 /* The dtype a leaf value asks for, torch's inference (-1 with exception). */
 static int leaf_dtype(PyObject *o)
 {
+    /* Exact types first: NumPy's float64 subclasses float but keeps its
+     * own dtype, as in torch. */
     if (PyBool_Check(o))
         return PCS_BOOL;
-    if (PyLong_Check(o))
+    if (PyLong_CheckExact(o))
         return PCS_INT64;
-    if (PyFloat_Check(o))
+    if (PyFloat_CheckExact(o))
         return pcs_default_dtype();
-    if (PyComplex_Check(o))
+    if (PyComplex_CheckExact(o))
         return pcs_default_complex_dtype();
     if (PcsTensor_Check(o))
         return ((PcsTensor *)o)->dtype;
@@ -318,8 +323,8 @@ static int walk(PyObject *o, int depth, walk_state *w)
 
 static bool has_array_interface(PyObject *o)
 {
-    if (PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o) || PyList_Check(o) ||
-        PyTuple_Check(o))
+    if (PyLong_CheckExact(o) || PyFloat_CheckExact(o) || PyComplex_CheckExact(o) ||
+        PyBool_Check(o) || PyList_Check(o) || PyTuple_Check(o))
         return false;
     int r = PyObject_HasAttrString(o, "__array_interface__");
     return r == 1;
