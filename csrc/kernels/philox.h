@@ -1,0 +1,191 @@
+/* philox.h: Philox4x32-10 and the value transforms built on it, shared by the
+ * host (gcc, C11) and the device (nvcc), so that a seed gives the same numbers
+ * on the CPU and on the GPU.
+ *
+ * The numbering scheme, which every fill follows on both sides:
+ *   - a generator state is (seed, offset); offset counts Philox blocks;
+ *   - one block is philox(key = seed, counter = offset + j) = 4 uint32 words;
+ *   - element i of a fill uses block j = i / per_block and lane i % per_block,
+ *     where per_block is 4 for 16/32-bit results and 2 for 64-bit ones
+ *     (float64 takes two words per number, as Box-Muller does per pair);
+ *   - a fill of n elements advances the offset by ceil(n / per_block).
+ * The result depends only on (seed, offset, i), never on a launch shape, and
+ * consecutive fills whose sizes are multiples of per_block concatenate:
+ * rand(8) then rand(8) equals rand(16).
+ *
+ * Floating point transforms are written with explicit fma so that no compiler
+ * contraction makes the two sides differ: uniform results are bit-identical;
+ * normal/exponential ones go through log and sin/cos, whose last bits
+ * differ between libm and CUDA (a few ulp). */
+#ifndef PCS_PHILOX_H
+#define PCS_PHILOX_H
+
+#include <stdint.h>
+#ifndef __CUDACC__
+#include <math.h>
+#endif
+
+#ifdef __CUDACC__
+#define PCS_HD static __host__ __device__ __forceinline__
+#else
+#define PCS_HD static inline
+#endif
+
+/* What a fill computes (random.c picks it, random.cu and random.c run it). */
+typedef enum {
+    PCS_RNG_UNIFORM = 0, /* a + u * (b - a), u in [0, 1) */
+    PCS_RNG_NORMAL,      /* a + b * z, z standard normal (Box-Muller) */
+    PCS_RNG_BERNOULLI,   /* u < a ? 1 : 0 */
+    PCS_RNG_EXPONENTIAL, /* -log(u') / a, u' in (0, 1] */
+    PCS_RNG_RANDINT,     /* low + bits % range */
+} pcs_rng_kind;
+
+typedef struct pcs_rng_params {
+    uint64_t seed, offset;
+    int kind;      /* pcs_rng_kind */
+    int wide;      /* 1: 2 numbers per block computed in double / 64 bits */
+    double a, b;   /* kind parameters */
+    int64_t low;    /* RANDINT: the smallest value */
+    uint64_t range; /* RANDINT: high - low (> 0) */
+} pcs_rng_params;
+
+typedef struct {
+    uint32_t v[4];
+} pcs_u32x4;
+
+PCS_HD uint32_t pcs_mulhilo32(uint32_t a, uint32_t b, uint32_t *hi)
+{
+    uint64_t p = (uint64_t)a * b;
+    *hi = (uint32_t)(p >> 32);
+    return (uint32_t)p;
+}
+
+/* Philox4x32 with 10 rounds (Salmon et al., SC'11), the constants of the
+ * paper and of curand. Counter = (lo32(block), hi32(block), 0, 0). */
+PCS_HD pcs_u32x4 pcs_philox(uint64_t seed, uint64_t block)
+{
+    uint32_t c0 = (uint32_t)block, c1 = (uint32_t)(block >> 32), c2 = 0, c3 = 0;
+    uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+    for (int r = 0; r < 10; r++) {
+        uint32_t hi0, hi1;
+        uint32_t lo0 = pcs_mulhilo32(0xD2511F53u, c0, &hi0);
+        uint32_t lo1 = pcs_mulhilo32(0xCD9E8D57u, c2, &hi1);
+        c0 = hi1 ^ c1 ^ k0;
+        c1 = lo1;
+        c2 = hi0 ^ c3 ^ k1;
+        c3 = lo0;
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+    pcs_u32x4 r = {{c0, c1, c2, c3}};
+    return r;
+}
+
+/* sin and cos of pi * x for x in [-1, 1): the Box-Muller angle. CUDA has
+ * sincospi (accurate, no range reduction, cheaper than sincos); the host
+ * takes the product in double, which rounds to the same float nearly always. */
+PCS_HD void pcs_sincospif(float x, float *s, float *c)
+{
+#ifdef __CUDA_ARCH__
+    sincospif(x, s, c);
+#else
+    double t = 3.14159265358979323846 * (double)x;
+    *s = (float)sin(t);
+    *c = (float)cos(t);
+#endif
+}
+
+PCS_HD void pcs_sincospi(double x, double *s, double *c)
+{
+#ifdef __CUDA_ARCH__
+    sincospi(x, s, c);
+#else
+    *s = sin(3.14159265358979323846 * x);
+    *c = cos(3.14159265358979323846 * x);
+#endif
+}
+
+/* ---- 32-bit transforms: 4 numbers per block ----------------------------- */
+
+/* [0, 1) with 24 random bits: every value is exact in float32. */
+PCS_HD float pcs_u01f(uint32_t x) { return (float)(x >> 8) * 5.9604644775390625e-8f; }
+/* (0, 1]: safe for log. */
+PCS_HD float pcs_u01f_open0(uint32_t x) { return (float)((x >> 8) + 1u) * 5.9604644775390625e-8f; }
+
+/* The four float32 results of one block. Lanes (0,1) and (2,3) are the
+ * Box-Muller pairs: cos and sin of the same radius. */
+PCS_HD void pcs_rng_block_f32(const pcs_rng_params *p, pcs_u32x4 r, float out[4])
+{
+    float a = (float)p->a, b = (float)p->b;
+    switch (p->kind) {
+    case PCS_RNG_UNIFORM:
+        for (int l = 0; l < 4; l++)
+            out[l] = fmaf(pcs_u01f(r.v[l]), b - a, a);
+        break;
+    case PCS_RNG_NORMAL:
+        for (int l = 0; l < 4; l += 2) {
+            float rad = sqrtf(-2.0f * logf(pcs_u01f_open0(r.v[l])));
+            float s, c;
+            pcs_sincospif(fmaf(2.0f, pcs_u01f(r.v[l + 1]), -1.0f), &s, &c);
+            out[l] = fmaf(rad * c, b, a);
+            out[l + 1] = fmaf(rad * s, b, a);
+        }
+        break;
+    case PCS_RNG_BERNOULLI:
+        for (int l = 0; l < 4; l++)
+            out[l] = pcs_u01f(r.v[l]) < a ? 1.0f : 0.0f;
+        break;
+    default: /* EXPONENTIAL */
+        for (int l = 0; l < 4; l++)
+            out[l] = -logf(pcs_u01f_open0(r.v[l])) / a;
+        break;
+    }
+}
+
+/* ---- 64-bit transforms: 2 numbers per block ----------------------------- */
+
+PCS_HD uint64_t pcs_join64(uint32_t lo, uint32_t hi) { return ((uint64_t)hi << 32) | lo; }
+/* [0, 1) with 53 random bits. */
+PCS_HD double pcs_u01d(uint64_t x) { return (double)(x >> 11) * 1.1102230246251565e-16; }
+PCS_HD double pcs_u01d_open0(uint64_t x) { return (double)((x >> 11) + 1u) * 1.1102230246251565e-16; }
+
+PCS_HD void pcs_rng_block_f64(const pcs_rng_params *p, pcs_u32x4 r, double out[2])
+{
+    uint64_t x0 = pcs_join64(r.v[0], r.v[1]), x1 = pcs_join64(r.v[2], r.v[3]);
+    double a = p->a, b = p->b;
+    switch (p->kind) {
+    case PCS_RNG_UNIFORM:
+        out[0] = fma(pcs_u01d(x0), b - a, a);
+        out[1] = fma(pcs_u01d(x1), b - a, a);
+        break;
+    case PCS_RNG_NORMAL: {
+        double rad = sqrt(-2.0 * log(pcs_u01d_open0(x0)));
+        double s, c;
+        pcs_sincospi(fma(2.0, pcs_u01d(x1), -1.0), &s, &c);
+        out[0] = fma(rad * c, b, a);
+        out[1] = fma(rad * s, b, a);
+        break;
+    }
+    case PCS_RNG_BERNOULLI:
+        out[0] = pcs_u01d(x0) < a ? 1.0 : 0.0;
+        out[1] = pcs_u01d(x1) < a ? 1.0 : 0.0;
+        break;
+    default: /* EXPONENTIAL */
+        out[0] = -log(pcs_u01d_open0(x0)) / a;
+        out[1] = -log(pcs_u01d_open0(x1)) / a;
+        break;
+    }
+}
+
+/* ---- integers ------------------------------------------------------------ */
+
+/* RANDINT: low + bits % range; 32-bit words (4 per block) when the range
+ * fits in 32 bits, 64-bit pairs (2 per block) otherwise (p->wide). The
+ * modulo bias is below 2^-32 relative for ranges that fit, as torch's. */
+PCS_HD int64_t pcs_rng_int(const pcs_rng_params *p, pcs_u32x4 r, int lane)
+{
+    uint64_t bits = p->wide ? pcs_join64(r.v[2 * lane], r.v[2 * lane + 1]) : r.v[lane];
+    return p->low + (int64_t)(bits % p->range);
+}
+
+#endif /* PCS_PHILOX_H */

@@ -1,0 +1,172 @@
+// random.cu: Philox fills of contiguous memory (rand, randn, normal_,
+// uniform_, bernoulli_, exponential_, randint).
+//
+// The numbers come from philox.h, the same code the host runs, so a seed
+// gives the same values on the CPU and on the GPU. One thread computes one
+// Philox block (4 numbers, or 2 for 64-bit results) per step of a
+// grid-stride loop and writes it with one packed store: the fill is bound by
+// write bandwidth, and the grid is sized to keep every SM full rather than to
+// cover n, so large fills reuse threads instead of paying for block launches.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "kernels.h"
+#include "philox.h"
+
+namespace {
+
+template <typename T, int N>
+struct alignas(sizeof(T) * N) Pack {
+    T v[N];
+};
+
+// Conversions from the computed value to the stored type: round to nearest
+// even for the 16-bit floats, C casts otherwise, "non-zero" for bool; the
+// host (scalar.c) follows the same rules.
+template <typename T, typename V>
+__device__ __forceinline__ T to_out(V v) { return static_cast<T>(v); }
+template <>
+__device__ __forceinline__ __half to_out<__half, float>(float v) { return __float2half_rn(v); }
+template <>
+__device__ __forceinline__ __half to_out<__half, double>(double v) { return __double2half(v); }
+template <>
+__device__ __forceinline__ __nv_bfloat16 to_out<__nv_bfloat16, float>(float v) { return __float2bfloat16_rn(v); }
+template <>
+__device__ __forceinline__ __nv_bfloat16 to_out<__nv_bfloat16, double>(double v) { return __double2bfloat16(v); }
+template <>
+__device__ __forceinline__ bool to_out<bool, float>(float v) { return v != 0.0f; }
+template <>
+__device__ __forceinline__ bool to_out<bool, double>(double v) { return v != 0.0; }
+template <>
+__device__ __forceinline__ bool to_out<bool, int64_t>(int64_t v) { return v != 0; }
+template <>
+__device__ __forceinline__ __half to_out<__half, int64_t>(int64_t v) { return __ll2half_rn(v); }
+template <>
+__device__ __forceinline__ __nv_bfloat16 to_out<__nv_bfloat16, int64_t>(int64_t v) { return __ll2bfloat16_rn(v); }
+
+// One block's numbers, in the precision philox.h computes them for this fill.
+template <int PER>
+struct Block;
+template <>
+struct Block<4> {
+    float f[4];
+    int64_t i[4];
+};
+template <>
+struct Block<2> {
+    double f[2];
+    int64_t i[2];
+};
+
+__device__ __forceinline__ void compute(const pcs_rng_params &p, pcs_u32x4 r, Block<4> &b)
+{
+    if (p.kind == PCS_RNG_RANDINT) {
+        for (int l = 0; l < 4; l++)
+            b.i[l] = pcs_rng_int(&p, r, l);
+    } else {
+        pcs_rng_block_f32(&p, r, b.f);
+    }
+}
+
+__device__ __forceinline__ void compute(const pcs_rng_params &p, pcs_u32x4 r, Block<2> &b)
+{
+    if (p.kind == PCS_RNG_RANDINT) {
+        for (int l = 0; l < 2; l++)
+            b.i[l] = pcs_rng_int(&p, r, l);
+    } else {
+        pcs_rng_block_f64(&p, r, b.f);
+    }
+}
+
+template <typename T, int PER>
+__device__ __forceinline__ T pick(const pcs_rng_params &p, const Block<PER> &b, int l)
+{
+    return p.kind == PCS_RNG_RANDINT ? to_out<T>(b.i[l]) : to_out<T>(b.f[l]);
+}
+
+// vec: out is aligned to a whole pack, so full blocks go out in one store.
+template <typename T, int PER>
+__global__ void rng_fill_kernel(T *__restrict__ out, int64_t n, pcs_rng_params p, bool vec)
+{
+    const int64_t nblocks = (n + PER - 1) / PER;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < nblocks; j += stride) {
+        Block<PER> b;
+        compute(p, pcs_philox(p.seed, p.offset + (uint64_t)j), b);
+        const int64_t base = j * PER;
+        if (vec && base + PER <= n) {
+            Pack<T, PER> pk;
+#pragma unroll
+            for (int l = 0; l < PER; l++)
+                pk.v[l] = pick<T, PER>(p, b, l);
+            *reinterpret_cast<Pack<T, PER> *>(out + base) = pk;
+        } else {
+            for (int l = 0; l < PER && base + l < n; l++)
+                out[base + l] = pick<T, PER>(p, b, l);
+        }
+    }
+}
+
+int sm_count_of_current_device()
+{
+    constexpr int kMaxDevices = 64; // as PCS_MAX_DEVICES in common.h
+    static int cached[kMaxDevices] = {0};
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices)
+        return 132;
+    if (!cached[dev]) {
+        int v = 0;
+        if (cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || v <= 0)
+            v = 132;
+        cached[dev] = v;
+    }
+    return cached[dev];
+}
+
+template <typename T>
+void launch(void *out, int64_t n, const pcs_rng_params &p, cudaStream_t stream)
+{
+    const int threads = 256;
+    const bool wide = p.wide != 0;
+    const int per = wide ? 2 : 4;
+    const int64_t nblocks = (n + per - 1) / per;
+    // 8 blocks of 256 threads fill an SM (2048 threads); more only adds
+    // scheduling work to a bandwidth-bound loop.
+    int64_t grid = (nblocks + threads - 1) / threads;
+    const int64_t cap = (int64_t)sm_count_of_current_device() * 8;
+    if (grid > cap)
+        grid = cap;
+    if (grid < 1)
+        grid = 1;
+    const uintptr_t addr = reinterpret_cast<uintptr_t>(out);
+    if (wide) {
+        bool vec = addr % sizeof(Pack<T, 2>) == 0;
+        rng_fill_kernel<T, 2><<<(unsigned)grid, threads, 0, stream>>>(static_cast<T *>(out), n, p, vec);
+    } else {
+        bool vec = addr % sizeof(Pack<T, 4>) == 0;
+        rng_fill_kernel<T, 4><<<(unsigned)grid, threads, 0, stream>>>(static_cast<T *>(out), n, p, vec);
+    }
+}
+
+} // namespace
+
+extern "C" int pcs_launch_rng_fill(void *out, int dtype, int64_t n, const pcs_rng_params *p,
+                                   cudaStream_t stream)
+{
+    if (n <= 0)
+        return 0;
+    switch (dtype) {
+    case PCS_BOOL: launch<bool>(out, n, *p, stream); break;
+    case PCS_UINT8: launch<uint8_t>(out, n, *p, stream); break;
+    case PCS_INT8: launch<int8_t>(out, n, *p, stream); break;
+    case PCS_INT16: launch<int16_t>(out, n, *p, stream); break;
+    case PCS_INT32: launch<int32_t>(out, n, *p, stream); break;
+    case PCS_INT64: launch<int64_t>(out, n, *p, stream); break;
+    case PCS_FLOAT16: launch<__half>(out, n, *p, stream); break;
+    case PCS_BFLOAT16: launch<__nv_bfloat16>(out, n, *p, stream); break;
+    case PCS_FLOAT32: launch<float>(out, n, *p, stream); break;
+    case PCS_FLOAT64: launch<double>(out, n, *p, stream); break;
+    default: return -1;
+    }
+    return 0;
+}

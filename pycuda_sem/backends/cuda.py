@@ -1,0 +1,119 @@
+"""torch.backends.cuda: the cuBLAS policy flags and the cuFFT plan caches.
+
+``matmul.allow_tf32`` defaults to True, as the CUDA semantics note says
+(PyTorch 1.7-1.11); PyTorch 1.12 and later default it to False. The flags
+live in C (csrc/blas.c), so every product reads them without a Python call.
+"""
+from .. import _C
+
+__all__ = ["matmul", "cufft_plan_cache", "is_built"]
+
+
+def is_built():
+    """pycuda_sem is always built with CUDA."""
+    return True
+
+
+class cuBLASModule:
+    """backends.cuda.matmul: allow_tf32, allow_fp16_reduced_precision_reduction,
+    allow_bf16_reduced_precision_reduction."""
+
+    _FLAGS = ("allow_tf32", "allow_fp16_reduced_precision_reduction",
+              "allow_bf16_reduced_precision_reduction")
+
+    def __getattr__(self, name):
+        if name in self._FLAGS:
+            return _C._get_matmul_flag(name)
+        raise AttributeError("Unknown attribute " + name)
+
+    def __setattr__(self, name, value):
+        if name in self._FLAGS:
+            return _C._set_matmul_flag(name, bool(value))
+        raise AttributeError("Unknown attribute " + name)
+
+    def __repr__(self):
+        return "<backends.cuda.matmul %s>" % ", ".join(
+            "%s=%s" % (f, getattr(self, f)) for f in self._FLAGS)
+
+
+matmul = cuBLASModule()
+
+
+def _device_index(device):
+    if isinstance(device, int):
+        index = device
+    else:
+        if isinstance(device, str):
+            device = _C.device(device)
+        if getattr(device, "type", None) != "cuda":
+            raise RuntimeError("cufft_plan_cache: expected a CUDA device, got %r" % (device,))
+        index = device.index
+    if index is None:
+        index = _C.current_device()
+    if index < 0:
+        raise RuntimeError("cufft_plan_cache: invalid device index %d" % index)
+    return index
+
+
+class cuFFTPlanCache:
+    """The LRU cuFFT plan cache of one device (csrc/fft.c)."""
+
+    def __init__(self, device_index):
+        object.__setattr__(self, "device_index", device_index)
+
+    @property
+    def size(self):
+        """Number of plans in the cache."""
+        return _C._cufft_cache_size(self.device_index)
+
+    @property
+    def max_size(self):
+        """Capacity (4096 by default); setting it lower evicts the least
+        recently used plans, 0 disables caching, negative raises."""
+        return _C._cufft_cache_max_size(self.device_index)
+
+    @max_size.setter
+    def max_size(self, value):
+        _C._cufft_cache_set_max_size(self.device_index, int(value))
+
+    def clear(self):
+        """Destroy every cached plan of this device."""
+        _C._cufft_cache_clear(self.device_index)
+
+    def __setattr__(self, name, value):
+        if name != "max_size":
+            raise AttributeError("cannot set %s on a cuFFT plan cache" % name)
+        object.__setattr__(self, name, value)
+
+    def __repr__(self):
+        return "<cuFFTPlanCache device=%d size=%d max_size=%d>" % (
+            self.device_index, self.size, self.max_size)
+
+
+class cuFFTPlanCacheManager:
+    """backends.cuda.cufft_plan_cache: attributes act on the current device's
+    cache; indexing by a device index or device object gives another one."""
+
+    __initialized = False
+
+    def __init__(self):
+        self.caches = {}
+        self.__initialized = True
+
+    def __getitem__(self, device):
+        index = _device_index(device)
+        cache = self.caches.get(index)
+        if cache is None:
+            cache = self.caches[index] = cuFFTPlanCache(index)
+        return cache
+
+    def __getattr__(self, name):
+        return getattr(self[_C.current_device()], name)
+
+    def __setattr__(self, name, value):
+        if self.__initialized:
+            return setattr(self[_C.current_device()], name, value)
+        return super().__setattr__(name, value)
+
+
+cufft_plan_cache = cuFFTPlanCacheManager()
