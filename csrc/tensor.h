@@ -5,6 +5,7 @@
  * (-1 for the CPU). Views share the storage; nothing here copies unless a
  * function says so. The code is split by concept:
  *   tensor.c         the type, attributes, conversions to Python, the C API
+ *   tensor_args.c    Size, geometry helpers, argument parsing
  *   tensor_views.c   view, reshape, permute, expand, narrow, select, ...
  *   tensor_index.c   __getitem__ / __setitem__
  *   tensor_data.c    NumPy interop, nested-list parsing, tolist
@@ -90,6 +91,7 @@ int pcs_device_arg(PyObject *obj, int dflt);
 /* Python objects for tensor facts. */
 PyObject *pcs_size_new(int ndim, const int64_t *sizes); /* pycuda_sem.Size */
 bool pcs_size_check(PyObject *obj);
+int pcs_size_init(PyObject *module); /* registers pycuda_sem.Size */
 PyObject *pcs_tensor_device_object(const PcsTensor *t);
 
 /* ---- functions implemented in the other tensor files ---------------------- */

@@ -128,7 +128,9 @@ def test_numpy_of_cuda_tensor_raises():
         g.numpy()
     with pytest.raises(TypeError):
         np.asarray(g)
-    assert g.item() == 1.0 and float(g[0]) == 1.0 and bool(g[1])
+    assert g[0].item() == 1.0 and float(g[0]) == 1.0 and bool(g[1])
+    with pytest.raises(RuntimeError, match="2 elements"):
+        g.item()
 
 
 def test_pinned_memory():
