@@ -46,3 +46,32 @@ def is_complex(input):
 def numel(input):
     """Number of elements of input."""
     return input.numel()
+
+
+# ---- compute ops (ops.c) --------------------------------------------------------
+from ._C import (  # noqa: E402,F401
+    add, sub, subtract, mul, multiply, div, divide, true_divide, floor_divide, remainder,
+    pow, maximum, minimum, atan2, arctan2, eq, ne, lt, le, gt, ge, greater, greater_equal,
+    less, less_equal, not_equal, logical_and, logical_or, logical_xor, logical_not,
+    bitwise_and, bitwise_or, bitwise_xor, bitwise_not, bitwise_left_shift,
+    bitwise_right_shift, where, clamp, clip, lerp,
+    neg, negative, abs, absolute, sign, exp, exp2, expm1, log, log2, log10, log1p, sqrt,
+    rsqrt, sin, cos, tan, asin, acos, atan, arcsin, arccos, arctan, sinh, cosh, tanh,
+    sigmoid, relu, gelu, floor, ceil, round, trunc, fix, frac, reciprocal, square, isnan,
+    isinf, isfinite, nan_to_num,
+    sum, mean, prod, max, min, amax, amin, argmax, argmin, std, var, norm, all, any,
+    logsumexp, cumsum, cumprod,
+)
+
+
+# ---- random, matmul, fft (random.c, blas.c, fft.c) ---------------------------------
+from ._C import (  # noqa: E402,F401
+    rand, randn, randint, randperm, rand_like, randn_like,
+    matmul, mm, bmm, mv, dot, addmm, baddbmm,
+    set_float32_matmul_precision, get_float32_matmul_precision,
+)
+from .random import (  # noqa: E402,F401
+    manual_seed, seed, initial_seed, get_rng_state, set_rng_state, default_generator, Generator,
+)
+from . import random  # noqa: E402,F401
+from . import fft  # noqa: E402,F401

@@ -1,0 +1,538 @@
+// elementwise.cu: unary, binary and ternary elementwise kernels for every
+// dtype, behind pcs_launch_unary/binary/ternary (kernels.h).
+//
+// One generic kernel pair carries every op: a vectorized path for contiguous
+// operands (each thread moves 4 packs of 16 bytes per operand, loaded before
+// any math so that many loads are in flight; this is what reaches the
+// device's bandwidth) and a strided path for any geometry the host has
+// coalesced. Ops are small functors over the compute type (float for
+// float16/bfloat16, as torch does), instantiated only for the dtypes where
+// they make sense; everything else returns -1 and the host has already
+// raised a readable error before getting here.
+#include "ew_common.cuh"
+
+using namespace pcs;
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kUnroll = 4;
+
+// ---------------------------------------------------------------------------
+// Math in the compute type (float, double or complex)
+
+#define PCS_MATH1(name, ffun, dfun)                                                  \
+    template <class C> __device__ __forceinline__ C name(C x)                        \
+    {                                                                                \
+        if constexpr (is_cx<C>)                                                      \
+            return cuda::std::dfun(x);                                               \
+        else if constexpr (std::is_same_v<C, float>)                                 \
+            return ::ffun(x);                                                        \
+        else                                                                         \
+            return ::dfun(x);                                                        \
+    }
+PCS_MATH1(m_exp, expf, exp)
+PCS_MATH1(m_log, logf, log)
+PCS_MATH1(m_sqrt, sqrtf, sqrt)
+PCS_MATH1(m_sin, sinf, sin)
+PCS_MATH1(m_cos, cosf, cos)
+PCS_MATH1(m_tan, tanf, tan)
+PCS_MATH1(m_sinh, sinhf, sinh)
+PCS_MATH1(m_cosh, coshf, cosh)
+PCS_MATH1(m_tanh, tanhf, tanh)
+PCS_MATH1(m_asin, asinf, asin)
+PCS_MATH1(m_acos, acosf, acos)
+PCS_MATH1(m_atan, atanf, atan)
+#undef PCS_MATH1
+
+#define PCS_MATHR(name, ffun, dfun)                                                  \
+    template <class C> __device__ __forceinline__ C name(C x)                        \
+    {                                                                                \
+        if constexpr (std::is_same_v<C, float>)                                      \
+            return ::ffun(x);                                                        \
+        else                                                                         \
+            return ::dfun(x);                                                        \
+    }
+PCS_MATHR(m_exp2, exp2f, exp2)
+PCS_MATHR(m_expm1, expm1f, expm1)
+PCS_MATHR(m_log2, log2f, log2)
+PCS_MATHR(m_log10, log10f, log10)
+PCS_MATHR(m_log1p, log1pf, log1p)
+PCS_MATHR(m_rsqrt, rsqrtf, rsqrt)
+PCS_MATHR(m_floor, floorf, floor)
+PCS_MATHR(m_ceil, ceilf, ceil)
+PCS_MATHR(m_rint, rintf, rint)
+PCS_MATHR(m_trunc, truncf, trunc)
+PCS_MATHR(m_erf, erff, erf)
+#undef PCS_MATHR
+
+template <class C> __device__ __forceinline__ C m_fmod(C a, C b)
+{
+    if constexpr (std::is_same_v<C, float>)
+        return fmodf(a, b);
+    else
+        return fmod(a, b);
+}
+
+template <class C> __device__ __forceinline__ C m_pow(C a, C b)
+{
+    if constexpr (is_cx<C>)
+        return cuda::std::pow(a, b);
+    else if constexpr (std::is_same_v<C, float>)
+        return powf(a, b);
+    else if constexpr (std::is_same_v<C, double>)
+        return pow(a, b);
+    else { // integers: exact, by squaring; negative exponents as torch's CUDA
+        if (b < 0)
+            return a == 1 ? C(1) : a == -1 ? ((b & 1) ? C(-1) : C(1)) : C(0);
+        C r = 1;
+        while (b) {
+            if (b & 1)
+                r *= a;
+            b >>= 1;
+            a *= a;
+        }
+        return r;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Binary ops
+
+constexpr bool bop_is_predicate(int op) { return op >= PCS_BOP_EQ && op <= PCS_BOP_LOGICAL_XOR; }
+
+template <int OP, class T> constexpr bool bop_ok()
+{
+    if constexpr (is_cx<T>)
+        return OP == PCS_BOP_ADD || OP == PCS_BOP_SUB || OP == PCS_BOP_ADD_ALPHA ||
+               OP == PCS_BOP_MUL || OP == PCS_BOP_DIV || OP == PCS_BOP_EQ || OP == PCS_BOP_NE ||
+               OP == PCS_BOP_POW;
+    else if constexpr (is_flt<T>)
+        return OP < PCS_BOP_BITWISE_AND;
+    else if constexpr (std::is_same_v<T, bool>)
+        return OP != PCS_BOP_DIV && OP != PCS_BOP_ATAN2 && OP != PCS_BOP_LSHIFT &&
+               OP != PCS_BOP_RSHIFT && OP != PCS_BOP_SUB;
+    else
+        return OP != PCS_BOP_DIV && OP != PCS_BOP_ATAN2;
+}
+
+template <int OP, class C> __device__ __forceinline__ auto bop(C a, C b, C alpha)
+{
+    if constexpr (OP == PCS_BOP_ADD) return C(a + b);
+    else if constexpr (OP == PCS_BOP_SUB) return C(a - b);
+    else if constexpr (OP == PCS_BOP_ADD_ALPHA) return C(a + alpha * b);
+    else if constexpr (OP == PCS_BOP_MUL) return C(a * b);
+    else if constexpr (OP == PCS_BOP_DIV) return C(a / b);
+    else if constexpr (OP == PCS_BOP_DIV_TRUNC) {
+        if constexpr (std::is_floating_point_v<C>)
+            return m_trunc(a / b);
+        else
+            return b == 0 ? C(0) : C(a / b);
+    } else if constexpr (OP == PCS_BOP_DIV_FLOOR) {
+        if constexpr (std::is_floating_point_v<C>) {
+            // torch's (and Python's) floor division: exact for representable quotients
+            if (b == 0)
+                return a / b;
+            C mod = m_fmod(a, b);
+            C div = (a - mod) / b;
+            if (mod != 0 && ((b < 0) != (mod < 0)))
+                div -= C(1);
+            C fl;
+            if (div != 0) {
+                fl = m_floor(div);
+                if (div - fl > C(0.5))
+                    fl += C(1);
+            } else {
+                fl = copysign(C(0), a / b);
+            }
+            return fl;
+        } else {
+            if (b == 0)
+                return C(0);
+            C q = a / b;
+            if ((a % b != 0) && ((a < 0) != (b < 0)))
+                q -= 1;
+            return q;
+        }
+    } else if constexpr (OP == PCS_BOP_REMAINDER) {
+        if constexpr (std::is_floating_point_v<C>) {
+            C r = m_fmod(a, b);
+            if (r != 0 && ((b < 0) != (r < 0)))
+                r += b;
+            return r;
+        } else {
+            if (b == 0)
+                return C(0);
+            C r = a % b;
+            if (r != 0 && ((r < 0) != (b < 0)))
+                r += b;
+            return r;
+        }
+    } else if constexpr (OP == PCS_BOP_POW) return m_pow(a, b);
+    else if constexpr (OP == PCS_BOP_MAXIMUM) return is_nan(a) ? a : is_nan(b) ? b : (a > b ? a : b);
+    else if constexpr (OP == PCS_BOP_MINIMUM) return is_nan(a) ? a : is_nan(b) ? b : (a < b ? a : b);
+    else if constexpr (OP == PCS_BOP_ATAN2) {
+        if constexpr (std::is_same_v<C, float>) return atan2f(a, b);
+        else return C(atan2((double)a, (double)b));
+    }
+    else if constexpr (OP == PCS_BOP_EQ) return a == b;
+    else if constexpr (OP == PCS_BOP_NE) return a != b;
+    else if constexpr (OP == PCS_BOP_LT) return a < b;
+    else if constexpr (OP == PCS_BOP_LE) return a <= b;
+    else if constexpr (OP == PCS_BOP_GT) return a > b;
+    else if constexpr (OP == PCS_BOP_GE) return a >= b;
+    else if constexpr (OP == PCS_BOP_LOGICAL_AND) return (a != C(0)) && (b != C(0));
+    else if constexpr (OP == PCS_BOP_LOGICAL_OR) return (a != C(0)) || (b != C(0));
+    else if constexpr (OP == PCS_BOP_LOGICAL_XOR) return (a != C(0)) != (b != C(0));
+    else if constexpr (OP == PCS_BOP_BITWISE_AND) return C(a & b);
+    else if constexpr (OP == PCS_BOP_BITWISE_OR) return C(a | b);
+    else if constexpr (OP == PCS_BOP_BITWISE_XOR) return C(a ^ b);
+    else if constexpr (OP == PCS_BOP_LSHIFT) {
+        constexpr int bits = sizeof(C) * 8;
+        return (b < 0 || b >= bits) ? C(0) : C((typename std::make_unsigned<C>::type)a << b);
+    } else { // RSHIFT
+        constexpr int bits = sizeof(C) * 8;
+        return (b < 0 || b >= bits) ? C(a < 0 ? -1 : 0) : C(a >> b);
+    }
+}
+
+// Operand loading with "scalar instead of tensor": a NULL pointer means the
+// functor's own value is used (uniform branch, costs nothing measurable).
+template <int OP, class T> struct BinF {
+    using C = compute_t<T>;
+    using Out = std::conditional_t<bop_is_predicate(OP), bool, T>;
+    C sa, sb, alpha;
+    bool a_scalar, b_scalar;
+    __device__ __forceinline__ Out operator()(T a, T b, char) const
+    {
+        C x = a_scalar ? sa : to_c<C>(a);
+        C y = b_scalar ? sb : to_c<C>(b);
+        return from_c<Out>(bop<OP>(x, y, alpha));
+    }
+};
+
+// ---------------------------------------------------------------------------
+// Unary ops
+
+constexpr bool uop_is_predicate(int op) { return op >= PCS_UOP_ISNAN; }
+
+template <int OP, class T> constexpr bool uop_ok()
+{
+    if constexpr (is_cx<T>)
+        return OP == PCS_UOP_NEG || OP == PCS_UOP_ABS || OP == PCS_UOP_EXP || OP == PCS_UOP_LOG ||
+               OP == PCS_UOP_SQRT || OP == PCS_UOP_SIN || OP == PCS_UOP_COS || OP == PCS_UOP_TAN ||
+               OP == PCS_UOP_SINH || OP == PCS_UOP_COSH || OP == PCS_UOP_TANH ||
+               OP == PCS_UOP_SQUARE || OP == PCS_UOP_RECIPROCAL || OP == PCS_UOP_SIGMOID ||
+               OP >= PCS_UOP_ISNAN;
+    else if constexpr (is_flt<T>)
+        return OP != PCS_UOP_BITWISE_NOT;
+    else
+        return OP == PCS_UOP_NEG || OP == PCS_UOP_ABS || OP == PCS_UOP_SIGN ||
+               OP == PCS_UOP_RELU || OP == PCS_UOP_FLOOR || OP == PCS_UOP_CEIL ||
+               OP == PCS_UOP_ROUND || OP == PCS_UOP_TRUNC || OP == PCS_UOP_SQUARE ||
+               OP == PCS_UOP_NAN_TO_NUM || OP == PCS_UOP_BITWISE_NOT || OP >= PCS_UOP_ISNAN;
+}
+
+template <int OP, class T> struct UnOut {
+    using type = std::conditional_t<uop_is_predicate(OP), bool,
+                                    std::conditional_t<OP == PCS_UOP_ABS, typename real_of<T>::type, T>>;
+};
+
+template <int OP, class T, class C> __device__ __forceinline__ auto uop(C x, const C *p)
+{
+    constexpr bool flt = std::is_floating_point_v<C>;
+    if constexpr (OP == PCS_UOP_NEG) return C(-x);
+    else if constexpr (OP == PCS_UOP_ABS) {
+        if constexpr (is_cx<C>) return cuda::std::abs(x);
+        else return x < C(0) ? C(-x) : x;
+    }
+    else if constexpr (OP == PCS_UOP_SIGN) return C((C(0) < x) - (x < C(0)));
+    else if constexpr (OP == PCS_UOP_EXP) return m_exp(x);
+    else if constexpr (OP == PCS_UOP_EXP2) return m_exp2(x);
+    else if constexpr (OP == PCS_UOP_EXPM1) return m_expm1(x);
+    else if constexpr (OP == PCS_UOP_LOG) return m_log(x);
+    else if constexpr (OP == PCS_UOP_LOG2) return m_log2(x);
+    else if constexpr (OP == PCS_UOP_LOG10) return m_log10(x);
+    else if constexpr (OP == PCS_UOP_LOG1P) return m_log1p(x);
+    else if constexpr (OP == PCS_UOP_SQRT) return m_sqrt(x);
+    else if constexpr (OP == PCS_UOP_RSQRT) return m_rsqrt(x);
+    else if constexpr (OP == PCS_UOP_SIN) return m_sin(x);
+    else if constexpr (OP == PCS_UOP_COS) return m_cos(x);
+    else if constexpr (OP == PCS_UOP_TAN) return m_tan(x);
+    else if constexpr (OP == PCS_UOP_ASIN) return m_asin(x);
+    else if constexpr (OP == PCS_UOP_ACOS) return m_acos(x);
+    else if constexpr (OP == PCS_UOP_ATAN) return m_atan(x);
+    else if constexpr (OP == PCS_UOP_SINH) return m_sinh(x);
+    else if constexpr (OP == PCS_UOP_COSH) return m_cosh(x);
+    else if constexpr (OP == PCS_UOP_TANH) return m_tanh(x);
+    else if constexpr (OP == PCS_UOP_SIGMOID) return C(C(1) / (C(1) + m_exp(C(-x))));
+    else if constexpr (OP == PCS_UOP_RELU) return is_nan(x) ? x : (x > C(0) ? x : C(0));
+    else if constexpr (OP == PCS_UOP_GELU) return C(C(0.5) * x * (C(1) + m_erf(x * C(0.70710678118654752440))));
+    else if constexpr (OP == PCS_UOP_GELU_TANH) {
+        const C k = C(0.79788456080286535588), c = C(0.044715);
+        return C(C(0.5) * x * (C(1) + m_tanh(k * (x + c * x * x * x))));
+    }
+    else if constexpr (OP == PCS_UOP_FLOOR) { if constexpr (flt) return m_floor(x); else return x; }
+    else if constexpr (OP == PCS_UOP_CEIL) { if constexpr (flt) return m_ceil(x); else return x; }
+    else if constexpr (OP == PCS_UOP_ROUND) { if constexpr (flt) return m_rint(x); else return x; }
+    else if constexpr (OP == PCS_UOP_TRUNC) { if constexpr (flt) return m_trunc(x); else return x; }
+    else if constexpr (OP == PCS_UOP_FRAC) return C(x - m_trunc(x));
+    else if constexpr (OP == PCS_UOP_RECIPROCAL) return C(C(1) / x);
+    else if constexpr (OP == PCS_UOP_SQUARE) return C(x * x);
+    else if constexpr (OP == PCS_UOP_NAN_TO_NUM) {
+        if constexpr (flt) {
+            if (x != x) return p[0];
+            if (isinf(x)) return x > 0 ? p[1] : p[2];
+        }
+        return x;
+    }
+    else if constexpr (OP == PCS_UOP_BITWISE_NOT) {
+        if constexpr (std::is_same_v<T, bool>) return C(!x);
+        else return C(~x);
+    }
+    else if constexpr (OP == PCS_UOP_ISNAN) return is_nan(x);
+    else if constexpr (OP == PCS_UOP_ISINF) {
+        if constexpr (is_cx<C>) return isinf(x.real()) || isinf(x.imag());
+        else if constexpr (flt) return (bool)isinf(x);
+        else return false;
+    }
+    else if constexpr (OP == PCS_UOP_ISFINITE) {
+        if constexpr (is_cx<C>) return isfinite(x.real()) && isfinite(x.imag());
+        else if constexpr (flt) return (bool)isfinite(x);
+        else return true;
+    }
+    else return x == C(0); // LOGICAL_NOT
+}
+
+template <int OP, class T> struct UnF {
+    using C = compute_t<T>;
+    using Out = typename UnOut<OP, T>::type;
+    C p[3];
+    __device__ __forceinline__ Out operator()(T a, char, char) const
+    {
+        return from_c<Out>(uop<OP, T>(to_c<C>(a), p));
+    }
+};
+
+// ---------------------------------------------------------------------------
+// Ternary ops
+
+template <int OP, class T> constexpr bool top_ok()
+{
+    if constexpr (OP == PCS_TOP_LERP) return is_flt<T> || is_cx<T>;
+    else if constexpr (OP == PCS_TOP_CLAMP) return !is_cx<T>;
+    else return true;
+}
+
+template <int OP, class T> struct TerF {
+    using C = compute_t<T>;
+    using Out = T;
+    using A = std::conditional_t<OP == PCS_TOP_WHERE, bool, T>;
+    C s[3];
+    bool is_s[3];
+    __device__ __forceinline__ Out operator()(A a, T b, T c) const
+    {
+        C y = is_s[1] ? s[1] : to_c<C>(b);
+        C z = is_s[2] ? s[2] : to_c<C>(c);
+        if constexpr (OP == PCS_TOP_WHERE) {
+            bool cond = is_s[0] ? s[0] != C(0) : a;
+            return from_c<T>(cond ? y : z);
+        } else {
+            C x = is_s[0] ? s[0] : to_c<C>(a);
+            if constexpr (OP == PCS_TOP_CLAMP) {
+                C lo = bop<PCS_BOP_MAXIMUM>(x, y, y);
+                return from_c<T>(bop<PCS_BOP_MINIMUM>(lo, z, z));
+            } else { // torch's lerp: two formulas keep both ends exact
+                C w = z;
+                C d = y - x;
+                bool small;
+                if constexpr (is_cx<C>) small = cuda::std::abs(w) < 0.5;
+                else small = w < C(0.5);
+                return from_c<T>(small ? C(x + w * d) : C(y - d * (C(1) - w)));
+            }
+        }
+    }
+};
+
+// ---------------------------------------------------------------------------
+// The two generic kernels
+
+template <class F, class A, class B, class Cc> struct Args {
+    typename F::Out *out;
+    const A *a;
+    const B *b;
+    const Cc *c;
+    F f;
+};
+
+// Every tensor operand contiguous, all pointers aligned to a whole pack.
+template <int N, class F, class A, class B, class Cc>
+__global__ void __launch_bounds__(kThreads) ew_vector(Args<F, A, B, Cc> p, int64_t n)
+{
+    using Out = typename F::Out;
+    const int64_t tile = (int64_t)blockIdx.x * (kThreads * N * kUnroll);
+    if (tile + kThreads * N * kUnroll <= n) {
+        Pack<A, N> ra[kUnroll];
+        Pack<B, N> rb[kUnroll];
+        Pack<Cc, N> rc[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; u++) {
+            int64_t pi = tile / N + u * kThreads + threadIdx.x;
+            if (p.a) ra[u] = reinterpret_cast<const Pack<A, N> *>(p.a)[pi];
+            if (p.b) rb[u] = reinterpret_cast<const Pack<B, N> *>(p.b)[pi];
+            if (p.c) rc[u] = reinterpret_cast<const Pack<Cc, N> *>(p.c)[pi];
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; u++) {
+            Pack<Out, N> ro;
+#pragma unroll
+            for (int k = 0; k < N; k++)
+                ro.v[k] = p.f(ra[u].v[k], rb[u].v[k], rc[u].v[k]);
+            int64_t pi = tile / N + u * kThreads + threadIdx.x;
+            reinterpret_cast<Pack<Out, N> *>(p.out)[pi] = ro;
+        }
+    } else {
+        for (int64_t i = tile + threadIdx.x; i < n; i += kThreads) {
+            A x{};
+            B y{};
+            Cc z{};
+            if (p.a) x = p.a[i];
+            if (p.b) y = p.b[i];
+            if (p.c) z = p.c[i];
+            p.out[i] = p.f(x, y, z);
+        }
+    }
+}
+
+template <class F, class A, class B, class Cc>
+__global__ void __launch_bounds__(kThreads) ew_strided(Args<F, A, B, Cc> p, int64_t n, pcs_ew_geom g)
+{
+    for (int64_t i = (int64_t)blockIdx.x * kThreads + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * kThreads) {
+        int64_t o0 = 0, o1 = 0, o2 = 0, o3 = 0, r = i;
+        for (int d = g.ndim - 1; d >= 0; d--) {
+            int64_t q = r / g.sizes[d], c = r - q * g.sizes[d];
+            r = q;
+            o0 += c * g.strides[0][d];
+            o1 += c * g.strides[1][d];
+            o2 += c * g.strides[2][d];
+            o3 += c * g.strides[3][d];
+        }
+        A x{};
+        B y{};
+        Cc z{};
+        if (p.a) x = p.a[o1];
+        if (p.b) y = p.b[o2];
+        if (p.c) z = p.c[o3];
+        p.out[o0] = p.f(x, y, z);
+    }
+}
+
+template <class P> inline bool aligned(const P *ptr, int bytes)
+{
+    return ((uintptr_t)ptr % bytes) == 0;
+}
+
+template <class F, class A, class B, class Cc>
+int launch(const Args<F, A, B, Cc> &p, int64_t n, const pcs_ew_geom *geom, cudaStream_t s)
+{
+    if (n <= 0)
+        return 0;
+    constexpr int N = 16 / sizeof(A) > 0 ? 16 / sizeof(A) : 1;
+    constexpr int NB = N * sizeof(A);
+    using Out = typename F::Out;
+    if (!geom && aligned(p.out, N * (int)sizeof(Out)) && aligned(p.a, NB) &&
+        aligned(p.b, N * (int)sizeof(B)) && aligned(p.c, N * (int)sizeof(Cc))) {
+        int64_t blocks = (n + kThreads * N * kUnroll - 1) / (kThreads * N * kUnroll);
+        ew_vector<N><<<(unsigned)blocks, kThreads, 0, s>>>(p, n);
+        return 0;
+    }
+    pcs_ew_geom flat;
+    if (!geom) { // contiguous but misaligned: one strided dim
+        flat.ndim = 1;
+        flat.sizes[0] = n;
+        for (int k = 0; k < PCS_EW_OPERANDS; k++)
+            flat.strides[k][0] = 1;
+        geom = &flat;
+    }
+    int64_t blocks = (n + kThreads - 1) / kThreads;
+    int64_t cap = (int64_t)sm_count() * 64;
+    ew_strided<<<(unsigned)(blocks < cap ? blocks : cap), kThreads, 0, s>>>(p, n, *geom);
+    return 0;
+}
+
+// Calls f(std::integral_constant<int, op>) for op in [0, COUNT).
+template <int I, int COUNT, class F> inline int dispatch_op(int op, F &&f)
+{
+    if constexpr (I >= COUNT)
+        return -1;
+    else
+        return op == I ? f(std::integral_constant<int, I>{}) : dispatch_op<I + 1, COUNT>(op, f);
+}
+
+} // namespace
+
+extern "C" int pcs_launch_binary(int op, int dtype, void *out, const void *a, const void *b,
+                                 const pcs_kscalar *sc, int64_t n, const pcs_ew_geom *geom,
+                                 cudaStream_t stream)
+{
+    return dispatch_dtype(dtype, [&](auto tv) -> int {
+        using T = decltype(tv);
+        return dispatch_op<0, PCS_NUM_BOPS>(op, [&](auto opc) -> int {
+            constexpr int OP = decltype(opc)::value;
+            if constexpr (!bop_ok<OP, T>()) {
+                return -1;
+            } else {
+                using F = BinF<OP, T>;
+                using C = typename F::C;
+                F f{from_k<C>(sc[0]), from_k<C>(sc[1]), from_k<C>(sc[2]), a == nullptr, b == nullptr};
+                Args<F, T, T, char> p{(typename F::Out *)out, (const T *)a, (const T *)b, nullptr, f};
+                return launch(p, n, geom, stream);
+            }
+        });
+    });
+}
+
+extern "C" int pcs_launch_unary(int op, int dtype, void *out, const void *a,
+                                const pcs_kscalar *params, int64_t n, const pcs_ew_geom *geom,
+                                cudaStream_t stream)
+{
+    return dispatch_dtype(dtype, [&](auto tv) -> int {
+        using T = decltype(tv);
+        return dispatch_op<0, PCS_NUM_UOPS>(op, [&](auto opc) -> int {
+            constexpr int OP = decltype(opc)::value;
+            if constexpr (!uop_ok<OP, T>()) {
+                return -1;
+            } else {
+                using F = UnF<OP, T>;
+                using C = typename F::C;
+                F f{{from_k<C>(params[0]), from_k<C>(params[1]), from_k<C>(params[2])}};
+                Args<F, T, char, char> p{(typename F::Out *)out, (const T *)a, nullptr, nullptr, f};
+                return launch(p, n, geom, stream);
+            }
+        });
+    });
+}
+
+extern "C" int pcs_launch_ternary(int op, int dtype, void *out, const void *a, const void *b,
+                                  const void *c, const pcs_kscalar *sc, int64_t n,
+                                  const pcs_ew_geom *geom, cudaStream_t stream)
+{
+    return dispatch_dtype(dtype, [&](auto tv) -> int {
+        using T = decltype(tv);
+        return dispatch_op<0, PCS_NUM_TOPS>(op, [&](auto opc) -> int {
+            constexpr int OP = decltype(opc)::value;
+            if constexpr (!top_ok<OP, T>()) {
+                return -1;
+            } else {
+                using F = TerF<OP, T>;
+                using C = typename F::C;
+                using A = typename F::A;
+                F f{{from_k<C>(sc[0]), from_k<C>(sc[1]), from_k<C>(sc[2])},
+                    {a == nullptr, b == nullptr, c == nullptr}};
+                Args<F, A, T, T> p{(T *)out, (const A *)a, (const T *)b, (const T *)c, f};
+                return launch(p, n, geom, stream);
+            }
+        });
+    });
+}

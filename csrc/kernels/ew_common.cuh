@@ -1,0 +1,135 @@
+// ew_common.cuh: what elementwise.cu and reduce.cu share: the storage types
+// behind pcs_dtype ids, the type each one computes in (float for float16 and
+// bfloat16, int for the narrow integers, as torch's "opmath" types), the
+// conversions between them, and the one dtype switch that turns a runtime
+// dtype id into a template argument.
+#pragma once
+
+#include <cuda/std/complex>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+#include <type_traits>
+
+#include "kernels.h"
+
+namespace pcs {
+
+using c64 = cuda::std::complex<float>;
+using c128 = cuda::std::complex<double>;
+
+template <class T> struct is_cplx : std::false_type {};
+template <> struct is_cplx<c64> : std::true_type {};
+template <> struct is_cplx<c128> : std::true_type {};
+
+template <class T>
+constexpr bool is_lowp = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
+template <class T>
+constexpr bool is_flt = is_lowp<T> || std::is_same_v<T, float> || std::is_same_v<T, double>;
+template <class T> constexpr bool is_cx = is_cplx<T>::value;
+template <class T> constexpr bool is_int = !is_flt<T> && !is_cx<T>; // bool included
+
+// The type arithmetic happens in. bool computes as int so that add/mul/max
+// of two bools give or/and/or after the store turns non-zero into true.
+template <class T> struct compute_of { using type = T; };
+template <> struct compute_of<bool> { using type = int; };
+template <> struct compute_of<uint8_t> { using type = int; };
+template <> struct compute_of<int8_t> { using type = int; };
+template <> struct compute_of<int16_t> { using type = int; };
+template <> struct compute_of<__half> { using type = float; };
+template <> struct compute_of<__nv_bfloat16> { using type = float; };
+template <class T> using compute_t = typename compute_of<T>::type;
+
+// The real type of a complex one (abs, var and norm of complex inputs).
+template <class T> struct real_of { using type = T; };
+template <> struct real_of<c64> { using type = float; };
+template <> struct real_of<c128> { using type = double; };
+
+template <class C, class T> __host__ __device__ __forceinline__ C to_c(T x)
+{
+    if constexpr (std::is_same_v<T, __half>)
+        return C(__half2float(x));
+    else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+        return C(__bfloat162float(x));
+    else
+        return C(x);
+}
+
+template <class T, class C> __host__ __device__ __forceinline__ T from_c(C x)
+{
+    if constexpr (std::is_same_v<T, bool>)
+        return x != C(0);
+    else if constexpr (std::is_same_v<T, __half>)
+        return __float2half((float)x);
+    else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+        return __float2bfloat16((float)x);
+    else if constexpr (is_cx<T> && !is_cx<C>)
+        return T(x, 0);
+    else
+        return T(x);
+}
+
+// A host scalar in compute type C.
+template <class C> inline C from_k(const pcs_kscalar &s)
+{
+    if constexpr (is_cx<C>)
+        return C((typename C::value_type)s.re, (typename C::value_type)s.im);
+    else if constexpr (std::is_floating_point_v<C>)
+        return (C)s.re;
+    else
+        return (C)s.i;
+}
+
+template <class C> __device__ __forceinline__ bool is_nan(C x)
+{
+    if constexpr (is_cx<C>)
+        return x.real() != x.real() || x.imag() != x.imag();
+    else if constexpr (std::is_floating_point_v<C>)
+        return x != x;
+    else
+        return false;
+}
+
+// Calls f(T{}) with T the storage type of `dtype`; returns -1 for an unknown id.
+template <class F> inline int dispatch_dtype(int dtype, F &&f)
+{
+    switch (dtype) {
+    case PCS_BOOL: return f(bool{});
+    case PCS_UINT8: return f(uint8_t{});
+    case PCS_INT8: return f(int8_t{});
+    case PCS_INT16: return f(int16_t{});
+    case PCS_INT32: return f(int32_t{});
+    case PCS_INT64: return f(int64_t{});
+    case PCS_FLOAT16: return f(__half{});
+    case PCS_BFLOAT16: return f(__nv_bfloat16{});
+    case PCS_FLOAT32: return f(float{});
+    case PCS_FLOAT64: return f(double{});
+    case PCS_COMPLEX64: return f(c64{});
+    case PCS_COMPLEX128: return f(c128{});
+    default: return -1;
+    }
+}
+
+// Number of SMs of the current device, asked once per device.
+inline int sm_count()
+{
+    static int cache[64];
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64)
+        return 132;
+    if (!cache[dev]) {
+        int n = 0;
+        if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || n <= 0)
+            n = 132;
+        cache[dev] = n;
+    }
+    return cache[dev];
+}
+
+// N elements loaded or stored as one aligned access (16 bytes for the
+// widest N): the vectorized fast paths move data through these.
+template <class T, int N> struct alignas(sizeof(T) * N) Pack {
+    T v[N];
+};
+
+} // namespace pcs

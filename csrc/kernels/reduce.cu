@@ -1,0 +1,541 @@
+// reduce.cu: reductions (sum ... logsumexp) and scans (cumsum, cumprod)
+// behind pcs_launch_reduce / pcs_launch_scan (kernels.h).
+//
+// The host hands over a contiguous input seen as [A, K, B] and wants
+// out[a, b] = reduce(in[a, :, b]). Three kernels cover it:
+//   inner     B == 1: a group of threads (a warp, or a 512-thread block when
+//             K is long) per row; 16-byte vector loads, 4 in flight per
+//             thread; warp shuffles, then shared memory across warps. When
+//             there are too few rows to fill the GPU (the whole-tensor
+//             case), each row is split over many blocks that write partial
+//             accumulators, and a second pass combines them.
+//   partials  that second pass: one block per row.
+//   outer     B > 1: one thread per output walks K with stride B, so
+//             neighbouring threads read neighbouring addresses.
+// An op is a small struct (identity, map, combine, store); float16 and
+// bfloat16 accumulate in float, integers in int64, as torch does.
+#include <cuda/std/limits>
+
+#include "ew_common.cuh"
+
+using namespace pcs;
+
+namespace {
+
+template <class A> __device__ __forceinline__ A shfl_down(A v, int off)
+{
+    static_assert(sizeof(A) % 4 == 0, "accumulators are whole 32-bit words");
+    constexpr int W = sizeof(A) / 4;
+    int w[W];
+    memcpy(w, &v, sizeof(A));
+#pragma unroll
+    for (int i = 0; i < W; i++)
+        w[i] = __shfl_down_sync(0xffffffffu, w[i], off);
+    memcpy(&v, w, sizeof(A));
+    return v;
+}
+
+template <class A> __device__ __forceinline__ A shfl_up(A v, int off)
+{
+    constexpr int W = sizeof(A) / 4;
+    int w[W];
+    memcpy(w, &v, sizeof(A));
+#pragma unroll
+    for (int i = 0; i < W; i++)
+        w[i] = __shfl_up_sync(0xffffffffu, w[i], off);
+    memcpy(&v, w, sizeof(A));
+    return v;
+}
+
+// Sums accumulate in int64 for integers and bool, float for 16-bit floats.
+template <class T> struct sum_acc { using type = compute_t<T>; };
+template <> struct sum_acc<bool> { using type = int64_t; };
+template <> struct sum_acc<uint8_t> { using type = int64_t; };
+template <> struct sum_acc<int8_t> { using type = int64_t; };
+template <> struct sum_acc<int16_t> { using type = int64_t; };
+template <> struct sum_acc<int32_t> { using type = int64_t; };
+template <class T> using sum_acc_t = typename sum_acc<T>::type;
+template <class T> using sum_out_t = std::conditional_t<is_int<T>, int64_t, T>;
+// Real accumulation type for var/std/norm/logsumexp.
+template <class T> using real_acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+// ---------------------------------------------------------------------------
+// The ops
+
+template <class T, bool PROD, bool MEAN> struct RSum {
+    using Acc = sum_acc_t<T>;
+    using Out = sum_out_t<T>;
+    int64_t K;
+    double param;
+    __device__ Acc ident() const { return Acc(PROD ? 1 : 0); }
+    __device__ Acc map(T x, int64_t) const { return to_c<Acc>(x); }
+    __device__ Acc comb(Acc a, Acc b) const { return PROD ? Acc(a * b) : Acc(a + b); }
+    __device__ void store(Acc a, Out *out, int64_t *, int64_t o) const
+    {
+        if constexpr (MEAN)
+            a = a / Acc((typename real_of<Acc>::type)K);
+        out[o] = from_c<Out>(a);
+    }
+};
+
+template <class T, bool MAX> struct RMax {
+    using C = compute_t<T>;
+    using Acc = C;
+    using Out = T;
+    int64_t K;
+    double param;
+    __device__ Acc ident() const
+    {
+        if constexpr (std::is_floating_point_v<C>)
+            return MAX ? -cuda::std::numeric_limits<C>::infinity() : cuda::std::numeric_limits<C>::infinity();
+        else
+            return MAX ? cuda::std::numeric_limits<C>::lowest() : cuda::std::numeric_limits<C>::max();
+    }
+    __device__ Acc map(T x, int64_t) const { return to_c<C>(x); }
+    __device__ Acc comb(Acc a, Acc b) const
+    {
+        if (is_nan(a))
+            return a;
+        if (is_nan(b))
+            return b;
+        return MAX ? (a > b ? a : b) : (a < b ? a : b);
+    }
+    __device__ void store(Acc a, Out *out, int64_t *, int64_t o) const { out[o] = from_c<T>(a); }
+};
+
+template <class C> struct ValIdx {
+    C v;
+    int64_t i;
+};
+
+template <class T, bool MAX> struct RArg {
+    using C = compute_t<T>;
+    using Acc = ValIdx<C>;
+    using Out = T;
+    int64_t K;
+    double param;
+    __device__ Acc ident() const { return {RMax<T, MAX>{}.ident(), INT64_MAX}; }
+    __device__ Acc map(T x, int64_t k) const { return {to_c<C>(x), k}; }
+    __device__ Acc comb(Acc a, Acc b) const
+    {
+        bool an = is_nan(a.v), bn = is_nan(b.v);
+        if (an || bn) {
+            if (an && bn)
+                return a.i < b.i ? a : b;
+            return an ? a : b;
+        }
+        if (a.v == b.v)
+            return a.i < b.i ? a : b;
+        return (MAX ? a.v > b.v : a.v < b.v) ? a : b;
+    }
+    __device__ void store(Acc a, Out *out, int64_t *idx, int64_t o) const
+    {
+        if (out)
+            out[o] = from_c<T>(a.v);
+        if (idx)
+            idx[o] = a.i;
+    }
+};
+
+template <class T, bool ALL> struct RBool {
+    using Acc = int;
+    using Out = bool;
+    int64_t K;
+    double param;
+    __device__ Acc ident() const { return ALL ? 1 : 0; }
+    __device__ Acc map(T x, int64_t) const { return to_c<compute_t<T>>(x) != compute_t<T>(0); }
+    __device__ Acc comb(Acc a, Acc b) const { return ALL ? (a & b) : (a | b); }
+    __device__ void store(Acc a, Out *out, int64_t *, int64_t o) const { out[o] = a != 0; }
+};
+
+template <class R> struct Welford {
+    R mean, m2, n;
+};
+
+template <class T, bool STD> struct RVar {
+    using R = real_acc_t<T>;
+    using Acc = Welford<R>;
+    using Out = T;
+    int64_t K;
+    double param; // correction
+    __device__ Acc ident() const { return {0, 0, 0}; }
+    __device__ Acc map(T x, int64_t) const { return {to_c<R>(x), 0, 1}; }
+    __device__ Acc comb(Acc a, Acc b) const
+    {
+        R n = a.n + b.n;
+        if (n == 0)
+            return a;
+        R d = b.mean - a.mean;
+        R f = b.n / n;
+        return {a.mean + d * f, a.m2 + b.m2 + d * d * a.n * f, n};
+    }
+    __device__ void store(Acc a, Out *out, int64_t *, int64_t o) const
+    {
+        R div = a.n - R(param);
+        R v = a.m2 / (div > 0 ? div : R(0));
+        out[o] = from_c<T>(STD ? sqrt(v) : v);
+    }
+};
+
+template <class T> struct RNorm {
+    using R = real_acc_t<T>;
+    using Acc = R;
+    using Out = T;
+    int64_t K;
+    double param; // p
+    __device__ Acc ident() const { return 0; }
+    __device__ Acc map(T x, int64_t) const
+    {
+        R v = to_c<R>(x);
+        R a = v < 0 ? -v : v;
+        if (param == 2.0)
+            return v * v;
+        if (param == 1.0)
+            return a;
+        if (param == 0.0)
+            return v != 0 ? R(1) : R(0);
+        return pow(a, R(param));
+    }
+    __device__ Acc comb(Acc a, Acc b) const { return a + b; }
+    __device__ void store(Acc a, Out *out, int64_t *, int64_t o) const
+    {
+        R r = param == 2.0 ? sqrt(a) : (param == 1.0 || param == 0.0) ? a : pow(a, R(1.0 / param));
+        out[o] = from_c<T>(r);
+    }
+};
+
+template <class R> struct MaxSum {
+    R m, s;
+};
+
+template <class T> struct RLse {
+    using R = real_acc_t<T>;
+    using Acc = MaxSum<R>;
+    using Out = T;
+    int64_t K;
+    double param;
+    __device__ Acc ident() const { return {-cuda::std::numeric_limits<R>::infinity(), 0}; }
+    __device__ Acc map(T x, int64_t) const { return {to_c<R>(x), 1}; }
+    __device__ Acc comb(Acc a, Acc b) const
+    {
+        if (a.m != a.m || b.m != b.m)
+            return {cuda::std::numeric_limits<R>::quiet_NaN(), 1};
+        if (b.m > a.m) {
+            Acc t = a;
+            a = b;
+            b = t;
+        }
+        if (b.m == -cuda::std::numeric_limits<R>::infinity())
+            return a;
+        if (a.m == cuda::std::numeric_limits<R>::infinity())
+            return {a.m, 1};
+        return {a.m, a.s + b.s * exp(b.m - a.m)};
+    }
+    __device__ void store(Acc a, Out *out, int64_t *, int64_t o) const
+    {
+        R r = a.s == 0 ? -cuda::std::numeric_limits<R>::infinity() : a.m + log(a.s);
+        out[o] = from_c<T>(r);
+    }
+};
+
+template <int OP, class T> struct RedOf { using type = void; };
+template <class T> struct RedOf<PCS_ROP_SUM, T> { using type = RSum<T, false, false>; };
+template <class T> struct RedOf<PCS_ROP_PROD, T> { using type = RSum<T, true, false>; };
+template <class T> struct RedOf<PCS_ROP_MEAN, T> {
+    using type = std::conditional_t<is_int<T>, void, RSum<T, false, true>>;
+};
+template <class T> struct RedOf<PCS_ROP_MAX, T> { using type = std::conditional_t<is_cx<T>, void, RMax<T, true>>; };
+template <class T> struct RedOf<PCS_ROP_MIN, T> { using type = std::conditional_t<is_cx<T>, void, RMax<T, false>>; };
+template <class T> struct RedOf<PCS_ROP_ARGMAX, T> { using type = std::conditional_t<is_cx<T>, void, RArg<T, true>>; };
+template <class T> struct RedOf<PCS_ROP_ARGMIN, T> { using type = std::conditional_t<is_cx<T>, void, RArg<T, false>>; };
+template <class T> struct RedOf<PCS_ROP_ALL, T> { using type = RBool<T, true>; };
+template <class T> struct RedOf<PCS_ROP_ANY, T> { using type = RBool<T, false>; };
+template <class T> struct RedOf<PCS_ROP_VAR, T> { using type = std::conditional_t<is_flt<T>, RVar<T, false>, void>; };
+template <class T> struct RedOf<PCS_ROP_STD, T> { using type = std::conditional_t<is_flt<T>, RVar<T, true>, void>; };
+template <class T> struct RedOf<PCS_ROP_NORM, T> { using type = std::conditional_t<is_flt<T>, RNorm<T>, void>; };
+template <class T> struct RedOf<PCS_ROP_LOGSUMEXP, T> { using type = std::conditional_t<is_flt<T>, RLse<T>, void>; };
+
+// ---------------------------------------------------------------------------
+// Kernels
+
+constexpr int kMaxThreads = 512;
+
+// Combines the accumulators of the blockDim.x threads of each row group;
+// the result is valid in threadIdx.x == 0.
+template <class Rd> __device__ typename Rd::Acc group_reduce(const Rd &r, typename Rd::Acc acc)
+{
+    using Acc = typename Rd::Acc;
+    for (int off = 16; off > 0; off >>= 1)
+        acc = r.comb(acc, shfl_down(acc, off));
+    if (blockDim.x <= 32)
+        return acc;
+    __shared__ char smem_raw[sizeof(Acc) * (kMaxThreads / 32)];
+    Acc *smem = reinterpret_cast<Acc *>(smem_raw);
+    int warp = threadIdx.x / 32, lane = threadIdx.x % 32, nw = blockDim.x / 32;
+    if (lane == 0)
+        smem[warp] = acc;
+    __syncthreads();
+    if (warp == 0) {
+        acc = lane < nw ? smem[lane] : r.ident();
+        for (int off = 16; off > 0; off >>= 1)
+            acc = r.comb(acc, shfl_down(acc, off));
+    }
+    return acc;
+}
+
+template <class Rd, class T>
+__global__ void reduce_inner(Rd r, const T *in, int64_t A, int64_t K, int splits,
+                             typename Rd::Acc *partial, typename Rd::Out *out, int64_t *idx, bool vec)
+{
+    using Acc = typename Rd::Acc;
+    constexpr int N = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
+    int64_t row = (int64_t)blockIdx.x * blockDim.y + threadIdx.y;
+    int s = blockIdx.y;
+    Acc acc = r.ident();
+    if (row < A) {
+        // Split s covers [k0, k1); chunks are whole packs so vector loads stay aligned.
+        int64_t chunk = ((K + splits - 1) / splits + N - 1) / N * N;
+        int64_t k0 = s * chunk, k1 = k0 + chunk < K ? k0 + chunk : K;
+        const T *p = in + row * K;
+        int64_t k = k0;
+        if (vec) {
+            const int64_t step = (int64_t)blockDim.x * N;
+            int64_t kk = k0 + threadIdx.x * N;
+            for (; kk + 3 * step + N <= k1; kk += 4 * step) {
+                Pack<T, N> v[4];
+#pragma unroll
+                for (int u = 0; u < 4; u++)
+                    v[u] = *reinterpret_cast<const Pack<T, N> *>(p + kk + u * step);
+#pragma unroll
+                for (int u = 0; u < 4; u++)
+#pragma unroll
+                    for (int j = 0; j < N; j++)
+                        acc = r.comb(acc, r.map(v[u].v[j], kk + u * step + j));
+            }
+            for (; kk + N <= k1; kk += step) {
+                Pack<T, N> v = *reinterpret_cast<const Pack<T, N> *>(p + kk);
+#pragma unroll
+                for (int j = 0; j < N; j++)
+                    acc = r.comb(acc, r.map(v.v[j], kk + j));
+            }
+            k = k0 + (k1 - k0) / N * N; // the ragged tail, element by element
+        }
+        for (k += threadIdx.x; k < k1; k += blockDim.x)
+            acc = r.comb(acc, r.map(p[k], k));
+    }
+    acc = group_reduce(r, acc);
+    if (threadIdx.x == 0 && row < A) {
+        if (splits == 1)
+            r.store(acc, out, idx, row);
+        else
+            partial[row * splits + s] = acc;
+    }
+}
+
+template <class Rd>
+__global__ void reduce_partials(Rd r, const typename Rd::Acc *partial, int splits,
+                                typename Rd::Out *out, int64_t *idx)
+{
+    typename Rd::Acc acc = r.ident();
+    int64_t row = blockIdx.x;
+    for (int i = threadIdx.x; i < splits; i += blockDim.x)
+        acc = r.comb(acc, partial[row * splits + i]);
+    acc = group_reduce(r, acc);
+    if (threadIdx.x == 0)
+        r.store(acc, out, idx, row);
+}
+
+template <class Rd, class T>
+__global__ void reduce_outer(Rd r, const T *in, int64_t A, int64_t K, int64_t B,
+                             typename Rd::Out *out, int64_t *idx)
+{
+    for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < A * B;
+         o += (int64_t)gridDim.x * blockDim.x) {
+        int64_t a = o / B, b = o - a * B;
+        const T *p = in + a * K * B + b;
+        typename Rd::Acc acc = r.ident();
+        for (int64_t k = 0; k < K; k++)
+            acc = r.comb(acc, r.map(p[k * B], k));
+        r.store(acc, out, idx, o);
+    }
+}
+
+// How an inner reduction is laid out: threads per row, rows per block, splits.
+struct Plan {
+    int g, rows, splits;
+};
+
+template <class T> Plan plan_inner(int64_t A, int64_t K)
+{
+    constexpr int N = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
+    Plan p{32, 8, 1};
+    if (K >= 2048) {
+        p.g = kMaxThreads;
+        p.rows = 1;
+        int64_t want = (int64_t)sm_count() * 4; // a full wave of 512-thread blocks
+        if (A < want) {
+            int64_t by_work = K / ((int64_t)kMaxThreads * N * 4); // >= 4 packs per thread
+            int64_t s = (want + A - 1) / A;
+            if (s > by_work)
+                s = by_work;
+            if (s > 65535)
+                s = 65535;
+            p.splits = s > 1 ? (int)s : 1;
+        }
+    }
+    return p;
+}
+
+template <int OP, class T> size_t workspace_for(int64_t A, int64_t K, int64_t B)
+{
+    using Rd = typename RedOf<OP, T>::type;
+    if constexpr (std::is_void_v<Rd>) {
+        return 0;
+    } else {
+        if (B != 1)
+            return 0;
+        Plan p = plan_inner<T>(A, K);
+        return p.splits > 1 ? (size_t)A * p.splits * sizeof(typename Rd::Acc) : 0;
+    }
+}
+
+template <int OP, class T>
+int run_reduce(void *out, int64_t *idx, const void *in, int64_t A, int64_t K, int64_t B,
+               double param, void *ws, cudaStream_t s)
+{
+    using Rd = typename RedOf<OP, T>::type;
+    if constexpr (std::is_void_v<Rd>) {
+        return -1;
+    } else {
+        using Out = typename Rd::Out;
+        Rd r{K, param};
+        const T *x = (const T *)in;
+        Out *o = (Out *)out;
+        if (A * B == 0)
+            return 0;
+        if (B != 1) {
+            int64_t blocks = (A * B + 255) / 256, cap = (int64_t)sm_count() * 16;
+            reduce_outer<<<(unsigned)(blocks < cap ? blocks : cap), 256, 0, s>>>(r, x, A, K, B, o, idx);
+            return 0;
+        }
+        Plan p = plan_inner<T>(A, K);
+        constexpr int N = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
+        bool vec = ((uintptr_t)x % 16) == 0 && (K % N == 0 || A == 1) && N > 1;
+        dim3 block(p.g, p.rows), grid((unsigned)((A + p.rows - 1) / p.rows), p.splits);
+        auto *partial = (typename Rd::Acc *)ws;
+        reduce_inner<<<grid, block, 0, s>>>(r, x, A, K, p.splits, partial, o, idx, vec);
+        if (p.splits > 1)
+            reduce_partials<<<(unsigned)A, 256, 0, s>>>(r, partial, p.splits, o, idx);
+        return 0;
+    }
+}
+
+template <int I, int COUNT, class F> inline int dispatch_rop(int op, F &&f)
+{
+    if constexpr (I >= COUNT)
+        return -1;
+    else
+        return op == I ? f(std::integral_constant<int, I>{}) : dispatch_rop<I + 1, COUNT>(op, f);
+}
+
+// ---------------------------------------------------------------------------
+// Scans: one block per line, chunks of blockDim elements scanned with warp
+// shuffles, carried from chunk to chunk.
+
+template <class T, bool PROD>
+__global__ void scan_lines(const T *in, T *out, int64_t K, int64_t B)
+{
+    using C = std::conditional_t<is_lowp<T>, float, compute_t<T>>;
+    __shared__ char warp_raw[sizeof(C) * 32];
+    __shared__ char carry_raw[sizeof(C)];
+    C *warp_tot = reinterpret_cast<C *>(warp_raw);
+    C *carry_p = reinterpret_cast<C *>(carry_raw);
+    int64_t line = blockIdx.x, a = line / B, b = line - a * B;
+    const T *p = in + a * K * B + b;
+    T *q = out + a * K * B + b;
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nw = blockDim.x / 32;
+    C carry = C(PROD ? 1 : 0);
+    for (int64_t base = 0; base < K; base += blockDim.x) {
+        int64_t k = base + threadIdx.x;
+        C v = k < K ? to_c<C>(p[k * B]) : C(PROD ? 1 : 0);
+        for (int off = 1; off < 32; off <<= 1) {
+            C u = shfl_up(v, off);
+            if (lane >= off)
+                v = PROD ? C(v * u) : C(v + u);
+        }
+        if (lane == 31)
+            warp_tot[warp] = v;
+        __syncthreads();
+        if (warp == 0) {
+            C w = lane < nw ? warp_tot[lane] : C(PROD ? 1 : 0);
+            for (int off = 1; off < 32; off <<= 1) {
+                C u = shfl_up(w, off);
+                if (lane >= off)
+                    w = PROD ? C(w * u) : C(w + u);
+            }
+            if (lane < nw)
+                warp_tot[lane] = w;
+        }
+        __syncthreads();
+        if (warp > 0)
+            v = PROD ? C(v * warp_tot[warp - 1]) : C(v + warp_tot[warp - 1]);
+        v = PROD ? C(v * carry) : C(v + carry);
+        if (k < K)
+            q[k * B] = from_c<T>(v);
+        if (threadIdx.x == blockDim.x - 1)
+            *carry_p = v;
+        __syncthreads();
+        carry = *carry_p;
+        __syncthreads();
+    }
+}
+
+} // namespace
+
+extern "C" size_t pcs_reduce_workspace(int op, int dtype, int64_t A, int64_t K, int64_t B, int device)
+{
+    (void)device;
+    size_t bytes = 0;
+    dispatch_dtype(dtype, [&](auto tv) -> int {
+        using T = decltype(tv);
+        return dispatch_rop<0, PCS_NUM_ROPS>(op, [&](auto opc) -> int {
+            bytes = workspace_for<decltype(opc)::value, T>(A, K, B);
+            return 0;
+        });
+    });
+    return bytes;
+}
+
+extern "C" int pcs_launch_reduce(int op, int dtype, void *out, int64_t *indices, const void *in,
+                                 int64_t A, int64_t K, int64_t B, double param, void *workspace,
+                                 int device, cudaStream_t stream)
+{
+    (void)device;
+    return dispatch_dtype(dtype, [&](auto tv) -> int {
+        using T = decltype(tv);
+        return dispatch_rop<0, PCS_NUM_ROPS>(op, [&](auto opc) -> int {
+            return run_reduce<decltype(opc)::value, T>(out, indices, in, A, K, B, param, workspace,
+                                                      stream);
+        });
+    });
+}
+
+extern "C" int pcs_launch_scan(int op, int dtype, void *out, const void *in, int64_t A, int64_t K,
+                               int64_t B, cudaStream_t stream)
+{
+    return dispatch_dtype(dtype, [&](auto tv) -> int {
+        using T = decltype(tv);
+        if constexpr (std::is_same_v<T, bool>) {
+            return -1;
+        } else {
+            if (A * B == 0 || K == 0)
+                return 0;
+            int threads = K >= 1024 ? 1024 : K > 256 ? 512 : 128;
+            if (op == 0)
+                scan_lines<T, false><<<(unsigned)(A * B), threads, 0, stream>>>((const T *)in, (T *)out, K, B);
+            else
+                scan_lines<T, true><<<(unsigned)(A * B), threads, 0, stream>>>((const T *)in, (T *)out, K, B);
+            return 0;
+        }
+    });
+}
