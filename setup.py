@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -84,6 +85,26 @@ class BuildExt(build_ext):
                 default_compile(obj, src, ext, cc_args, extra_postargs["c"], pp_opts)
 
         cc._compile = compile_one
+
+        def parallel_compile(sources, output_dir=None, macros=None, include_dirs=None, debug=0,
+                             extra_preargs=None, extra_postargs=None, depends=None):
+            # setuptools compiles one file at a time; the kernels take most of
+            # the build, so compile every object concurrently, .cu files first.
+            macros, objects, extra_postargs, pp_opts, build = cc._setup_compile(
+                output_dir, macros, include_dirs, sources, depends, extra_postargs)
+            cc_args = cc._get_cc_args(pp_opts, debug, extra_preargs)
+
+            def one(obj):
+                src, ext = build[obj]
+                cc._compile(obj, src, ext, cc_args, extra_postargs, pp_opts)
+
+            order = sorted(build, key=lambda o: not build[o][0].endswith(".cu"))
+            jobs = int(os.environ.get("PYCUDA_SEM_JOBS", os.cpu_count() or 2))
+            with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+                list(pool.map(one, order))
+            return objects
+
+        cc.compile = parallel_compile
         build_ext.build_extensions(self)
 
 
