@@ -410,10 +410,10 @@ static PyObject *np_operand(PcsTensor *t)
 /* A NumPy result as a new tensor of `dtype`. */
 static PyObject *from_np(PyObject *arr, int dtype)
 {
-    PyObject *np = numpy_mod();
-    if (!arr || !np)
+    if (!arr)
         return NULL;
-    PyObject *c = PyObject_CallMethod(np, "ascontiguousarray", "O", arr);
+    /* copy(): C order and, unlike ascontiguousarray, keeps 0-d results 0-d */
+    PyObject *c = PyObject_CallMethod(arr, "copy", NULL);
     Py_DECREF(arr);
     if (!c)
         return NULL;

@@ -229,6 +229,7 @@ static void float_params(pcs_rng_params *p, int kind, int dtype, double a, doubl
     memset(p, 0, sizeof *p);
     p->kind = kind;
     p->wide = dtype == PCS_FLOAT64;
+    p->ubits = dtype == PCS_FLOAT16 ? 11 : dtype == PCS_BFLOAT16 ? 8 : 24;
     p->a = a;
     p->b = b;
 }

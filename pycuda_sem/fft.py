@@ -98,9 +98,11 @@ def _cpu(name, x, sizes, dims, norm):
 def _transform(x, name, kind, forward, n_or_s, dim, norm, conj_in=False, conj_out=False,
                norm_forward=None):
     dims, sizes = _dims_sizes(x, n_or_s, dim, last_c2r=(kind == _C2R))
-    if not x.is_cuda:
-        return _cpu(name, x, sizes, dims, norm)
     mode = _norm(norm, forward if norm_forward is None else norm_forward)
+    if not x.is_cuda:
+        if kind == _R2C and x.is_complex():
+            raise RuntimeError("%s expects a real input tensor, but got %s" % (name, x.dtype))
+        return _cpu(name, x, sizes, dims, norm)
     return _C._fft_cuda(x, kind, dims, sizes, mode, forward, conj_in, conj_out)
 
 

@@ -44,6 +44,9 @@ typedef struct pcs_rng_params {
     uint64_t seed, offset;
     int kind;      /* pcs_rng_kind */
     int wide;      /* 1: 2 numbers per block computed in double / 64 bits */
+    int ubits;     /* UNIFORM in float: random bits, the result type's
+                    * significand (24, 11 half, 8 bfloat16) so that rounding
+                    * to it can never reach 1.0 */
     double a, b;   /* kind parameters */
     int64_t low;    /* RANDINT: the smallest value */
     uint64_t range; /* RANDINT: high - low (> 0) */
@@ -118,10 +121,13 @@ PCS_HD void pcs_rng_block_f32(const pcs_rng_params *p, pcs_u32x4 r, float out[4]
 {
     float a = (float)p->a, b = (float)p->b;
     switch (p->kind) {
-    case PCS_RNG_UNIFORM:
+    case PCS_RNG_UNIFORM: {
+        const int bits = p->ubits ? p->ubits : 24;
+        const float unit = 1.0f / (float)(1u << bits);
         for (int l = 0; l < 4; l++)
-            out[l] = fmaf(pcs_u01f(r.v[l]), b - a, a);
+            out[l] = fmaf((float)(r.v[l] >> (32 - bits)) * unit, b - a, a);
         break;
+    }
     case PCS_RNG_NORMAL:
         for (int l = 0; l < 4; l += 2) {
             float rad = sqrtf(-2.0f * logf(pcs_u01f_open0(r.v[l])));
