@@ -14,13 +14,20 @@ def main():
     if not pycuda_sem.cuda.is_available():
         print("make bench: no CUDA GPU here; the benchmarks compare GPU runtimes and need one.")
         return 0
-    import bench_runtime
-    tables = [harness.run(bench_runtime.CASES, "Runtime overheads")]
-    for extra in ("bench_tensor", "bench_compute"):
-        try:
-            mod = __import__(extra)
-        except ImportError:
+    # every benchmarks/bench_*.py, sorted, after the runtime table; names on
+    # the command line (e.g. `run.py bench_blas_fft`) select a subset
+    here = os.path.dirname(os.path.abspath(__file__))
+    names = sorted(f[:-3] for f in os.listdir(here)
+                   if f.startswith("bench_") and f.endswith(".py") and f != "bench_runtime.py")
+    wanted = sys.argv[1:]
+    tables = []
+    if not wanted or "bench_runtime" in wanted:
+        import bench_runtime
+        tables.append(harness.run(bench_runtime.CASES, "Runtime overheads"))
+    for name in names:
+        if wanted and name not in wanted:
             continue
+        mod = __import__(name)
         tables.append(harness.run(mod.CASES, mod.TITLE))
     harness.save(tables)
     return 0
