@@ -216,7 +216,7 @@ int pcs_broadcast_shape(const pcs_operand *ops, int n, int64_t *sizes)
 
 PyObject *pcs_not_implemented(const char *op, int dtype)
 {
-    PyErr_Format(PyExc_RuntimeError, "\"%s\" not implemented for '%s'", op, pcs_dtypes[dtype].legacy);
+    PyErr_Format(PyExc_NotImplementedError, "\"%s\" not implemented for '%s'", op, pcs_dtypes[dtype].legacy);
     return NULL;
 }
 

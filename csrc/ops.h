@@ -59,7 +59,8 @@ int pcs_common_device(pcs_operand *ops, int n);
 /* Broadcast shape of the tensor operands; ndim, or -1 with RuntimeError. */
 int pcs_broadcast_shape(const pcs_operand *ops, int n, int64_t *sizes);
 
-/* RuntimeError "\"op\" not implemented for 'Float'", as torch words it. */
+/* NotImplementedError (a RuntimeError) "\"op\" not implemented for 'Float'",
+ * as torch 2 words and types it. */
 PyObject *pcs_not_implemented(const char *op, int dtype);
 
 /* ---- the elementwise executor ------------------------------------------------ */

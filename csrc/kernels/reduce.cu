@@ -372,7 +372,10 @@ template <class T> Plan plan_inner(int64_t A, int64_t K)
     if (K >= 2048) {
         p.g = kMaxThreads;
         p.rows = 1;
-        int64_t want = (int64_t)sm_count() * 4; // a full wave of 512-thread blocks
+        // Many blocks, not one wave: how many 512-thread blocks fit an SM
+        // depends on registers, and a partial last wave costs more than the
+        // few extra partials do.
+        int64_t want = (int64_t)sm_count() * 32;
         if (A < want) {
             int64_t by_work = K / ((int64_t)kMaxThreads * N * 4); // >= 4 packs per thread
             int64_t s = (want + A - 1) / A;
