@@ -55,6 +55,12 @@ def test_ops_run_on_the_current_stream():
     A = pcs.ones(1 << 20, device="cuda")
     pcs.cuda.synchronize()
     s = pcs.cuda.Stream()
+    # Warm the allocator's cache for s first: a fresh cudaMalloc/cudaFree
+    # while s sleeps could synchronize the device and hide which stream ran.
+    with pcs.cuda.stream(s):
+        warm = [pcs.sum(A), A + A, A.max()]
+    del warm
+    pcs.cuda.synchronize()
     with pcs.cuda.stream(s):
         pcs.cuda._sleep(200_000_000)  # keeps s busy well past the checks below
         total = pcs.sum(A)
