@@ -345,12 +345,26 @@ static PyObject *f_fft_cuda(PyObject *m, PyObject *const *args, Py_ssize_t nargs
     int kind = (int)PyLong_AsLong(args[1]), norm = (int)PyLong_AsLong(args[4]);
     int forward = PyObject_IsTrue(args[5]), conj_in = PyObject_IsTrue(args[6]),
         conj_out = PyObject_IsTrue(args[7]);
-    int64_t dims[PCS_MAX_DIMS], sig[PCS_MAX_DIMS];
-    int nd = pcs_parse_ints(&args[2], 1, dims), ns = pcs_parse_ints(&args[3], 1, sig);
-    if (PyErr_Occurred() || nd < 0 || ns < 0)
+    if (PyErr_Occurred())
         return NULL;
-    if (x0->device < 0)
-        return PyErr_Format(PyExc_RuntimeError, "_fft_cuda: expected a CUDA tensor");
+    if (x0->device < 0 || x0->ndim == 0)
+        return PyErr_Format(PyExc_RuntimeError, "_fft_cuda: expected a CUDA tensor of 1 or more dims");
+    /* dims None: the last dim; sizes None: the input's (the host-loop case
+     * of fft(x) costs no tuples) */
+    int64_t dims[PCS_MAX_DIMS], sig[PCS_MAX_DIMS];
+    int nd = 1, ns;
+    dims[0] = x0->ndim - 1;
+    if (args[2] != Py_None && (nd = pcs_parse_ints(&args[2], 1, dims)) < 0)
+        return NULL;
+    if (args[3] == Py_None) {
+        ns = nd;
+        for (int i = 0; i < nd; i++) {
+            int64_t m = (dims[i] >= 0 && dims[i] < x0->ndim) ? x0->sizes[dims[i]] : 1;
+            sig[i] = (kind == KIND_C2R && i == nd - 1) ? 2 * (m - 1) : m;
+        }
+    } else if ((ns = pcs_parse_ints(&args[3], 1, sig)) < 0) {
+        return NULL;
+    }
     if (nd != ns || nd < 1)
         return PyErr_Format(PyExc_RuntimeError, "_fft_cuda: need one size per dim");
     if (nd > 3)
@@ -397,8 +411,12 @@ static PyObject *f_fft_cuda(PyObject *m, PyObject *const *args, Py_ssize_t nargs
         pst[i] = x->strides[perm[i]];
         osz[i] = psz[i];
     }
-    PcsTensor *xp = pcs_tensor_alias(x, x->offset, x->ndim, psz, pst);
-    Py_DECREF(x);
+    bool identity = true;
+    for (int i = 0; i < x->ndim; i++)
+        identity &= perm[i] == i;
+    PcsTensor *xp = identity ? x : pcs_tensor_alias(x, x->offset, x->ndim, psz, pst);
+    if (!identity)
+        Py_DECREF(x);
     if (!xp)
         return NULL;
     /* c2r overwrites its input and conj_in scales it in place: own copy */
@@ -421,6 +439,8 @@ static PyObject *f_fft_cuda(PyObject *m, PyObject *const *args, Py_ssize_t nargs
     if (!out)
         return NULL;
     /* 4. back to the input's dim order (a view) */
+    if (identity)
+        return (PyObject *)out;
     int64_t rsz[PCS_MAX_DIMS], rst[PCS_MAX_DIMS];
     for (int i = 0; i < out->ndim; i++) {
         rsz[perm[i]] = out->sizes[i];

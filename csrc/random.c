@@ -217,6 +217,15 @@ static int check_generator(PyObject *const *args, Py_ssize_t nargs, PyObject *kw
     return 0;
 }
 
+/* RuntimeError with a printf-formatted message (PyErr_Format has no %g). */
+static PyObject *rt_error(const char *fmt, double a, double b)
+{
+    char buf[160];
+    snprintf(buf, sizeof buf, fmt, a, b);
+    PyErr_SetString(PyExc_RuntimeError, buf);
+    return NULL;
+}
+
 static PyObject *fill_and_return(PcsTensor *t, pcs_rng_params *p)
 {
     if (random_fill(t, p) < 0)
@@ -246,7 +255,7 @@ static PyObject *m_normal_(PyObject *self, PyObject *const *args, Py_ssize_t nar
         double_arg(args, nargs, kw, 1, "std", 1.0, &std) < 0 || require_float((PcsTensor *)self, "normal_") < 0)
         return NULL;
     if (!(std >= 0.0))
-        return PyErr_Format(PyExc_RuntimeError, "normal expects std >= 0.0, but found std %g", std);
+        return rt_error("normal expects std >= 0.0, but found std %g", std, 0);
     pcs_rng_params p;
     float_params(&p, PCS_RNG_NORMAL, ((PcsTensor *)self)->dtype, mean, std);
     return fill_and_return((PcsTensor *)self, &p);
@@ -261,8 +270,7 @@ static PyObject *m_uniform_(PyObject *self, PyObject *const *args, Py_ssize_t na
         double_arg(args, nargs, kw, 1, "to", 1.0, &hi) < 0 || require_float((PcsTensor *)self, "uniform_") < 0)
         return NULL;
     if (lo > hi)
-        return PyErr_Format(PyExc_RuntimeError,
-                            "uniform_ expects to return a [from, to) range, but found from=%g > to=%g", lo, hi);
+        return rt_error("uniform_ expects to return a [from, to) range, but found from=%g > to=%g", lo, hi);
     pcs_rng_params p;
     float_params(&p, PCS_RNG_UNIFORM, ((PcsTensor *)self)->dtype, lo, hi);
     return fill_and_return((PcsTensor *)self, &p);
@@ -277,7 +285,7 @@ static PyObject *m_bernoulli_(PyObject *self, PyObject *const *args, Py_ssize_t 
         double_arg(args, nargs, kw, 0, "p", 0.5, &prob) < 0)
         return NULL;
     if (!(prob >= 0.0 && prob <= 1.0))
-        return PyErr_Format(PyExc_RuntimeError, "bernoulli_ expects p to be in [0, 1], but got p=%g", prob);
+        return rt_error("bernoulli_ expects p to be in [0, 1], but got p=%g", prob, 0);
     if (pcs_is_complex(t->dtype))
         return PyErr_Format(PyExc_NotImplementedError, "bernoulli_ on complex tensors");
     pcs_rng_params p;
@@ -294,7 +302,7 @@ static PyObject *m_exponential_(PyObject *self, PyObject *const *args, Py_ssize_
         require_float((PcsTensor *)self, "exponential_") < 0)
         return NULL;
     if (!(lambd > 0.0))
-        return PyErr_Format(PyExc_RuntimeError, "exponential_ expects lambda > 0.0, but found lambda=%g", lambd);
+        return rt_error("exponential_ expects lambda > 0.0, but found lambda=%g", lambd, 0);
     pcs_rng_params p;
     float_params(&p, PCS_RNG_EXPONENTIAL, ((PcsTensor *)self)->dtype, lambd, 0.0);
     return fill_and_return((PcsTensor *)self, &p);

@@ -110,10 +110,9 @@ def _transform(x, name, kind, forward, n_or_s, dim, norm, conj_in=False, conj_ou
 
 def fft(input, n=None, dim=-1, norm=None):
     """One dimensional discrete Fourier transform."""
-    if input.is_cuda and n is None and norm is None and dim == -1 and input.ndim:
+    if n is None and norm is None and dim == -1 and input.is_cuda:
         # the common call, without the generic argument resolution
-        return _C._fft_cuda(input, _C2C, (input.ndim - 1,), (input.shape[-1],), _NONE, True,
-                            False, False)
+        return _C._fft_cuda(input, _C2C, None, None, _NONE, True, False, False)
     return _transform(input, "fft", _C2C, True, n, dim, norm)
 
 

@@ -190,7 +190,8 @@ def test_transposed_and_strided_operands_gpu(dt, balanced):
     cases = [(ta.t(), tb.t(), ra.T @ rb.T),          # both op T, no copy
              (tb, ta, rb @ ra),                      # plain
              (ta[:, ::2].t(), ta[:, ::2], ra[:, ::2].T @ ra[:, ::2]),  # strided: copied
-             (ta[::2], tb.t()[:, :32], ra[::2] @ rb.T[:, :32])]        # ld > cols
+             (tb[:, :48], ta[:48, :30], rb[:, :48] @ ra[:48, :30]),    # row-major, ld > cols
+             (ta[::2], tb.t()[:48, :32], ra[::2] @ rb.T[:48, :32])]    # col-major, ld > rows
     for x, y, ref in cases:
         assert rel(back(x @ y), ref) < TOL[dt]
 
@@ -300,9 +301,12 @@ def test_cublas_runs_on_current_stream():
     b = torch.randn(512, 512, device="cuda")
     ref = back(a) @ back(b)
     s1, s2 = cuda.Stream(), cuda.Stream()
+    for s in (s1, s2):  # make each stream's cuBLAS handle outside the timed part
+        with cuda.stream(s):
+            a @ b
     cuda.synchronize()
     with cuda.stream(s1):
-        cuda._sleep(500_000_000)  # ~0.25 s: s1 stays busy
+        cuda._sleep(1_000_000_000)  # ~0.5 s: s1 stays busy
         c = a @ b
     assert not s1.query()
     with cuda.stream(s2):

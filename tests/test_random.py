@@ -8,8 +8,9 @@ What the counter scheme guarantees (csrc/kernels/philox.h):
   (2 for float64) concatenate into one fill of the summed size;
 - float32 uniform numbers (rand, uniform_, bernoulli_, randint, randperm) are
   bit-identical on the CPU and the GPU; normal and exponential numbers agree
-  within 2e-6 * (1 + |x|) in float32 and 1e-13 * (1 + |x|) in float64 (libm
-  versus CUDA's log/sincospi differ in the last bits).
+  within 4e-6 * (1 + |x|) in float32 (the GPU takes the Box-Muller angle's
+  sin/cos from the hardware unit, abs. error < 4e-7) and 1e-13 * (1 + |x|) in
+  float64 (libm versus CUDA's log/sincospi differ in the last bits).
 Statistical checks use 6-sigma bounds, so they fail by chance with
 probability below 1e-8.
 """
@@ -166,7 +167,7 @@ def test_cpu_and_gpu_agree(dt, balanced):
     hu = np32(torch.rand(n, dtype=dt))
     hz = np32(torch.randn(n, dtype=dt))
     assert np.array_equal(cu, hu)  # uniform: bit-identical
-    tol = 1e-13 if dt == torch.float64 else 2e-6
+    tol = 1e-13 if dt == torch.float64 else 4e-6
     if dt in (torch.float16, torch.bfloat16):
         # rounding of a float that differs in its last bit may pick the
         # neighbouring 16-bit value

@@ -58,8 +58,14 @@ struct Block<2> {
     int64_t i[2];
 };
 
-__device__ __forceinline__ void compute(const pcs_rng_params &p, pcs_u32x4 r, Block<4> &b)
+// KIND >= 0 fixes the fill kind at compile time (the hot fills: normal and
+// uniform), so the transform's switch disappears from the loop.
+template <int KIND>
+__device__ __forceinline__ void compute(const pcs_rng_params &p0, pcs_u32x4 r, Block<4> &b)
 {
+    pcs_rng_params p = p0;
+    if (KIND >= 0)
+        p.kind = KIND;
     if (p.kind == PCS_RNG_RANDINT) {
         for (int l = 0; l < 4; l++)
             b.i[l] = pcs_rng_int(&p, r, l);
@@ -68,8 +74,12 @@ __device__ __forceinline__ void compute(const pcs_rng_params &p, pcs_u32x4 r, Bl
     }
 }
 
-__device__ __forceinline__ void compute(const pcs_rng_params &p, pcs_u32x4 r, Block<2> &b)
+template <int KIND>
+__device__ __forceinline__ void compute(const pcs_rng_params &p0, pcs_u32x4 r, Block<2> &b)
 {
+    pcs_rng_params p = p0;
+    if (KIND >= 0)
+        p.kind = KIND;
     if (p.kind == PCS_RNG_RANDINT) {
         for (int l = 0; l < 2; l++)
             b.i[l] = pcs_rng_int(&p, r, l);
@@ -78,31 +88,32 @@ __device__ __forceinline__ void compute(const pcs_rng_params &p, pcs_u32x4 r, Bl
     }
 }
 
-template <typename T, int PER>
+template <typename T, int PER, int KIND>
 __device__ __forceinline__ T pick(const pcs_rng_params &p, const Block<PER> &b, int l)
 {
-    return p.kind == PCS_RNG_RANDINT ? to_out<T>(b.i[l]) : to_out<T>(b.f[l]);
+    const int kind = KIND >= 0 ? KIND : p.kind;
+    return kind == PCS_RNG_RANDINT ? to_out<T>(b.i[l]) : to_out<T>(b.f[l]);
 }
 
 // vec: out is aligned to a whole pack, so full blocks go out in one store.
-template <typename T, int PER>
+template <typename T, int PER, int KIND>
 __global__ void rng_fill_kernel(T *__restrict__ out, int64_t n, pcs_rng_params p, bool vec)
 {
     const int64_t nblocks = (n + PER - 1) / PER;
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < nblocks; j += stride) {
         Block<PER> b;
-        compute(p, pcs_philox(p.seed, p.offset + (uint64_t)j), b);
+        compute<KIND>(p, pcs_philox(p.seed, p.offset + (uint64_t)j), b);
         const int64_t base = j * PER;
         if (vec && base + PER <= n) {
             Pack<T, PER> pk;
 #pragma unroll
             for (int l = 0; l < PER; l++)
-                pk.v[l] = pick<T, PER>(p, b, l);
+                pk.v[l] = pick<T, PER, KIND>(p, b, l);
             *reinterpret_cast<Pack<T, PER> *>(out + base) = pk;
         } else {
             for (int l = 0; l < PER && base + l < n; l++)
-                out[base + l] = pick<T, PER>(p, b, l);
+                out[base + l] = pick<T, PER, KIND>(p, b, l);
         }
     }
 }
@@ -139,12 +150,18 @@ void launch(void *out, int64_t n, const pcs_rng_params &p, cudaStream_t stream)
     if (grid < 1)
         grid = 1;
     const uintptr_t addr = reinterpret_cast<uintptr_t>(out);
+    T *o = static_cast<T *>(out);
     if (wide) {
         bool vec = addr % sizeof(Pack<T, 2>) == 0;
-        rng_fill_kernel<T, 2><<<(unsigned)grid, threads, 0, stream>>>(static_cast<T *>(out), n, p, vec);
+        rng_fill_kernel<T, 2, -1><<<(unsigned)grid, threads, 0, stream>>>(o, n, p, vec);
     } else {
         bool vec = addr % sizeof(Pack<T, 4>) == 0;
-        rng_fill_kernel<T, 4><<<(unsigned)grid, threads, 0, stream>>>(static_cast<T *>(out), n, p, vec);
+        if (p.kind == PCS_RNG_NORMAL)
+            rng_fill_kernel<T, 4, PCS_RNG_NORMAL><<<(unsigned)grid, threads, 0, stream>>>(o, n, p, vec);
+        else if (p.kind == PCS_RNG_UNIFORM)
+            rng_fill_kernel<T, 4, PCS_RNG_UNIFORM><<<(unsigned)grid, threads, 0, stream>>>(o, n, p, vec);
+        else
+            rng_fill_kernel<T, 4, -1><<<(unsigned)grid, threads, 0, stream>>>(o, n, p, vec);
     }
 }
 
