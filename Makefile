@@ -14,7 +14,7 @@ endif
 
 PYTEST_ARGS ?= -q -ra
 
-.PHONY: build test demo bench test-asan clean
+.PHONY: build test demo bench test-asan gpu-report clean
 
 .venv/.ready:
 	python3 -m venv .venv
@@ -33,6 +33,16 @@ demo: build
 
 bench: build
 	$(PY) benchmarks/run.py
+
+# On the GPU machine: the suite, the tour and the benchmarks in one go, each
+# log kept under $(REPORT) (the device tool's $OUT, for instance).
+REPORT ?= reports
+gpu-report: build
+	mkdir -p $(REPORT)
+	nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > $(REPORT)/gpu.txt 2>&1 || true
+	-$(PY) -m pytest $(PYTEST_ARGS) tests > $(REPORT)/test.log 2>&1; tail -n 25 $(REPORT)/test.log
+	-$(PY) docs/tour.py > $(REPORT)/demo.log 2>&1; tail -n 5 $(REPORT)/demo.log
+	-$(PY) benchmarks/run.py > $(REPORT)/bench.log 2>&1; cat $(REPORT)/bench.log
 
 # The CPU suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 test-asan: $(VENV_DEP)
