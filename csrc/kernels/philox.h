@@ -118,6 +118,19 @@ PCS_HD float pcs_u01f(uint32_t x) { return (float)(x >> 8) * 5.9604644775390625e
 /* (0, 1]: safe for log. */
 PCS_HD float pcs_u01f_open0(uint32_t x) { return (float)((x >> 8) + 1u) * 5.9604644775390625e-8f; }
 
+/* [0, 1) with 23 random bits made by placing them in the significand of
+ * 1.0f: no int-to-float conversion, which runs at a quarter of the FMA rate
+ * on GPUs and dominated normal_ (four per Philox block). */
+PCS_HD float pcs_u01f_bits(uint32_t x)
+{
+    union {
+        uint32_t u;
+        float f;
+    } b;
+    b.u = 0x3f800000u | (x >> 9);
+    return b.f - 1.0f;
+}
+
 /* The four float32 results of one block. Lanes (0,1) and (2,3) are the
  * Box-Muller pairs: cos and sin of the same radius. */
 PCS_HD void pcs_rng_block_f32(const pcs_rng_params *p, pcs_u32x4 r, float out[4])
@@ -133,9 +146,10 @@ PCS_HD void pcs_rng_block_f32(const pcs_rng_params *p, pcs_u32x4 r, float out[4]
     }
     case PCS_RNG_NORMAL:
         for (int l = 0; l < 4; l += 2) {
-            float rad = sqrtf(-2.0f * logf(pcs_u01f_open0(r.v[l])));
+            /* 1 - u is exact and in (0, 1]: safe for log */
+            float rad = sqrtf(-2.0f * logf(1.0f - pcs_u01f_bits(r.v[l])));
             float s, c;
-            pcs_sincospif(fmaf(2.0f, pcs_u01f(r.v[l + 1]), -1.0f), &s, &c);
+            pcs_sincospif(fmaf(2.0f, pcs_u01f_bits(r.v[l + 1]), -1.0f), &s, &c);
             out[l] = fmaf(rad * c, b, a);
             out[l + 1] = fmaf(rad * s, b, a);
         }
