@@ -52,3 +52,68 @@ from .._legacy import cuda_types as _legacy_cuda_types  # noqa: E402
 
 # FloatTensor, DoubleTensor, HalfTensor, LongTensor, ... on the current device.
 globals().update(_legacy_cuda_types)
+
+
+# ---- random, matmul, fft (random.c, blas.c, fft.c) ---------------------------------
+# The CUDA generators: one (seed, Philox offset) per device. Seeding touches
+# no GPU (the states are host memory), as PyTorch's lazy seeding.
+
+def _rng_device(device):
+    if device is None or device == "cuda":
+        return None
+    if isinstance(device, str):
+        device = _C.device(device)
+    if isinstance(device, int):
+        return device
+    return device.index
+
+
+def manual_seed(seed):
+    """Seed the current device's generator."""
+    _C._cuda_manual_seed(int(seed))
+
+
+def manual_seed_all(seed):
+    """Seed every device's generator."""
+    _C._cuda_manual_seed_all(int(seed))
+
+
+def seed():
+    """Seed the current device's generator with a non-deterministic number."""
+    _C._cuda_seed()
+
+
+def seed_all():
+    """Seed every device's generator with one non-deterministic number."""
+    _C._cuda_seed_all()
+
+
+def initial_seed():
+    """The current device's seed."""
+    return _C._cuda_initial_seed()
+
+
+def get_rng_state(device="cuda"):
+    """The generator state of a device, as a uint8 CPU tensor (seed, offset)."""
+    d = _rng_device(device)
+    return _C._cuda_get_rng_state() if d is None else _C._cuda_get_rng_state(d)
+
+
+def set_rng_state(new_state, device="cuda"):
+    """Restore a state returned by get_rng_state."""
+    d = _rng_device(device)
+    if d is None:
+        _C._cuda_set_rng_state(new_state)
+    else:
+        _C._cuda_set_rng_state(new_state, d)
+
+
+def get_rng_state_all():
+    """The states of every visible device."""
+    return [get_rng_state(i) for i in range(device_count())]
+
+
+def set_rng_state_all(new_states):
+    """Restore the states of devices 0, 1, ..."""
+    for i, s in enumerate(new_states):
+        set_rng_state(s, i)
