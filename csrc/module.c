@@ -14,6 +14,10 @@
 #include "event.h"
 #include "storage.h"
 #include "stream.h"
+#include "random.h"
+#include "blas.h"
+#include "fft.h"
+#include "ops.h"
 
 int pcs_memory_init(PyObject *module); /* memory.c */
 int pcs_dtype_init(PyObject *module);  /* dtype.c */
@@ -124,6 +128,10 @@ PyMODINIT_FUNC PyInit__C(void)
         goto fail;
     /* concept files added later register here, in dependency order */
     if (pcs_dtype_init(m) < 0 || pcs_tensor_init(m) < 0) /* tensors (issue 3) */
+        goto fail;
+    if (pcs_random_init(m) < 0 || pcs_blas_init(m) < 0 || pcs_fft_init(m) < 0) /* random, matmul, fft */
+        goto fail;
+    if (pcs_ops_init(m) < 0) /* elementwise ops and reductions (ops.c) */
         goto fail;
     return m;
 fail:

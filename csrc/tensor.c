@@ -14,6 +14,9 @@
 #include "host_allocator.h"
 #include "scalar.h"
 #include "stream.h"
+#include "random.h"
+#include "blas.h"
+#include "ops.h"
 
 /* ------------------------------------------------------------------------ */
 /* Construction                                                              */
@@ -687,10 +690,12 @@ static size_t count_getset(const PyGetSetDef *g)
 
 int pcs_tensor_init(PyObject *m)
 {
+    pcs_ops_install_number_slots(&tensor_as_number); /* ops.c: operators, comparisons, op methods */
     /* One method table for the type, gathered from the files that own the
      * methods (allocated once, lives as long as the process). */
     const PyMethodDef *parts[] = {tensor_methods, pcs_tensor_view_methods,
-                                  pcs_tensor_copy_methods};
+                                  pcs_tensor_copy_methods, pcs_tensor_random_methods, pcs_tensor_blas_methods,
+                                  pcs_tensor_ops_methods};
     size_t total = 1;
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
         total += count_methods(parts[i]);
@@ -712,6 +717,8 @@ int pcs_tensor_init(PyObject *m)
     PcsTensor_Type.tp_methods = all;
     PcsTensor_Type.tp_getset = gs;
 
+    tensor_as_number.nb_matrix_multiply = pcs_blas_nb_matmul; /* blas.c */
+    tensor_as_number.nb_inplace_matrix_multiply = pcs_blas_nb_imatmul;
     if (pcs_size_init(m) < 0 || PyType_Ready(&PcsTensor_Type) < 0)
         return -1;
     if (PyModule_AddObjectRef(m, "Tensor", (PyObject *)&PcsTensor_Type) < 0)

@@ -66,6 +66,116 @@ int pcs_launch_fill(void *dst, int itemsize, const void *value, int64_t n,
  * they check ordering, concurrency and timing. */
 void pcs_launch_sleep(int64_t cycles, cudaStream_t stream);
 
+/* ---- random numbers, FFT helpers (random.cu, fft.cu) ----------------------- */
+
+/* The fill parameters and the numbering scheme are in philox.h. */
+struct pcs_rng_params;
+
+/* Writes n Philox numbers (p: kind, parameters, seed, offset) into
+ * contiguous out of `dtype` (bool, integers, float16/bfloat16/32/64).
+ * Returns -1 for a dtype it does not know (nothing is launched). */
+int pcs_launch_rng_fill(void *out, int dtype, int64_t n, const struct pcs_rng_params *p,
+                        cudaStream_t stream);
+
+/* Scales n contiguous floats (is_double 0) or doubles in place: even
+ * positions by s_even, odd ones by s_odd. On complex data (interleaved re,
+ * im) that is FFT normalisation and conjugation (s_odd = -s_even) in one
+ * pass; on real data pass s_even == s_odd. */
+void pcs_launch_fft_scale(void *data, int is_double, int64_t n, double s_even, double s_odd,
+                          cudaStream_t stream);
+
+/* ---- compute: elementwise ops, reductions, scans (elementwise.cu, reduce.cu) */
+/* Launched by ops*.c. Every operand of one launch has the same compute dtype
+ * (the host casts first where dtypes differ); outputs are that dtype except
+ * where an op says otherwise. A NULL input pointer means "use the matching
+ * scalar" (a Python number or a 0-dim CPU tensor joining a CUDA op). Each
+ * launcher returns 0, or -1 for an (op, dtype) pair it does not implement,
+ * in which case nothing is launched. */
+
+/* Binary ops. Output dtype: bool for EQ..LOGICAL_XOR, else the compute dtype.
+ * ADD_ALPHA is a + alpha * b (alpha in scalars[2]); DIV_TRUNC/DIV_FLOOR are
+ * div's rounding modes; REMAINDER and DIV_FLOOR follow Python's signs. */
+typedef enum {
+    PCS_BOP_ADD = 0, PCS_BOP_SUB, PCS_BOP_ADD_ALPHA, PCS_BOP_MUL, PCS_BOP_DIV,
+    PCS_BOP_DIV_TRUNC, PCS_BOP_DIV_FLOOR, PCS_BOP_REMAINDER, PCS_BOP_POW,
+    PCS_BOP_MAXIMUM, PCS_BOP_MINIMUM, PCS_BOP_ATAN2,
+    PCS_BOP_EQ, PCS_BOP_NE, PCS_BOP_LT, PCS_BOP_LE, PCS_BOP_GT, PCS_BOP_GE,
+    PCS_BOP_LOGICAL_AND, PCS_BOP_LOGICAL_OR, PCS_BOP_LOGICAL_XOR,
+    PCS_BOP_BITWISE_AND, PCS_BOP_BITWISE_OR, PCS_BOP_BITWISE_XOR,
+    PCS_BOP_LSHIFT, PCS_BOP_RSHIFT,
+    PCS_NUM_BOPS
+} pcs_binary_op;
+
+/* Unary ops. Output dtype: bool for ISNAN..LOGICAL_NOT, the real dtype for
+ * ABS of a complex input, else the compute dtype. NAN_TO_NUM takes
+ * (nan, posinf, neginf) in params[0..2]. */
+typedef enum {
+    PCS_UOP_NEG = 0, PCS_UOP_ABS, PCS_UOP_SIGN, PCS_UOP_EXP, PCS_UOP_EXP2, PCS_UOP_EXPM1,
+    PCS_UOP_LOG, PCS_UOP_LOG2, PCS_UOP_LOG10, PCS_UOP_LOG1P, PCS_UOP_SQRT, PCS_UOP_RSQRT,
+    PCS_UOP_SIN, PCS_UOP_COS, PCS_UOP_TAN, PCS_UOP_ASIN, PCS_UOP_ACOS, PCS_UOP_ATAN,
+    PCS_UOP_SINH, PCS_UOP_COSH, PCS_UOP_TANH, PCS_UOP_SIGMOID, PCS_UOP_RELU, PCS_UOP_GELU,
+    PCS_UOP_GELU_TANH, PCS_UOP_FLOOR, PCS_UOP_CEIL, PCS_UOP_ROUND, PCS_UOP_TRUNC,
+    PCS_UOP_FRAC, PCS_UOP_RECIPROCAL, PCS_UOP_SQUARE, PCS_UOP_NAN_TO_NUM,
+    PCS_UOP_BITWISE_NOT,
+    PCS_UOP_ISNAN, PCS_UOP_ISINF, PCS_UOP_ISFINITE, PCS_UOP_LOGICAL_NOT,
+    PCS_NUM_UOPS
+} pcs_unary_op;
+
+/* Ternary ops: WHERE(cond: bool, x, y), CLAMP(x, lo, hi) = min(max(x, lo), hi),
+ * LERP(start, end, weight). */
+typedef enum { PCS_TOP_WHERE = 0, PCS_TOP_CLAMP, PCS_TOP_LERP, PCS_NUM_TOPS } pcs_ternary_op;
+
+/* A host value for a kernel: integers use i, floats re, complex re and im. */
+typedef struct {
+    int64_t i;
+    double re, im;
+} pcs_kscalar;
+
+/* Strided geometry of one elementwise launch, coalesced by the host:
+ * strides[0] is the output's, strides[1..3] the inputs' (0 broadcasts). */
+#define PCS_EW_OPERANDS 4
+typedef struct {
+    int ndim;
+    int64_t sizes[PCS_MAX_DIMS];
+    int64_t strides[PCS_EW_OPERANDS][PCS_MAX_DIMS];
+} pcs_ew_geom;
+
+/* geom NULL: every tensor operand is contiguous with n elements (the
+ * vectorized fast path). scalars has 3 entries (a, b, extra). */
+int pcs_launch_binary(int op, int dtype, void *out, const void *a, const void *b,
+                      const pcs_kscalar *scalars, int64_t n, const pcs_ew_geom *geom,
+                      cudaStream_t stream);
+int pcs_launch_unary(int op, int dtype, void *out, const void *a, const pcs_kscalar *params,
+                     int64_t n, const pcs_ew_geom *geom, cudaStream_t stream);
+int pcs_launch_ternary(int op, int dtype, void *out, const void *a, const void *b,
+                       const void *c, const pcs_kscalar *scalars, int64_t n,
+                       const pcs_ew_geom *geom, cudaStream_t stream);
+
+/* Reductions over a contiguous input seen as [A, K, B]: out[a, b] combines
+ * in[a, :, b]. Output dtypes: SUM/PROD int64 for bool and integers, else
+ * the input's; MEAN/MAX/MIN/LOGSUMEXP the input's; ARGMAX/ARGMIN write
+ * values (the input's dtype, when out != NULL) and int64 indices (when
+ * indices != NULL); ALL/ANY one byte 0/1 (bool, or uint8 for uint8);
+ * VAR/STD/NORM the real dtype. param: the correction for VAR/STD, p for
+ * NORM (0, 1, 2 or any other finite p). workspace: bytes from
+ * pcs_reduce_workspace, on the same stream. */
+typedef enum {
+    PCS_ROP_SUM = 0, PCS_ROP_PROD, PCS_ROP_MEAN, PCS_ROP_MAX, PCS_ROP_MIN,
+    PCS_ROP_ARGMAX, PCS_ROP_ARGMIN, PCS_ROP_ALL, PCS_ROP_ANY, PCS_ROP_VAR, PCS_ROP_STD,
+    PCS_ROP_NORM, PCS_ROP_LOGSUMEXP,
+    PCS_NUM_ROPS
+} pcs_reduce_op;
+
+size_t pcs_reduce_workspace(int op, int dtype, int64_t A, int64_t K, int64_t B, int device);
+int pcs_launch_reduce(int op, int dtype, void *out, int64_t *indices, const void *in, int64_t A,
+                      int64_t K, int64_t B, double param, void *workspace, int device,
+                      cudaStream_t stream);
+
+/* Inclusive scans along K of a contiguous [A, K, B] input; op 0 sums,
+ * 1 multiplies; out has the input's dtype. */
+int pcs_launch_scan(int op, int dtype, void *out, const void *in, int64_t A, int64_t K, int64_t B,
+                    cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif
