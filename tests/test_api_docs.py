@@ -1,0 +1,60 @@
+"""docs/api.md names every public name of the public modules (CPU test)."""
+import os
+import re
+
+import pycuda_sem
+import pycuda_sem.backends
+import pycuda_sem.backends.cuda
+import pycuda_sem.backends.cudnn
+import pycuda_sem.cuda
+import pycuda_sem.fft
+import pycuda_sem.random
+import pycuda_sem.version
+
+API_MD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "api.md")
+
+MODULES = [pycuda_sem, pycuda_sem.cuda, pycuda_sem.backends, pycuda_sem.backends.cuda,
+           pycuda_sem.backends.cudnn, pycuda_sem.fft, pycuda_sem.version, pycuda_sem.random]
+
+ENV_VARS = ["CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "PYTORCH_NO_CUDA_MEMORY_CACHING",
+            "PYCUDA_SEM_ARCH", "PYCUDA_SEM_JOBS", "CUDA_HOME"]
+
+# Modules imported by a module for its own use are not part of its API.
+IMPORTED_HELPERS = {"sys", "types"}
+
+
+def _public(module):
+    return sorted(n for n in dir(module) if not n.startswith("_")
+                  and not (n in IMPORTED_HELPERS and type(getattr(module, n)).__name__ == "module"))
+
+
+def _words():
+    with open(API_MD, encoding="utf-8") as f:
+        return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", f.read()))
+
+
+def test_every_public_name_is_documented():
+    words = _words()
+    missing = ["%s.%s" % (m.__name__, n) for m in MODULES for n in _public(m) if n not in words]
+    assert not missing, "docs/api.md does not mention: " + ", ".join(missing)
+
+
+def test_every_public_tensor_method_is_documented():
+    words = _words()
+    missing = [n for n in dir(pycuda_sem.Tensor) if not n.startswith("_") and n not in words]
+    assert not missing, "docs/api.md does not mention Tensor." + ", Tensor.".join(missing)
+
+
+def test_class_members_are_documented():
+    words = _words()
+    classes = [pycuda_sem.cuda.Stream, pycuda_sem.cuda.Event, pycuda_sem.UntypedStorage,
+               pycuda_sem.device, pycuda_sem.dtype, pycuda_sem.Size,
+               pycuda_sem.backends.cuda.cuFFTPlanCache]
+    missing = ["%s.%s" % (c.__name__, n) for c in classes for n in vars(c)
+               if not n.startswith("_") and n not in words]
+    assert not missing, "docs/api.md does not mention: " + ", ".join(missing)
+
+
+def test_environment_variables_are_documented():
+    words = _words()
+    assert [v for v in ENV_VARS if v not in words] == []
