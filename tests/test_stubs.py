@@ -1,0 +1,99 @@
+"""pycuda_sem/_C.pyi matches the C module (CPU test).
+
+The stub is parsed with ast: every name of pycuda_sem._C (public and the private
+helpers the Python layer calls) has an entry, the stub defines no function or class
+the module lacks, and each class in the stub lists exactly the public members of the
+runtime class."""
+import ast
+import os
+
+import pycuda_sem
+import pycuda_sem._C as C
+
+PKG = os.path.dirname(os.path.abspath(pycuda_sem.__file__))
+STUB = os.path.join(PKG, "_C.pyi")
+
+# Type aliases the stub defines for its own annotations (not module names).
+ALIASES = {"_bool", "_int", "_float", "_str", "_Number", "_DeviceLike", "_Size",
+           "_TensorOrNumber", "_Dims", "_dtype", "_device"}
+
+
+def _tree():
+    with open(STUB, encoding="utf-8") as f:
+        return ast.parse(f.read(), filename=STUB)
+
+
+def _stub_names(tree):
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return names - ALIASES
+
+
+def _runtime_names():
+    return {n for n in dir(C) if not (n.startswith("__") and n.endswith("__"))}
+
+
+def test_stub_files_exist():
+    assert os.path.isfile(STUB)
+    assert os.path.isfile(os.path.join(PKG, "py.typed"))
+
+
+def test_every_runtime_name_is_in_the_stub():
+    missing = sorted(_runtime_names() - _stub_names(_tree()))
+    assert not missing, "missing from _C.pyi: %s" % missing
+
+
+def test_stub_names_only_what_exists():
+    extra = sorted(_stub_names(_tree()) - _runtime_names())
+    assert not extra, "_C.pyi names what _C lacks: %s" % extra
+
+
+def test_dtype_constants_are_annotated_as_dtype():
+    for node in _tree().body:
+        if isinstance(node, ast.AnnAssign):
+            assert isinstance(getattr(C, node.target.id), C.dtype), node.target.id
+
+
+def _members(cls_node):
+    names = set()
+    for node in cls_node.body:
+        if isinstance(node, ast.FunctionDef):
+            names.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return {n for n in names if not n.startswith("_")}
+
+
+def test_class_members_match():
+    problems = []
+    classes = {n.name: n for n in _tree().body if isinstance(n, ast.ClassDef)}
+    for node in classes.values():
+        if not isinstance(node, ast.ClassDef) or node.name == "OutOfMemoryError":
+            continue
+        cls = getattr(C, node.name)
+        stub = _members(node)
+        for base in node.bases:  # members inherited from a class of the stub
+            if isinstance(base, ast.Name) and base.id in classes:
+                stub |= _members(classes[base.id])
+        runtime = {n for n in dir(cls) if not n.startswith("_")}
+        if node.name in ("_CudaDeviceProperties", "_return_types_max", "_return_types_min"):
+            runtime -= {"count", "index", "n_fields", "n_sequence_fields", "n_unnamed_fields"}
+        if node.name == "Size":  # tuple's own methods come from the base class
+            runtime -= {"count", "index"}
+        if stub - runtime:
+            problems.append("%s: stub only %s" % (node.name, sorted(stub - runtime)))
+        if runtime - stub:
+            problems.append("%s: runtime only %s" % (node.name, sorted(runtime - stub)))
+    assert not problems, "; ".join(problems)
+
+
+def test_stub_mentions_the_context_managers():
+    names = _stub_names(_tree())
+    assert {"DeviceContext", "StreamContext", "Stream", "ExternalStream", "Event",
+            "UntypedStorage", "Tensor", "Size", "dtype", "device"} <= names
