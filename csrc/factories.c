@@ -274,7 +274,12 @@ static PyObject *f_arange(PyObject *m, PyObject *const *args, Py_ssize_t nargs, 
     if (st == 0)
         return PyErr_Format(PyExc_RuntimeError, "step must be nonzero");
     if (!isfinite(s0) || !isfinite(e0))
-        return PyErr_Format(PyExc_RuntimeError, "unsupported range: %g -> %g", s0, e0);
+    {
+        char msg[128];
+        snprintf(msg, sizeof msg, "unsupported range: %g -> %g", s0, e0);
+        PyErr_SetString(PyExc_RuntimeError, msg);
+        return NULL;
+    }
     if ((st > 0 && e0 < s0) || (st < 0 && e0 > s0))
         return PyErr_Format(PyExc_RuntimeError, "upper bound and larger bound inconsistent with step sign");
     int64_t n;

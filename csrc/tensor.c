@@ -62,15 +62,28 @@ PcsTensor *pcs_tensor_empty_strided(int ndim, const int64_t *sizes, const int64_
             break;
         }
     }
+    /* The element count itself must fit an int64 (contiguous strides computed
+     * from sizes whose product overflows would wrap and understate the span). */
+    size_t numel = 1;
+    for (int i = 0; nelem && i < ndim; i++)
+        if (pcs_mul_overflow_size(numel, (size_t)sizes[i], &numel) < 0)
+            return NULL;
     for (int i = 0; nelem && i < ndim; i++) {
         size_t span;
         if (pcs_mul_overflow_size((size_t)(sizes[i] - 1), (size_t)strides[i], &span) < 0)
             return NULL;
-        nelem += span;
+        if (__builtin_add_overflow(nelem, span, &nelem)) {
+            PyErr_SetString(PyExc_RuntimeError, "size overflows the address space");
+            return NULL;
+        }
     }
     size_t nbytes;
     if (pcs_mul_overflow_size(nelem, (size_t)pcs_itemsize(dtype), &nbytes) < 0)
         return NULL;
+    if (numel > (size_t)INT64_MAX || nbytes > (size_t)PTRDIFF_MAX) {
+        PyErr_SetString(PyExc_RuntimeError, "size overflows the address space");
+        return NULL;
+    }
     PcsStorage *st;
     if (device >= 0)
         st = pcs_storage_new_cuda(device, nbytes, pcs_current_stream(device));

@@ -239,6 +239,8 @@ static int leaf_dtype(PyObject *o)
     PyErr_Clear();
     pcs_scalar s;
     if (pcs_scalar_from_py(o, &s) < 0) {
+        if (PyLong_Check(o)) /* an int out of range: keep the overflow message */
+            return -1;
         PyErr_Clear();
         PyErr_Format(PyExc_TypeError, "new(): invalid data type '%.100s'", Py_TYPE(o)->tp_name);
         return -1;
@@ -263,6 +265,8 @@ static int leaf_store(PyObject *o, int dtype, char *p)
     }
     pcs_scalar s;
     if (pcs_scalar_from_py(o, &s) < 0) {
+        if (PyLong_Check(o)) /* an int out of range: keep the overflow message */
+            return -1;
         PyErr_Clear();
         PyErr_Format(PyExc_TypeError, "new(): invalid data type '%.100s'", Py_TYPE(o)->tp_name);
         return -1;

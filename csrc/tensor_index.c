@@ -32,7 +32,8 @@ static bool is_int_index(PyObject *o)
 
 static int unsupported(PyObject *o)
 {
-    if (PcsTensor_Check(o) || PyList_Check(o) || PyBool_Check(o) || PySequence_Check(o)) {
+    if (PcsTensor_Check(o) || PyList_Check(o) || PyBool_Check(o) ||
+        (PySequence_Check(o) && !PyUnicode_Check(o) && !PyBytes_Check(o))) {
         PyErr_SetString(PyExc_NotImplementedError,
                         "indexing with tensors, lists or booleans (advanced indexing) is not "
                         "supported yet; use ints, slices, ... and None");
