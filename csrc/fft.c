@@ -76,6 +76,10 @@ typedef struct plan_entry {
     plan_key key;
     cufftHandle plan;
     size_t work_size;
+    /* What the plan was last bound to: cufftSetStream costs a measurable
+     * part of a small transform's host time, and only this file binds it. */
+    cudaStream_t stream;
+    bool stream_set;
     struct plan_entry *prev, *next; /* prev: hotter */
 } plan_entry;
 
@@ -301,7 +305,11 @@ static PcsTensor *run_transform(PcsTensor *x, int kind, int rank, const int64_t 
         if (PCS_CHECK_LAUNCH(stream, "pcs_launch_fft_scale") < 0)
             goto done;
     }
-    PCS_CUFFT_CHECK_GOTO(cufftSetStream(e->plan, stream), done);
+    if (!e->stream_set || e->stream != stream) {
+        PCS_CUFFT_CHECK_GOTO(cufftSetStream(e->plan, stream), done);
+        e->stream = stream;
+        e->stream_set = true;
+    }
     if (e->work_size) {
         pcs_status st = pcs_alloc(dev, e->work_size, stream, &work);
         if (st != PCS_OK) {

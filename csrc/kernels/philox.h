@@ -58,9 +58,17 @@ typedef struct {
 
 PCS_HD uint32_t pcs_mulhilo32(uint32_t a, uint32_t b, uint32_t *hi)
 {
+#ifdef __CUDA_ARCH__
+    /* 32-bit halves, not a 64-bit product: from the latter nvcc keeps a
+     * zero high-word add per multiply (20 integer instructions per block in
+     * a fill that is bound by integer issue); same value either way. */
+    *hi = __umulhi(a, b);
+    return a * b;
+#else
     uint64_t p = (uint64_t)a * b;
     *hi = (uint32_t)(p >> 32);
     return (uint32_t)p;
+#endif
 }
 
 /* Philox4x32 with 10 rounds (Salmon et al., SC'11), the constants of the
