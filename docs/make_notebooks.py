@@ -1,9 +1,11 @@
 """Write docs/notebooks/*.ipynb: one notebook per section of the CUDA semantics note.
 
 The notebooks are defined here as lists of cells, so that their code can be
-reviewed and diffed as Python. This script writes them without outputs;
-`python3 docs/run_notebooks.py --write` executes them on a GPU machine and
-stores the outputs in the .ipynb files.
+reviewed and diffed as Python. This script writes them; when a
+notebook's code cells are unchanged it keeps the outputs already stored in
+the .ipynb (so prose edits keep the last real run), otherwise (or with
+--clear) it writes no outputs. `python3 docs/run_notebooks.py --write`
+executes them on a GPU machine and stores the outputs.
 
 A code cell whose first line is `# needs-gpus: N` is run only when at least N
 GPUs are visible; otherwise the runner records that it was skipped and why.
@@ -278,7 +280,10 @@ measure the *work*.
         code(HEADER),
         md("""
 `torch.cuda._sleep(cycles)` is a test kernel that keeps the GPU busy for a number of
-clock cycles. The launch returns at once; `synchronize()` is where the host waits.
+clock cycles; `synchronize()` is where the host waits for it. This is the process's
+first GPU call, so the launch time below also contains CUDA's lazy initialisation; the
+`CUDA_LAUNCH_BLOCKING` cell at the end warms up first and shows what a bare launch
+costs.
 """),
         code("""
 t0 = time.perf_counter()
@@ -288,7 +293,11 @@ torch.cuda.synchronize()
 t2 = time.perf_counter()
 print("launch returned after %.3f ms; synchronize() then waited %.1f ms" % ((t1 - t0) * 1e3, (t2 - t1) * 1e3))
 """),
-        md("The note's event-timing recipe, with a real workload where it says *Run some things here*:"),
+        md("""
+The note's event-timing recipe, with a real workload where it says *Run some things
+here*. These are the process's first matrix products, so the figure includes cuBLAS's
+one-time setup as well as the `randn` and the ten products.
+"""),
         code("""
 start_event = torch.cuda.Event(enable_timing=True)
 end_event = torch.cuda.Event(enable_timing=True)
@@ -384,9 +393,10 @@ with torch.cuda.stream(s):
     B = torch.sum(A)
 """),
         md("""
-Here `normal_()` is so short that the race is rarely lost. To make it visible, keep the
-default stream busy before the write that `sum` depends on: the side stream does not
-wait, so it reads `A` before the write lands.
+Nothing in that code orders `sum` after `normal_`. The next cell tries to make the
+race visible by keeping the default stream busy before the write that `sum` depends on.
+In the run recorded here the race was **not** lost: `B` came out right. A right answer
+from unsynchronised code proves nothing; the cell after it shows a race that was lost.
 """),
         code("""
 A = torch.zeros((100, 100), device=cuda)
@@ -399,9 +409,10 @@ print("B =", B.item(), "(the right answer is 10000.0)")
 torch.cuda.synchronize()
 """),
         md("""
-**Correct, with `wait_stream`**: `s.wait_stream(current_stream())` makes everything
-queued on `s` afterwards wait for what the default stream has queued so far. It does not
-block the host.
+**With `wait_stream`**: `s.wait_stream(current_stream())` makes everything queued on
+`s` afterwards wait for what the default stream has queued so far, without blocking the
+host. That fixes the *input* side, but look at the output of the cell: `B` is produced
+on `s` and `B.item()` reads it through the default stream, which does not wait for `s`.
 """),
         code("""
 A = torch.zeros((100, 100), device=cuda)
@@ -414,8 +425,14 @@ with torch.cuda.stream(s):
 print("B =", B.item())
 """),
         md("""
-**Correct, with `record_stream`**: the caching allocator gives a freed block back to the
-stream that allocated it at once, which is safe for work on that stream only. If another
+The printed `B` is not the sum of the ones in `A`: the read happened before `sum`
+finished on `s`, and it returned what that memory held before (the block had last held
+an earlier result computed on `s`). This is the other half of the note's rule: a result
+made on a side stream must be ordered before its use on the default stream too, with
+`torch.cuda.current_stream().wait_stream(s)` (or `s.synchronize()`) before `B.item()`.
+
+**`record_stream`**: the caching allocator gives a freed block back to the stream that
+allocated it at once, which is safe for work on that stream only. If another
 stream still uses the memory, `record_stream` tells the allocator to wait for that
 stream before reusing the block. First, what happens without it:
 """),
@@ -442,10 +459,12 @@ print("with    record_stream: new tensor got the freed block = %s while s was do
       % free_while_side_stream_busy(True))
 """),
         md("""
-Without `record_stream` the freed block went straight to a new tensor while `s` was still
-going to read it; a write to the new tensor could have corrupted `u`. With it, the block
-stays out of circulation until `s` is past that point (`memory_snapshot()` shows it as
-`active_pending_free`).
+Without `record_stream` the allocator handed the freed block straight to the new
+tensor without looking at `s`. In the run recorded here `s` had already finished by then,
+so no harm was done this time, but nothing checked it: had `s` still been running, a
+write to the new tensor could have corrupted what `s` was reading. With `record_stream`,
+while `s` was still busy, the block stayed out of circulation (`memory_snapshot()` shows
+such a block as `active_pending_free`) and the new tensor got other memory.
 
 The note's safe pattern, on a tensor made on the default stream and used on `s`:
 """),
@@ -1156,14 +1175,43 @@ def to_ipynb(needs_gpu, cells):
     }
 
 
+def _code_sources(nb):
+    return ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def carry_outputs(old, new):
+    """Copy outputs from `old` into `new` when their code cells are identical, so
+    that prose edits keep the outputs of the last real run. Returns True if kept."""
+    if _code_sources(old) != _code_sources(new):
+        return False
+    old_code = [c for c in old["cells"] if c["cell_type"] == "code"]
+    new_code = [c for c in new["cells"] if c["cell_type"] == "code"]
+    for o, n in zip(old_code, new_code):
+        n["outputs"] = o.get("outputs", [])
+        n["execution_count"] = o.get("execution_count")
+    executed = old.get("metadata", {}).get("pycuda_sem", {}).get("executed_on")
+    if executed:
+        new["metadata"]["pycuda_sem"]["executed_on"] = executed
+    return True
+
+
 def main(argv):
+    clear = "--clear" in argv
     os.makedirs(OUT, exist_ok=True)
     for name, (needs_gpu, cells) in NOTEBOOKS.items():
         path = os.path.join(OUT, name + ".ipynb")
+        nb = to_ipynb(needs_gpu, cells)
+        note = "without outputs"
+        if not clear and os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                if carry_outputs(json.load(f), nb):
+                    note = "outputs kept (code unchanged)"
+                else:
+                    note = "code changed: outputs dropped, rerun docs/run_notebooks.py --write"
         with open(path, "w", encoding="utf-8") as f:
-            json.dump(to_ipynb(needs_gpu, cells), f, indent=1, ensure_ascii=False)
+            json.dump(nb, f, indent=1, ensure_ascii=False)
             f.write("\n")
-        print("wrote", os.path.relpath(path))
+        print("wrote", os.path.relpath(path), "-", note)
 
 
 if __name__ == "__main__":
