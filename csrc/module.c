@@ -127,6 +127,7 @@ PyMODINIT_FUNC PyInit__C(void)
         pcs_storage_init(m) < 0 || pcs_memory_init(m) < 0)
         goto fail;
     /* concept files added later register here, in dependency order */
+    { extern int pcs_testing_init(PyObject *); if (pcs_testing_init(m) < 0) goto fail; } /* testing.c */
     if (pcs_dtype_init(m) < 0 || pcs_tensor_init(m) < 0) /* tensors (issue 3) */
         goto fail;
     if (pcs_random_init(m) < 0 || pcs_blas_init(m) < 0 || pcs_fft_init(m) < 0) /* random, matmul, fft */

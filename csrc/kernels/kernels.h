@@ -176,6 +176,9 @@ int pcs_launch_reduce(int op, int dtype, void *out, int64_t *indices, const void
 int pcs_launch_scan(int op, int dtype, void *out, const void *in, int64_t A, int64_t K, int64_t B,
                     cudaStream_t stream);
 
+/* Test only (faults.cu): a kernel that writes to an illegal address. */
+void pcs_launch_fault(cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif
