@@ -7,6 +7,8 @@ runtime class."""
 import ast
 import os
 
+import pytest
+
 import pycuda_sem
 import pycuda_sem._C as C
 
@@ -103,3 +105,38 @@ def test_stub_mentions_the_context_managers():
     names = _stub_names(_tree())
     assert {"DeviceContext", "StreamContext", "Stream", "ExternalStream", "Event",
             "UntypedStorage", "Tensor", "Size", "dtype", "device"} <= names
+
+
+USE = '''
+import pycuda_sem._C as C
+x: C.Tensor = C.randn(3, 3, device="cuda")
+s = C.Stream()
+with C.StreamContext(s):
+    y = C.matmul(x, x) + 1
+e = C.Event(enable_timing=True)
+e.record(s)
+ms: float = e.elapsed_time(e)
+d: C.dtype = x.dtype
+n: int = C.memory_allocated()
+size: C.Size = x.shape
+p: C._CudaDeviceProperties = C.get_device_properties(0)
+print(y.sum(dim=1).item(), d.itemsize, size.numel(), C.float32.is_floating_point, p.name)
+'''
+
+
+def test_type_checker_accepts_stub_and_usage(tmp_path):
+    """Runs mypy (strict on the stub) where it is installed; skipped elsewhere."""
+    api = pytest.importorskip("mypy.api")
+    use = tmp_path / "use.py"
+    use.write_text(USE)
+    env_path = os.environ.get("MYPYPATH")
+    os.environ["MYPYPATH"] = os.path.dirname(PKG)
+    try:
+        out, err, rc = api.run(["--strict", "--follow-imports=silent", "--no-incremental",
+                                STUB, str(use)])
+    finally:
+        if env_path is None:
+            os.environ.pop("MYPYPATH", None)
+        else:
+            os.environ["MYPYPATH"] = env_path
+    assert rc == 0, out + err
