@@ -71,3 +71,17 @@ def test_runner_captures_output_results_errors_and_skips(tmp_path):
     assert code[4]["outputs"][0]["name"] == "stderr"
     assert [e["ename"] for _, e in errors] == ["ZeroDivisionError"]
     assert "executed_on" in out["metadata"]["pycuda_sem"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=os.path.basename)
+def test_committed_outputs_come_from_a_gpu_run(path):
+    """Every code cell carries outputs from a run on a GPU, and the first cell
+    says which GPU (docs/run_notebooks.py --write on the GPU machine)."""
+    nb = _load(path)
+    assert "executed_on" in nb["metadata"]["pycuda_sem"], "run docs/run_notebooks.py --write"
+    assert not nb["metadata"]["pycuda_sem"]["executed_on"].startswith("no GPU")
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert all(c["execution_count"] for c in code)
+    first = "".join("".join(o.get("text", [])) for o in code[0]["outputs"])
+    assert "GPUs: " in first and "| none" not in first
+    assert not [o for c in code for o in c["outputs"] if o["output_type"] == "error"]
