@@ -7,6 +7,11 @@
  *     on the copy's stream (pcs_host_record); a freed block goes back to the
  *     cache, but is handed out again only once all its events have completed,
  *     so a non_blocking copy can never see its buffer reused under it;
+ *     A block keeps at most one pending event per (device, stream): a newer
+ *     use on the same stream re-records that event (stream order makes the
+ *     newer record cover the older work), and completed events are dropped
+ *     at each record, so a long-lived pinned buffer used for many copies
+ *     does not accumulate events (found by tests/test_leaks.py);
  *   - pcs_host_empty_cache waits for those events and returns every unused
  *     block to the driver.
  * The block list is a plain linked list: pinned allocations are few and
@@ -19,6 +24,7 @@
 
 typedef struct host_event {
     cudaEvent_t event;
+    cudaStream_t stream; /* the stream it was last recorded on */
     int device;
     struct host_event *next;
 } host_event;
@@ -123,6 +129,24 @@ void pcs_host_free(void *handle)
 int pcs_host_record(void *handle, cudaStream_t stream, int device)
 {
     host_block *b = handle;
+    PcsDeviceGuard g0;
+    if (pcs_device_guard_enter(&g0, device) < 0)
+        return -1;
+    pthread_mutex_lock(&lock);
+    (void)events_done(b); /* drop completed uses */
+    for (host_event *x = b->events; x; x = x->next) {
+        if (x->device == device && x->stream == stream) {
+            cudaError_t err = cudaEventRecord(x->event, stream);
+            pthread_mutex_unlock(&lock);
+            pcs_device_guard_exit(&g0);
+            if (err != cudaSuccess)
+                return pcs_cuda_error(err, "cudaEventRecord (pinned block use)", __FILE__,
+                                      __LINE__);
+            return 0;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    pcs_device_guard_exit(&g0);
     host_event *e = malloc(sizeof *e);
     if (!e) {
         PyErr_NoMemory();
@@ -145,6 +169,7 @@ int pcs_host_record(void *handle, cudaStream_t stream, int device)
         return pcs_cuda_error(err, "cudaEventRecord (pinned block use)", __FILE__, __LINE__);
     }
     e->device = device;
+    e->stream = stream;
     pthread_mutex_lock(&lock);
     e->next = b->events;
     b->events = e;

@@ -26,7 +26,11 @@ class _LegacyTensorType(type):
 
     def __call__(cls, *args, device=None):
         if cls.is_cuda:
-            device = "cuda" if device is None else device
+            if device is None:
+                device = "cuda"
+            elif _C.device(device).type != "cuda":
+                raise RuntimeError("legacy constructor expects device type: cuda but device "
+                                   "type: %s was passed" % _C.device(device).type)
         elif device is not None and _C.device(device).type != "cpu":
             raise RuntimeError("legacy constructor expects device type: cpu but device type: "
                                "%s was passed" % _C.device(device).type)

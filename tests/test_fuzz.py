@@ -320,7 +320,7 @@ def test_fuzz_cuda_against_cpu():
             cpu = _run(_PCS("cpu"), prog)
             gpu = _run(_PCS("cuda"), prog)
             assert gpu.is_cuda and gpu.dtype == cpu.dtype, (gpu.device, gpu.dtype, cpu.dtype)
-            rtol = 1e-9 if cpu.dtype == torch.float64 else 1e-4
+            rtol = 1e-9 if _all_double(prog) else 1e-4
             _close(gpu.cpu().numpy(), cpu.numpy(), rtol, "seed %d" % seed)
         except Exception as e:  # noqa: BLE001
             bad.append((seed, repr(e)[:300]))
