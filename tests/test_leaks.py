@@ -55,6 +55,9 @@ def _flat(make, cycles=CYCLES, warmup=WARMUP):
     r1 = _rss()
     st1 = _stats()
     grow = r1 - r0
+    print("leak-figure %s: %d cycles, RSS %+.2f MiB, stats %s" % (
+        make.__qualname__.split(".")[0], cycles, grow / 2**20,
+        "flat" if st1 == st0 else "CHANGED"))
     assert grow <= SLACK_MIB << 20, "RSS grew %.1f MiB over %d cycles" % (grow / 2**20, cycles)
     assert st1 == st0
     return grow
