@@ -521,6 +521,9 @@ static int cache_device(PyObject *o)
         PyErr_Format(PyExc_RuntimeError, "cufft_plan_cache: invalid device index %ld", d);
         return -1;
     }
+    /* a cache exists only for a device this process can see */
+    if (pcs_check_device((int)d) < 0)
+        return -1;
     return (int)d;
 }
 

@@ -15,6 +15,13 @@ def _put(out, r):
     np.copyto(out, r, casting="unsafe")
 
 
+def _check_int_divisor(b):
+    # PyTorch raises for an integer division by zero on the CPU (on the GPU
+    # the hardware's answer stands, as in PyTorch).
+    if b.dtype.kind in "iu" and not np.all(b):
+        raise RuntimeError("ZeroDivisionError")
+
+
 def _int_div_trunc(a, b):
     q = np.abs(a) // np.where(b == 0, 1, np.abs(b))
     return np.where((a < 0) != (b < 0), -q, q)
@@ -70,7 +77,11 @@ _UNARY = {
 
 
 def _make_binary(f):
+    checks_divisor = f in (np.floor_divide, np.remainder)
+
     def run(out, a, b):
+        if checks_divisor:
+            _check_int_divisor(b)
         with np.errstate(all="ignore"):
             _put(out, f(a, b))
     return run
@@ -101,6 +112,7 @@ def sub_alpha(out, a, b, alpha):
 
 
 def div_trunc(out, a, b):
+    _check_int_divisor(b)
     with np.errstate(all="ignore"):
         _put(out, np.trunc(a / b) if a.dtype.kind in "fc" else _int_div_trunc(a, b))
 

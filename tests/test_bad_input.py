@@ -386,11 +386,8 @@ CASES = [
     ("cuda-fft-dim", True, lambda: torch.fft.fft(_c(4), dim=2), IndexError, "Dimension out of range"),
     ("plan-cache-negative", True, lambda: _set_plan_cache(-1), RuntimeError, "non-negative"),
     ("plan-cache-str", True, lambda: _set_plan_cache("a"), ValueError, "invalid literal"),
-    pytest.param("plan-cache-device-range", True, lambda: _set_plan_cache(4, N + 3), RuntimeError,
-                 "device", id="plan-cache-device-range",
-                 marks=pytest.mark.xfail(strict=True, reason="csrc/fft.c: cufft_plan_cache[i] "
-                                         "accepts a device index >= device_count() (only "
-                                         "PCS_MAX_DEVICES is checked)")),
+    ("plan-cache-device-range", True, lambda: _set_plan_cache(4, N + 3), RuntimeError,
+     "invalid device ordinal"),
     ("legacy-cuda-str", True, lambda: torch.cuda.FloatTensor("a"), TypeError, "invalid data type"),
     ("legacy-cuda-negative", True, lambda: torch.cuda.FloatTensor(-1), RuntimeError,
      "negative dimension"),
