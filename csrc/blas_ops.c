@@ -436,11 +436,17 @@ PyMethodDef pcs_tensor_blas_methods[] = {
 
 PyMethodDef pcs_blas_functions[] = {
     {"matmul", FASTKW(f_matmul), "matmul(input, other): matrix product with broadcasting."},
-    {"mm", FASTKW(f_mm), "mm(input, mat2)"},
-    {"bmm", FASTKW(f_bmm), "bmm(input, mat2)"},
-    {"mv", FASTKW(f_mv), "mv(input, vec)"},
-    {"dot", FASTKW(f_dot), "dot(input, tensor)"},
-    {"addmm", FASTKW(f_addmm), "addmm(input, mat1, mat2, *, beta=1, alpha=1)"},
-    {"baddbmm", FASTKW(f_baddbmm), "baddbmm(input, batch1, batch2, *, beta=1, alpha=1)"},
+    {"mm", FASTKW(f_mm), "mm(input, mat2)\n\n(n x m) @ (m x p) -> (n x p) for 2-D tensors on one device, through "
+     "cuBLAS on the current stream (TF32 per backends.cuda.matmul.allow_tf32). "
+     "RuntimeError when the shapes cannot be multiplied."},
+    {"bmm", FASTKW(f_bmm), "bmm(input, mat2)\n\n(b x n x m) @ (b x m x p) -> (b x n x p): one strided-batched "
+     "cuBLAS call. RuntimeError for mismatched batches or shapes."},
+    {"mv", FASTKW(f_mv), "mv(input, vec)\n\n(n x m) @ (m) -> (n)."},
+    {"dot", FASTKW(f_dot), "dot(input, tensor)\n\nThe 0-dim dot product of two 1-D tensors of the same length "
+     "and dtype."},
+    {"addmm", FASTKW(f_addmm), "addmm(input, mat1, mat2, *, beta=1, alpha=1)\n\nbeta * input + alpha * (mat1 @ mat2), "
+     "input broadcast to the product's shape; one GEMM with cuBLAS's beta."},
+    {"baddbmm", FASTKW(f_baddbmm), "baddbmm(input, batch1, batch2, *, beta=1, alpha=1)\n\nbeta * input + alpha * "
+     "(batch1 @ batch2) for batches of matrices."},
     {NULL, NULL, 0, NULL},
 };

@@ -518,23 +518,33 @@ static PyObject *f_full_like(PyObject *m, PyObject *const *a, Py_ssize_t n, PyOb
 }
 
 static PyMethodDef factory_methods[] = {
-    {"empty", FASTKW(f_empty), "empty(*size, dtype=None, device=None, pin_memory=False)"},
-    {"zeros", FASTKW(f_zeros), "zeros(*size, dtype=None, device=None)"},
-    {"ones", FASTKW(f_ones), "ones(*size, dtype=None, device=None)"},
-    {"full", FASTKW(f_full), "full(size, fill_value, dtype=None, device=None)"},
-    {"empty_strided", FASTKW(f_empty_strided), "empty_strided(size, stride, dtype=None, device=None)"},
-    {"arange", FASTKW(f_arange), "arange(start=0, end, step=1, dtype=None, device=None)"},
-    {"linspace", FASTKW(f_linspace), "linspace(start, end, steps, dtype=None, device=None)"},
-    {"eye", FASTKW(f_eye), "eye(n, m=None, dtype=None, device=None)"},
+    {"empty", FASTKW(f_empty), "empty(*size, dtype=None, device=None, pin_memory=False)\n\nAn uninitialised tensor"
+     " (CPU by default; device='cuda' is the current device); pin_memory=True gives page-locked host memory."},
+    {"zeros", FASTKW(f_zeros), "zeros(*size, dtype=None, device=None)\n\nA tensor of zeros (CPU by default; device='cuda' is the current device)."},
+    {"ones", FASTKW(f_ones), "ones(*size, dtype=None, device=None)\n\nA tensor of ones (CPU by default; device='cuda' is the current device)."},
+    {"full", FASTKW(f_full), "full(size, fill_value, dtype=None, device=None)\n\nA tensor filled with "
+     "fill_value; its dtype is inferred from fill_value when not given."},
+    {"empty_strided", FASTKW(f_empty_strided), "empty_strided(size, stride, dtype=None, device=None)\n\nAn uninitialised tensor "
+     "with the given strides, backed by just enough memory."},
+    {"arange", FASTKW(f_arange), "arange(start=0, end, step=1, dtype=None, device=None)\n\nValues from start up to "
+     "(not including) end; int64 for integer arguments, the default dtype otherwise."},
+    {"linspace", FASTKW(f_linspace), "linspace(start, end, steps, dtype=None, device=None)\n\n`steps` evenly spaced "
+     "values from start to end inclusive."},
+    {"eye", FASTKW(f_eye), "eye(n, m=None, dtype=None, device=None)\n\nAn n x m (n x n) matrix with ones on "
+     "the diagonal."},
     {"tensor", FASTKW(f_tensor), "tensor(data, dtype=None, device=None, pin_memory=False): "
                                  "a new tensor holding a copy of data."},
     {"as_tensor", FASTKW(f_as_tensor), "as_tensor(data, dtype=None, device=None): shares memory "
                                        "when no conversion is needed."},
     {"from_numpy", f_from_numpy, METH_O, "A CPU tensor sharing memory with a NumPy array."},
-    {"empty_like", FASTKW(f_empty_like), "empty_like(t, dtype=None, device=None)"},
-    {"zeros_like", FASTKW(f_zeros_like), "zeros_like(t, dtype=None, device=None)"},
-    {"ones_like", FASTKW(f_ones_like), "ones_like(t, dtype=None, device=None)"},
-    {"full_like", FASTKW(f_full_like), "full_like(t, fill_value, dtype=None, device=None)"},
+    {"empty_like", FASTKW(f_empty_like), "empty_like(t, dtype=None, device=None)\n\nAn uninitialised tensor of t's shape, "
+     "with t's dtype and device unless given."},
+    {"zeros_like", FASTKW(f_zeros_like), "zeros_like(t, dtype=None, device=None)\n\nZeros of t's shape, with t's dtype and "
+     "device unless given."},
+    {"ones_like", FASTKW(f_ones_like), "ones_like(t, dtype=None, device=None)\n\nOnes of t's shape, with t's dtype and "
+     "device unless given."},
+    {"full_like", FASTKW(f_full_like), "full_like(t, fill_value, dtype=None, device=None)\n\nfill_value in t's shape, "
+     "with t's dtype and device unless given."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -413,7 +413,10 @@ static PyObject *m_new(PyObject *self, PyObject *const *args, Py_ssize_t nargs, 
     return (PyObject *)pcs_tensor_empty(ndim, sizes, t->dtype, device, false);
 }
 
-#define SHORTCUT_DEF(name, id) {#name, FASTKW(m_as_##name), "self.to(pycuda_sem." #id ")"},
+#define SHORTCUT_DEF(name, id)                                                               \
+    {#name, FASTKW(m_as_##name),                                                             \
+     #name "()\n\nThe same as self.to(pycuda_sem." #name "): self when "    \
+           "the dtype already matches, otherwise a converted copy on the same device."},
 
 PyMethodDef pcs_tensor_copy_methods[] = {
     {"to", FASTKW(m_to), "to(device=None, dtype=None, non_blocking=False, copy=False), "
@@ -430,11 +433,17 @@ PyMethodDef pcs_tensor_copy_methods[] = {
                                "copied into self, across devices if needed."},
     {"record_stream", m_record_stream, METH_O,
      "Marks the memory as used by a stream, so it is not reused before that work ends."},
-    {"new_empty", FASTKW(m_new_empty), "new_empty(size, dtype=None, device=None)"},
-    {"new_zeros", FASTKW(m_new_zeros), "new_zeros(size, dtype=None, device=None)"},
-    {"new_ones", FASTKW(m_new_ones), "new_ones(size, dtype=None, device=None)"},
-    {"new_full", FASTKW(m_new_full), "new_full(size, fill_value, dtype=None, device=None)"},
-    {"new_tensor", FASTKW(m_new_tensor), "new_tensor(data, dtype=None, device=None)"},
+    {"new_empty", FASTKW(m_new_empty), "new_empty(size, dtype=None, device=None)\n\nA new uninitialised tensor of `size` "
+     "with self's dtype and device unless they are given."},
+    {"new_zeros", FASTKW(m_new_zeros), "new_zeros(size, dtype=None, device=None)\n\nA new tensor of zeros of `size` with "
+     "self's dtype and device unless they are given."},
+    {"new_ones", FASTKW(m_new_ones), "new_ones(size, dtype=None, device=None)\n\nA new tensor of ones of `size` with "
+     "self's dtype and device unless they are given."},
+    {"new_full", FASTKW(m_new_full), "new_full(size, fill_value, dtype=None, device=None)\n\nA new tensor of `size` "
+     "filled with `fill_value`, with self's dtype and device unless they are given."},
+    {"new_tensor", FASTKW(m_new_tensor), "new_tensor(data, dtype=None, device=None)\n\nA new tensor holding a copy of "
+     "`data` (numbers, nested lists, arrays, tensors), with self's dtype and device "
+     "unless they are given."},
     {"new", FASTKW(m_new), "Legacy: new(*sizes) or new(data), same dtype and device."},
     DTYPE_SHORTCUTS(SHORTCUT_DEF)
     {NULL, NULL, 0, NULL},

@@ -587,22 +587,27 @@ PyGetSetDef pcs_tensor_view_getset[] = {
 
 PyMethodDef pcs_tensor_view_methods[] = {
     {"view", FASTKW(m_view), "view(*shape): same data, new shape (-1 infers one size)."},
-    {"view_as", m_view_as, METH_O, "view(other.size())"},
+    {"view_as", m_view_as, METH_O, "view_as(other)\n\nself.view(other.size()): a view sharing self's storage."},
     {"reshape", FASTKW(m_reshape), "reshape(*shape): a view when possible, else a copy."},
-    {"reshape_as", m_reshape_as, METH_O, "reshape(other.size())"},
+    {"reshape_as", m_reshape_as, METH_O, "reshape_as(other)\n\nself.reshape(other.size()): a view when the strides allow, "
+     "else a copy."},
     {"expand", FASTKW(m_expand), "expand(*sizes): broadcast size-1 dims (stride 0)."},
-    {"expand_as", m_expand_as, METH_O, "expand(other.size())"},
-    {"flatten", FASTKW(m_flatten), "flatten(start_dim=0, end_dim=-1)"},
+    {"expand_as", m_expand_as, METH_O, "expand_as(other)\n\nself.expand(other.size()): a broadcast view (stride 0 on "
+     "expanded dims)."},
+    {"flatten", FASTKW(m_flatten), "flatten(start_dim=0, end_dim=-1)\n\nThe dims start_dim..end_dim merged into one "
+     "(a view when possible, else a copy)."},
     {"squeeze", FASTKW(m_squeeze), "squeeze(dim=None): drop size-1 dims."},
     {"unsqueeze", FASTKW(m_unsqueeze), "unsqueeze(dim): insert a size-1 dim."},
     {"permute", FASTKW(m_permute), "permute(*dims): reorder dims."},
-    {"transpose", FASTKW(m_transpose), "transpose(dim0, dim1)"},
-    {"swapaxes", FASTKW(m_transpose), "transpose(dim0, dim1)"},
-    {"swapdims", FASTKW(m_transpose), "transpose(dim0, dim1)"},
+    {"transpose", FASTKW(m_transpose), "transpose(dim0, dim1)\n\nA view with dims dim0 and "
+     "dim1 swapped (no data moves)."},
+    {"swapaxes", FASTKW(m_transpose), "swapaxes(axis0, axis1)\n\nAlias of transpose()."},
+    {"swapdims", FASTKW(m_transpose), "swapdims(dim0, dim1)\n\nAlias of transpose()."},
     {"t", m_t, METH_NOARGS, "Transpose of a tensor with at most 2 dims."},
-    {"narrow", FASTKW(m_narrow), "narrow(dim, start, length)"},
+    {"narrow", FASTKW(m_narrow), "narrow(dim, start, length)\n\nA view of `length` entries of dim `dim` from `start`."},
     {"select", FASTKW(m_select), "select(dim, index): drops dim."},
     {"unbind", FASTKW(m_unbind), "unbind(dim=0): tuple of selects."},
-    {"as_strided", FASTKW(m_as_strided), "as_strided(size, stride, storage_offset=None)"},
+    {"as_strided", FASTKW(m_as_strided), "as_strided(size, stride, storage_offset=None)\n\nA view of self's storage with "
+     "the given geometry; RuntimeError if it would reach outside the storage."},
     {NULL, NULL, 0, NULL},
 };
