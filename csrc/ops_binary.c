@@ -204,8 +204,11 @@ PyObject *pcs_binary_operator(int which, PyObject *a, PyObject *b, bool inplace)
     int rb = ra ? 1 : pcs_operand_from(b, &ops[1]);
     if (rb < 0)
         return NULL;
-    if (ra || rb)
+    if (ra || rb) {
+        if (pcs_scalar_int_overflows(a) || pcs_scalar_int_overflows(b))
+            return NULL;
         Py_RETURN_NOTIMPLEMENTED;
+    }
     int bi = opr_to_bin[which];
     /* & | ^ on bool tensors are the logical ops (same result, bool kept). */
     return binary_core(bi, ops, NULL, NULL, inplace ? a : NULL);
@@ -246,8 +249,11 @@ static PyObject *binary_entry(int which, PyObject *self, PyObject *const *args, 
         return NULL;
     pcs_operand ops[2];
     if (pcs_operand_arg(x, &ops[0], fname, "input") < 0 ||
-        pcs_operand_arg(y, &ops[1], fname, "other") < 0)
+        pcs_operand_arg(y, &ops[1], fname, "other") < 0) {
+        if (!pcs_scalar_int_overflows(x)) /* say "Overflow", not "must be a Number" */
+            pcs_scalar_int_overflows(y);
         return NULL;
+    }
     return binary_core(which, ops, pcs_arg(args, nargs, kw, -1, "alpha"),
                        pcs_arg(args, nargs, kw, -1, "rounding_mode"), inplace ? self : out);
 }

@@ -239,6 +239,15 @@ CASES = [
     # ---- ops and reductions
     ("add-shapes", False, lambda: _T() + torch.ones(4), RuntimeError, "must match the size"),
     ("add-str", False, lambda: _T() + "a", TypeError, "unsupported operand"),
+    ("add-int-overflow", False, lambda: torch.ones(2, dtype=torch.int64) + (1 << 70), RuntimeError,
+     "Overflow when unpacking long"),
+    ("radd-int-overflow", False, lambda: -(1 << 70) + torch.ones(2), RuntimeError, "Overflow"),
+    ("iadd-int-overflow", False, lambda: torch.ones(2).__iadd__(1 << 64), RuntimeError, "Overflow"),
+    ("eq-int-overflow", False, lambda: torch.ones(2) == (1 << 70), RuntimeError, "Overflow"),
+    ("add-fn-int-overflow", False, lambda: torch.add(torch.ones(2), 1 << 70), RuntimeError,
+     "Overflow"),
+    ("mul-method-int-overflow", False, lambda: torch.ones(2).mul(-(1 << 64)), RuntimeError,
+     "Overflow"),
     ("add-inplace-broadcast", False, lambda: torch.ones(3).add_(torch.ones(2, 3)), RuntimeError,
      "doesn't match the broadcast shape"),
     ("add-inplace-cast", False,
@@ -459,10 +468,9 @@ def test_int_floor_divide_by_zero_raises():
     assert _stats() == before
 
 
-@pytest.mark.xfail(strict=True, reason="csrc/ops_binary.c: an int scalar out of int64 range in a "
-                   "binary op gives TypeError 'unsupported operand' instead of PyTorch's "
-                   "RuntimeError 'Overflow when unpacking long'")
 def test_binary_op_int_scalar_overflow_message():
+    """An int no scalar can hold is an Overflow RuntimeError, as in PyTorch,
+    not the TypeError 'unsupported operand' of a refused operand."""
     with pytest.raises(RuntimeError, match="Overflow"):
         torch.ones(2, dtype=torch.int64) + (1 << 70)
 
