@@ -59,6 +59,14 @@ def _record_on_other_device():
     e.record(cuda.current_stream(0))
     e.record(cuda.current_stream(1))
 
+def _set_flag(owner, name, value):
+    """Sets a backend flag; checks that a refused value left it as it was."""
+    before = getattr(owner, name)
+    try:
+        setattr(owner, name, value)
+    finally:
+        assert getattr(owner, name) is before
+
 # (id, needs_gpu, call, exception, message fragment)
 CASES = [
     ("device-gpu-string", False, lambda: torch.device("gpu"), RuntimeError, "device type"),
@@ -346,6 +354,18 @@ CASES = [
     # ---- misc front ends
     ("matmul-precision", False, lambda: torch.set_float32_matmul_precision("ultra"), RuntimeError,
      "Invalid precision 'ultra'"),
+    ("matmul-tf32-str", False, lambda: _set_flag(torch.backends.cuda.matmul, "allow_tf32", "yes"),
+     RuntimeError, "set_allow_tf32_cublas expects a bool, but got str"),
+    ("matmul-tf32-int", False, lambda: _set_flag(torch.backends.cuda.matmul, "allow_tf32", 1),
+     RuntimeError, "expects a bool, but got int"),
+    ("matmul-fp16-reduction-none", False,
+     lambda: _set_flag(torch.backends.cuda.matmul, "allow_fp16_reduced_precision_reduction", None),
+     RuntimeError, "set_allow_fp16_reduction_cublas expects a bool"),
+    ("matmul-bf16-reduction-str", False,
+     lambda: _set_flag(torch.backends.cuda.matmul, "allow_bf16_reduced_precision_reduction", "no"),
+     RuntimeError, "set_allow_bf16_reduction_cublas expects a bool"),
+    ("cudnn-tf32-str", False, lambda: _set_flag(torch.backends.cudnn, "allow_tf32", "yes"),
+     RuntimeError, "expects a bool, but got str"),
     ("storage-subscript", False, lambda: torch.UntypedStorage(4)[10], TypeError, "subscriptable"),
 
     # ---- CUDA tensors

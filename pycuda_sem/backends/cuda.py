@@ -14,12 +14,22 @@ def is_built():
     return True
 
 
+def _expect_bool(value, setter):
+    """PyTorch's flag setters take a bool and nothing else (not 1, not "yes",
+    not a NumPy bool): a truthy string silently turning TF32 on would be a
+    precision change nobody asked for. RuntimeError, as torch's TORCH_CHECK."""
+    if not isinstance(value, bool):
+        raise RuntimeError("%s expects a bool, but got %s" % (setter, type(value).__name__))
+
+
 class cuBLASModule:
     """backends.cuda.matmul: allow_tf32, allow_fp16_reduced_precision_reduction,
     allow_bf16_reduced_precision_reduction."""
 
-    _FLAGS = ("allow_tf32", "allow_fp16_reduced_precision_reduction",
-              "allow_bf16_reduced_precision_reduction")
+    # flag -> the name torch's error message gives its setter
+    _FLAGS = {"allow_tf32": "set_allow_tf32_cublas",
+              "allow_fp16_reduced_precision_reduction": "set_allow_fp16_reduction_cublas",
+              "allow_bf16_reduced_precision_reduction": "set_allow_bf16_reduction_cublas"}
 
     def __getattr__(self, name):
         if name in self._FLAGS:
@@ -28,7 +38,8 @@ class cuBLASModule:
 
     def __setattr__(self, name, value):
         if name in self._FLAGS:
-            return _C._set_matmul_flag(name, bool(value))
+            _expect_bool(value, self._FLAGS[name])
+            return _C._set_matmul_flag(name, value)
         raise AttributeError("Unknown attribute " + name)
 
     def __repr__(self):

@@ -5,6 +5,7 @@ import sys
 import types
 
 from .. import _C
+from .cuda import _expect_bool
 
 
 class _CudnnModule(types.ModuleType):
@@ -14,7 +15,10 @@ class _CudnnModule(types.ModuleType):
 
     @allow_tf32.setter
     def allow_tf32(self, value):
-        _C._set_matmul_flag("cudnn_allow_tf32", bool(value))
+        # torch's message says "set_allow_tf32_cublas" here too (a copy-paste
+        # in its Module.cpp); naming cudnn points at the flag actually set
+        _expect_bool(value, "set_allow_tf32_cudnn")
+        _C._set_matmul_flag("cudnn_allow_tf32", value)
 
 
 enabled = True
