@@ -85,10 +85,15 @@ static int seed_arg(PyObject *obj, uint64_t *out)
     PyObject *i = PyNumber_Index(obj);
     if (!i)
         return -1;
-    /* Negative seeds wrap modulo 2^64, as PyTorch's do. */
-    *out = (uint64_t)PyLong_AsUnsignedLongLongMask(i);
+    /* PyTorch reads a seed as uint64, else as int64 wrapped modulo 2^64, and
+     * refuses the rest: the rule for int scalars, so one function keeps it. */
+    pcs_scalar s;
+    int r = pcs_scalar_from_py(i, &s);
     Py_DECREF(i);
-    return PyErr_Occurred() ? -1 : 0;
+    if (r < 0)
+        return -1;
+    *out = (uint64_t)s.i;
+    return 0;
 }
 
 /* ------------------------------------------------------------------------ */

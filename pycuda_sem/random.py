@@ -52,11 +52,7 @@ default_generator = Generator()
 def manual_seed(seed):
     """Seed the CPU and every CUDA generator (offsets restart at 0); returns
     the default generator, as torch.manual_seed does."""
-    seed = int(seed)
-    if not -0x8000_0000_0000_0000 <= seed <= 0xFFFF_FFFF_FFFF_FFFF:
-        raise RuntimeError("Overflow when unpacking long: seed %d is outside [-2**63, 2**64)"
-                           % seed)
-    _C._manual_seed(seed)
+    _C._manual_seed(int(seed))  # range-checked there, as cuda.manual_seed's is
     return default_generator
 
 

@@ -326,6 +326,19 @@ CASES = [
      "lambda > 0.0"),
     ("seed-str", False, lambda: torch.manual_seed("a"), ValueError, "invalid literal"),
     ("seed-huge", False, lambda: torch.manual_seed(1 << 70), RuntimeError, "Overflow"),
+    ("seed-huge-negative", False, lambda: torch.manual_seed(-(1 << 70)), RuntimeError,
+     "Overflow when unpacking long"),
+    ("seed-below-int64", False, lambda: torch.manual_seed(-(1 << 63) - 1), RuntimeError,
+     "Overflow"),
+    ("cuda-seed-huge", False, lambda: cuda.manual_seed(1 << 70), RuntimeError,
+     "Overflow when unpacking long"),
+    ("cuda-seed-2pow64", False, lambda: cuda.manual_seed(1 << 64), RuntimeError, "Overflow"),
+    ("cuda-seed-huge-negative", False, lambda: cuda.manual_seed(-(1 << 70)), RuntimeError,
+     "Overflow"),
+    ("cuda-seed-all-huge", False, lambda: cuda.manual_seed_all(1 << 70), RuntimeError,
+     "Overflow"),
+    ("generator-seed-huge", False, lambda: torch.default_generator.manual_seed(1 << 70),
+     RuntimeError, "Overflow"),
     ("rng-state-float", False, lambda: torch.set_rng_state(torch.ones(3)), RuntimeError,
      "uint8 tensor of 16 bytes"),
     ("rng-state-list", False, lambda: torch.set_rng_state([1, 2]), TypeError, "ByteTensor"),
@@ -496,6 +509,20 @@ def test_binary_op_int_scalar_overflow_message():
 
 
 # ---- allowed by PyTorch: asserted to work
+
+def test_seed_range_ends_are_accepted():
+    """Seeds anywhere in [-2**63, 2**64) work; negative ones wrap modulo 2**64,
+    as PyTorch's do."""
+    state = torch.get_rng_state()
+    try:
+        for seed, stored in ((-(1 << 63), 1 << 63), (-1, (1 << 64) - 1),
+                             ((1 << 64) - 1, (1 << 64) - 1), (0, 0)):
+            torch.manual_seed(seed)
+            assert torch.initial_seed() == stored
+            cuda.manual_seed(seed)
+            cuda.manual_seed_all(seed)
+    finally:
+        torch.set_rng_state(state)
 
 @pytest.mark.cuda
 def test_non_blocking_from_unpageable_memory_is_a_synchronous_copy():
