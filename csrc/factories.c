@@ -117,6 +117,8 @@ PcsTensor *pcs_tensor_full(int ndim, const int64_t *sizes, PyObject *value, int 
         return NULL;
     if (dtype < 0)
         dtype = pcs_scalar_default_dtype(s.kind);
+    if (pcs_scalar_check_fits(dtype, s, PCS_CHECK_FILL) < 0)
+        return NULL;
     PcsTensor *t = pcs_tensor_empty(ndim, sizes, dtype, device, pinned);
     if (!t)
         return NULL;

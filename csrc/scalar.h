@@ -25,6 +25,16 @@ pcs_scalar pcs_scalar_load(int dtype, const void *p);
  * part; anything -> bool is "non-zero"). */
 void pcs_scalar_store(int dtype, void *p, pcs_scalar s);
 
+/* PyTorch's checked_convert: 0 when s fits `dtype`, else -1 with RuntimeError
+ * "value cannot be converted to type <name> without overflow". Negative ints
+ * fit uint8 down to -255 (they wrap, so that a - b can be a + 255 * b);
+ * floats must lie in the target's range, and NaN fits no integer. */
+typedef enum {
+    PCS_CHECK_DATA, /* torch.tensor() elements: integer dtypes only, named "int8" */
+    PCS_CHECK_FILL, /* full, fill_, setitem: all but bool, named as C++ does: "int8_t" */
+} pcs_check_mode;
+int pcs_scalar_check_fits(int dtype, pcs_scalar s, pcs_check_mode mode);
+
 /* Python number (bool, int, float, complex, or anything with __index__ /
  * __float__, e.g. NumPy scalars and one-element tensors) -> scalar.
  * -1 with TypeError when obj is not a number. */

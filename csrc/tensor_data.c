@@ -271,6 +271,8 @@ static int leaf_store(PyObject *o, int dtype, char *p)
         PyErr_Format(PyExc_TypeError, "new(): invalid data type '%.100s'", Py_TYPE(o)->tp_name);
         return -1;
     }
+    if (pcs_scalar_check_fits(dtype, s, PCS_CHECK_DATA) < 0)
+        return -1;
     pcs_scalar_store(dtype, p, s);
     return 0;
 }

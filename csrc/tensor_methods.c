@@ -253,7 +253,7 @@ int pcs_tensor_fill(PcsTensor *t, PyObject *value)
         return pcs_copy(t, v, false);
     }
     pcs_scalar s;
-    if (pcs_scalar_from_py(value, &s) < 0)
+    if (pcs_scalar_from_py(value, &s) < 0 || pcs_scalar_check_fits(t->dtype, s, PCS_CHECK_FILL) < 0)
         return -1;
     unsigned char bytes[16];
     pcs_scalar_store(t->dtype, bytes, s);

@@ -181,6 +181,44 @@ CASES = [
     ("tensor-str", False, lambda: torch.tensor("abc"), TypeError, "invalid data type 'str'"),
     ("tensor-object", False, lambda: torch.tensor([object()]), TypeError, "invalid data type"),
     ("tensor-int-overflow", False, lambda: torch.tensor([1 << 64]), RuntimeError, "Overflow"),
+    ("tensor-int8-300", False, lambda: torch.tensor([300], dtype=torch.int8), RuntimeError,
+     "value cannot be converted to type int8 without overflow"),
+    ("tensor-int8-low", False, lambda: torch.tensor([[1], [-129]], dtype=torch.int8), RuntimeError,
+     "type int8 without overflow"),
+    ("tensor-uint8-256", False, lambda: torch.tensor([256], dtype=torch.uint8), RuntimeError,
+     "type uint8 without overflow"),
+    ("tensor-uint8-minus-256", False, lambda: torch.tensor([-256], dtype=torch.uint8),
+     RuntimeError, "type uint8 without overflow"),
+    ("tensor-uint8-minus-float", False, lambda: torch.tensor([-1.0], dtype=torch.uint8),
+     RuntimeError, "type uint8 without overflow"),
+    ("tensor-int16-big", False, lambda: torch.tensor([40000], dtype=torch.int16), RuntimeError,
+     "type int16 without overflow"),
+    ("tensor-int32-big", False, lambda: torch.tensor([1 << 31], dtype=torch.int32), RuntimeError,
+     "type int32 without overflow"),
+    ("tensor-int64-nan", False, lambda: torch.tensor([float("nan")], dtype=torch.int64),
+     RuntimeError, "type int64 without overflow"),
+    ("as-tensor-int8-300", False, lambda: torch.as_tensor([300], dtype=torch.int8), RuntimeError,
+     "type int8 without overflow"),
+    ("legacy-char-300", False, lambda: torch.CharTensor([300]), RuntimeError,
+     "type int8 without overflow"),
+    ("full-int8-300", False, lambda: torch.full((2,), 300, dtype=torch.int8), RuntimeError,
+     "value cannot be converted to type int8_t without overflow"),
+    ("full-uint8-256", False, lambda: torch.full((2,), 256, dtype=torch.uint8), RuntimeError,
+     "type uint8_t without overflow"),
+    ("full-int32-big", False, lambda: torch.full((2,), 1 << 31, dtype=torch.int32), RuntimeError,
+     "type int without overflow"),
+    ("full-like-int8-300", False, lambda: torch.full_like(torch.ones(2, dtype=torch.int8), 300),
+     RuntimeError, "type int8_t without overflow"),
+    ("fill-int8-300", False, lambda: torch.ones(2, dtype=torch.int8).fill_(300), RuntimeError,
+     "type int8_t without overflow"),
+    ("fill-int16-float", False, lambda: torch.ones(2, dtype=torch.int16).fill_(1e6), RuntimeError,
+     "type int16_t without overflow"),
+    ("fill-half-big", False, lambda: torch.ones(2, dtype=torch.float16).fill_(1e5), RuntimeError,
+     "type at::Half without overflow"),
+    ("fill-float-complex", False, lambda: torch.ones(2).fill_(1 + 2j), RuntimeError,
+     "type float without overflow"),
+    ("setitem-int8-300", False, lambda: torch.ones(2, dtype=torch.int8).__setitem__(0, 300),
+     RuntimeError, "type int8_t without overflow"),
     ("as-tensor-ragged", False, lambda: torch.as_tensor([[1], []]), ValueError,
      "expected sequence of length 1"),
     ("from-numpy-str", False, lambda: torch.from_numpy(np.array(["a"])), TypeError,
@@ -509,6 +547,19 @@ def test_binary_op_int_scalar_overflow_message():
 
 
 # ---- allowed by PyTorch: asserted to work
+
+def test_values_that_fit_or_wrap_are_stored():
+    """PyTorch checks a value against the dtype's range but lets a negative int
+    whose magnitude fits wrap into uint8; floats and infinities fill floats."""
+    assert torch.tensor([-1, 255], dtype=torch.uint8).tolist() == [255, 255]
+    assert torch.tensor([127, -128], dtype=torch.int8).tolist() == [127, -128]
+    assert torch.full((2,), -255, dtype=torch.uint8).tolist() == [1, 1]
+    assert torch.ones(1, dtype=torch.int16).fill_(-32768.0).tolist() == [-32768]
+    assert torch.ones(1, dtype=torch.float16).fill_(float("inf")).tolist() == [float("inf")]
+    assert torch.ones(1, dtype=torch.float16).fill_(-65504).tolist() == [-65504.0]
+    assert torch.tensor([1e300], dtype=torch.float32).tolist() == [float("inf")]
+    assert torch.tensor([True, 2.5], dtype=torch.int8).tolist() == [1, 2]
+
 
 def test_seed_range_ends_are_accepted():
     """Seeds anywhere in [-2**63, 2**64) work; negative ones wrap modulo 2**64,
