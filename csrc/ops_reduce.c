@@ -607,6 +607,10 @@ static PyObject *lse_entry(PyObject *self, PyObject *const *args, Py_ssize_t nar
     red_args ra;
     if (parse_red("logsumexp", self, args, nargs, kw, red_kw, NULL, NULL, &ra) < 0)
         return NULL;
+    if (!ra.dim) { /* unlike sum, PyTorch's logsumexp has no all-dims form */
+        PyErr_SetString(PyExc_TypeError, "logsumexp() missing required argument 'dim'");
+        return NULL;
+    }
     int in = ra.x->dtype;
     if (pcs_is_complex(in))
         return pcs_not_implemented("logsumexp", in);
