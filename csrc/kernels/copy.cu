@@ -19,6 +19,7 @@
 #include <type_traits>
 
 #include "kernels.h"
+#include "launch.cuh"
 
 namespace {
 
@@ -178,10 +179,10 @@ template <typename D, typename S>
 void launch_pair(void *dst, const void *src, int64_t n, const pcs_copy_geom *g, cudaStream_t st)
 {
     if (!g)
-        copy_contig<D, S><<<blocks_for((n + VEC - 1) / VEC), THREADS, 0, st>>>(
-            (D *)dst, (const S *)src, n);
+        pcs::launch_kernel(copy_contig<D, S>, blocks_for((n + VEC - 1) / VEC), THREADS, st, (D *)dst,
+                           (const S *)src, n);
     else
-        copy_strided<D, S><<<blocks_for(n), THREADS, 0, st>>>((D *)dst, (const S *)src, n, *g);
+        pcs::launch_kernel(copy_strided<D, S>, blocks_for(n), THREADS, st, (D *)dst, (const S *)src, n, *g);
 }
 
 // ---------------------------------------------------------------------------
@@ -269,7 +270,7 @@ extern "C" int pcs_launch_fill(void *dst, int itemsize, const void *value, int64
         using T = typename decltype(t)::type;
         T v;
         memcpy(&v, value, sizeof v);
-        fill_kernel<T><<<blocks_for(n), THREADS, 0, stream>>>((T *)dst, v, n, g, geom == nullptr);
+        pcs::launch_kernel(fill_kernel<T>, blocks_for(n), THREADS, stream, (T *)dst, v, n, g, geom == nullptr);
     });
     return ok ? 0 : -1;
 }

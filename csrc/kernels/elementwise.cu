@@ -444,7 +444,7 @@ int launch(const Args<F, A, B, Cc> &p, int64_t n, const pcs_ew_geom *geom, cudaS
     if (!geom && aligned(p.out, N * (int)sizeof(Out)) && aligned(p.a, NB) &&
         aligned(p.b, N * (int)sizeof(B)) && aligned(p.c, N * (int)sizeof(Cc))) {
         int64_t blocks = (n + kThreads * N * kUnroll - 1) / (kThreads * N * kUnroll);
-        ew_vector<N><<<(unsigned)blocks, kThreads, 0, s>>>(p, n);
+        launch_kernel(ew_vector<N, F, A, B, Cc>, (unsigned)blocks, kThreads, s, p, n);
         return 0;
     }
     pcs_ew_geom flat;
@@ -457,7 +457,7 @@ int launch(const Args<F, A, B, Cc> &p, int64_t n, const pcs_ew_geom *geom, cudaS
     }
     int64_t blocks = (n + kThreads - 1) / kThreads;
     int64_t cap = (int64_t)sm_count() * 64;
-    ew_strided<<<(unsigned)(blocks < cap ? blocks : cap), kThreads, 0, s>>>(p, n, *geom);
+    launch_kernel(ew_strided<F, A, B, Cc>, (unsigned)(blocks < cap ? blocks : cap), kThreads, s, p, n, *geom);
     return 0;
 }
 

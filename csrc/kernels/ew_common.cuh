@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "kernels.h"
+#include "launch.cuh"
 
 namespace pcs {
 
@@ -109,6 +110,7 @@ template <class F> inline int dispatch_dtype(int dtype, F &&f)
     default: return -1;
     }
 }
+
 
 // Number of SMs of the current device, asked once per device.
 inline int sm_count()

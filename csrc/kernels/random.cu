@@ -11,9 +11,12 @@
 #include <cuda_fp16.h>
 
 #include "kernels.h"
+#include "launch.cuh"
 #include "philox.h"
 
 namespace {
+
+using pcs::launch_kernel;
 
 template <typename T, int N>
 struct alignas(sizeof(T) * N) Pack {
@@ -95,26 +98,42 @@ __device__ __forceinline__ T pick(const pcs_rng_params &p, const Block<PER> &b, 
     return kind == PCS_RNG_RANDINT ? to_out<T>(b.i[l]) : to_out<T>(b.f[l]);
 }
 
-// vec: out is aligned to a whole pack, so full blocks go out in one store.
 template <typename T, int PER, int KIND>
-__global__ void rng_fill_kernel(T *__restrict__ out, int64_t n, pcs_rng_params p, bool vec)
+__device__ __forceinline__ void store_block(T *out, const pcs_rng_params &p, const Block<PER> &b, int count,
+                                            bool vec)
 {
-    const int64_t nblocks = (n + PER - 1) / PER;
-    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < nblocks; j += stride) {
+    if (vec && count == PER) {
+        Pack<T, PER> pk;
+#pragma unroll
+        for (int l = 0; l < PER; l++)
+            pk.v[l] = pick<T, PER, KIND>(p, b, l);
+        *reinterpret_cast<Pack<T, PER> *>(out) = pk;
+    } else {
+        for (int l = 0; l < count; l++)
+            out[l] = pick<T, PER, KIND>(p, b, l);
+    }
+}
+
+// Whole Philox blocks in a grid-stride loop, then the partial last block (if
+// n is not a multiple of PER) by the one thread whose index lands on it.
+// vec: out is aligned to a whole pack, so full blocks go out in one store.
+// I is the loop's index type: 32 bits when the fill is small enough, which
+// saves the 64-bit index arithmetic in a loop that is bound by issue rate.
+template <typename T, int PER, int KIND, typename I>
+__global__ void rng_fill_kernel(T *__restrict__ out, I n, pcs_rng_params p, bool vec)
+{
+    const I nfull = n / PER;
+    const I stride = (I)gridDim.x * blockDim.x;
+    I j = (I)blockIdx.x * blockDim.x + threadIdx.x;
+    for (; j < nfull; j += stride) {
         Block<PER> b;
         compute<KIND>(p, pcs_philox(p.seed, p.offset + (uint64_t)j), b);
-        const int64_t base = j * PER;
-        if (vec && base + PER <= n) {
-            Pack<T, PER> pk;
-#pragma unroll
-            for (int l = 0; l < PER; l++)
-                pk.v[l] = pick<T, PER, KIND>(p, b, l);
-            *reinterpret_cast<Pack<T, PER> *>(out + base) = pk;
-        } else {
-            for (int l = 0; l < PER && base + l < n; l++)
-                out[base + l] = pick<T, PER, KIND>(p, b, l);
-        }
+        store_block<T, PER, KIND>(out + (int64_t)j * PER, p, b, PER, vec);
+    }
+    if (j == nfull && n % PER) {
+        Block<PER> b;
+        compute<KIND>(p, pcs_philox(p.seed, p.offset + (uint64_t)j), b);
+        store_block<T, PER, KIND>(out + (int64_t)j * PER, p, b, (int)(n % PER), vec);
     }
 }
 
@@ -151,17 +170,23 @@ void launch(void *out, int64_t n, const pcs_rng_params &p, cudaStream_t stream)
         grid = 1;
     const uintptr_t addr = reinterpret_cast<uintptr_t>(out);
     T *o = static_cast<T *>(out);
+    // 32-bit indices when every thread index and element count fit
+    const bool small = n + (int64_t)grid * threads < INT32_MAX;
     if (wide) {
         bool vec = addr % sizeof(Pack<T, 2>) == 0;
-        rng_fill_kernel<T, 2, -1><<<(unsigned)grid, threads, 0, stream>>>(o, n, p, vec);
+        launch_kernel(rng_fill_kernel<T, 2, -1, int64_t>, (unsigned)grid, threads, stream, o, n, p, vec);
     } else {
         bool vec = addr % sizeof(Pack<T, 4>) == 0;
-        if (p.kind == PCS_RNG_NORMAL)
-            rng_fill_kernel<T, 4, PCS_RNG_NORMAL><<<(unsigned)grid, threads, 0, stream>>>(o, n, p, vec);
+        if (p.kind == PCS_RNG_NORMAL && small)
+            launch_kernel(rng_fill_kernel<T, 4, PCS_RNG_NORMAL, int32_t>, (unsigned)grid, threads, stream, o, (int32_t)n, p, vec);
+        else if (p.kind == PCS_RNG_NORMAL)
+            launch_kernel(rng_fill_kernel<T, 4, PCS_RNG_NORMAL, int64_t>, (unsigned)grid, threads, stream, o, n, p, vec);
+        else if (p.kind == PCS_RNG_UNIFORM && small)
+            launch_kernel(rng_fill_kernel<T, 4, PCS_RNG_UNIFORM, int32_t>, (unsigned)grid, threads, stream, o, (int32_t)n, p, vec);
         else if (p.kind == PCS_RNG_UNIFORM)
-            rng_fill_kernel<T, 4, PCS_RNG_UNIFORM><<<(unsigned)grid, threads, 0, stream>>>(o, n, p, vec);
+            launch_kernel(rng_fill_kernel<T, 4, PCS_RNG_UNIFORM, int64_t>, (unsigned)grid, threads, stream, o, n, p, vec);
         else
-            rng_fill_kernel<T, 4, -1><<<(unsigned)grid, threads, 0, stream>>>(o, n, p, vec);
+            launch_kernel(rng_fill_kernel<T, 4, -1, int64_t>, (unsigned)grid, threads, stream, o, n, p, vec);
     }
 }
 

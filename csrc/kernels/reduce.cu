@@ -7,8 +7,9 @@
 //             K is long) per row; 16-byte vector loads, 4 in flight per
 //             thread; warp shuffles, then shared memory across warps. When
 //             there are too few rows to fill the GPU (the whole-tensor
-//             case), each row is split over many blocks that write partial
-//             accumulators, and a second pass combines them.
+//             case), each row is split over as many blocks as the GPU holds
+//             at once; they stride through the row together and write
+//             partial accumulators, and a second pass combines them.
 //   partials  that second pass: one block per row.
 //   outer     B > 1: one thread per output walks K with stride B, so
 //             neighbouring threads read neighbouring addresses.
@@ -283,9 +284,14 @@ template <class Rd> __device__ typename Rd::Acc group_reduce(const Rd &r, typena
     return acc;
 }
 
+// Split s of a row owns packs s*G + t, s*G + t + S*G, ... (G threads a
+// group, S splits): every split walks the whole row in a grid-stride loop, so
+// the grid can be sized to what the GPU holds at once (no partial last wave)
+// and neighbouring threads still read neighbouring 16-byte packs.
 template <class Rd, class T>
-__global__ void reduce_inner(Rd r, const T *in, int64_t A, int64_t K, int splits,
-                             typename Rd::Acc *partial, typename Rd::Out *out, int64_t *idx, bool vec)
+__global__ void __launch_bounds__(kMaxThreads)
+reduce_inner(Rd r, const T *in, int64_t A, int64_t K, int splits,
+             typename Rd::Acc *partial, typename Rd::Out *out, int64_t *idx, bool vec)
 {
     using Acc = typename Rd::Acc;
     constexpr int N = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
@@ -293,34 +299,34 @@ __global__ void reduce_inner(Rd r, const T *in, int64_t A, int64_t K, int splits
     int s = blockIdx.y;
     Acc acc = r.ident();
     if (row < A) {
-        // Split s covers [k0, k1); chunks are whole packs so vector loads stay aligned.
-        int64_t chunk = ((K + splits - 1) / splits + N - 1) / N * N;
-        int64_t k0 = s * chunk, k1 = k0 + chunk < K ? k0 + chunk : K;
         const T *p = in + row * K;
-        int64_t k = k0;
+        const int64_t first = (int64_t)s * blockDim.x + threadIdx.x;
+        const int64_t stride = (int64_t)splits * blockDim.x;
+        int64_t tail = 0; // elements before this are covered by packs
         if (vec) {
-            const int64_t step = (int64_t)blockDim.x * N;
-            int64_t kk = k0 + threadIdx.x * N;
-            for (; kk + 3 * step + N <= k1; kk += 4 * step) {
+            const int64_t npacks = K / N;
+            const Pack<T, N> *pp = reinterpret_cast<const Pack<T, N> *>(p);
+            int64_t i = first;
+            for (; i + 3 * stride < npacks; i += 4 * stride) {
                 Pack<T, N> v[4];
 #pragma unroll
                 for (int u = 0; u < 4; u++)
-                    v[u] = *reinterpret_cast<const Pack<T, N> *>(p + kk + u * step);
+                    v[u] = pp[i + u * stride];
 #pragma unroll
                 for (int u = 0; u < 4; u++)
 #pragma unroll
                     for (int j = 0; j < N; j++)
-                        acc = r.comb(acc, r.map(v[u].v[j], kk + u * step + j));
+                        acc = r.comb(acc, r.map(v[u].v[j], (i + u * stride) * N + j));
             }
-            for (; kk + N <= k1; kk += step) {
-                Pack<T, N> v = *reinterpret_cast<const Pack<T, N> *>(p + kk);
+            for (; i < npacks; i += stride) {
+                Pack<T, N> v = pp[i];
 #pragma unroll
                 for (int j = 0; j < N; j++)
-                    acc = r.comb(acc, r.map(v.v[j], kk + j));
+                    acc = r.comb(acc, r.map(v.v[j], i * N + j));
             }
-            k = k0 + (k1 - k0) / N * N; // the ragged tail, element by element
+            tail = npacks * N;
         }
-        for (k += threadIdx.x; k < k1; k += blockDim.x)
+        for (int64_t k = tail + first; k < K; k += stride)
             acc = r.comb(acc, r.map(p[k], k));
     }
     acc = group_reduce(r, acc);
@@ -365,20 +371,40 @@ struct Plan {
     int g, rows, splits;
 };
 
-template <class T> Plan plan_inner(int64_t A, int64_t K)
+// How many blocks of reduce_inner<Rd, T> run at once on the current device.
+template <class Rd, class T> int resident_blocks()
+{
+    static int cache[64];
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64)
+        return sm_count() * 2;
+    if (!cache[dev]) {
+        int per_sm = 0;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_inner<Rd, T>, kMaxThreads, 0) !=
+                cudaSuccess ||
+            per_sm <= 0) {
+            (void)cudaGetLastError(); // the query failed: clear it, assume 2
+            per_sm = 2;
+        }
+        cache[dev] = per_sm * sm_count();
+    }
+    return cache[dev];
+}
+
+template <class Rd, class T> Plan plan_inner(int64_t A, int64_t K)
 {
     constexpr int N = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
     Plan p{32, 8, 1};
     if (K >= 2048) {
         p.g = kMaxThreads;
         p.rows = 1;
-        // Many blocks, not one wave: how many 512-thread blocks fit an SM
-        // depends on registers, and a partial last wave costs more than the
-        // few extra partials do.
-        int64_t want = (int64_t)sm_count() * 32;
+        // Too few rows to fill the GPU: split each row so that the grid is
+        // exactly what the device holds at once (one wave), but never so
+        // thin that a thread gets fewer than 4 packs.
+        int64_t want = resident_blocks<Rd, T>();
         if (A < want) {
-            int64_t by_work = K / ((int64_t)kMaxThreads * N * 4); // >= 4 packs per thread
-            int64_t s = (want + A - 1) / A;
+            int64_t by_work = K / ((int64_t)kMaxThreads * N * 4);
+            int64_t s = want / A;
             if (s > by_work)
                 s = by_work;
             if (s > 65535)
@@ -397,7 +423,7 @@ template <int OP, class T> size_t workspace_for(int64_t A, int64_t K, int64_t B)
     } else {
         if (B != 1)
             return 0;
-        Plan p = plan_inner<T>(A, K);
+        Plan p = plan_inner<Rd, T>(A, K);
         return p.splits > 1 ? (size_t)A * p.splits * sizeof(typename Rd::Acc) : 0;
     }
 }
@@ -418,17 +444,17 @@ int run_reduce(void *out, int64_t *idx, const void *in, int64_t A, int64_t K, in
             return 0;
         if (B != 1) {
             int64_t blocks = (A * B + 255) / 256, cap = (int64_t)sm_count() * 16;
-            reduce_outer<<<(unsigned)(blocks < cap ? blocks : cap), 256, 0, s>>>(r, x, A, K, B, o, idx);
+            launch_kernel(reduce_outer<Rd, T>, (unsigned)(blocks < cap ? blocks : cap), 256, s, r, x, A, K, B, o, idx);
             return 0;
         }
-        Plan p = plan_inner<T>(A, K);
+        Plan p = plan_inner<Rd, T>(A, K);
         constexpr int N = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
         bool vec = ((uintptr_t)x % 16) == 0 && (K % N == 0 || A == 1) && N > 1;
         dim3 block(p.g, p.rows), grid((unsigned)((A + p.rows - 1) / p.rows), p.splits);
         auto *partial = (typename Rd::Acc *)ws;
-        reduce_inner<<<grid, block, 0, s>>>(r, x, A, K, p.splits, partial, o, idx, vec);
+        launch_kernel(reduce_inner<Rd, T>, grid, block, s, r, x, A, K, p.splits, partial, o, idx, vec);
         if (p.splits > 1)
-            reduce_partials<<<(unsigned)A, 256, 0, s>>>(r, partial, p.splits, o, idx);
+            launch_kernel(reduce_partials<Rd>, (unsigned)A, 256, s, r, partial, p.splits, o, idx);
         return 0;
     }
 }
