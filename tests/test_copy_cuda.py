@@ -2,6 +2,8 @@
 synchronisation (non_blocking ordering, pinned-block reuse), CUDA factories
 and the allocator statistics returning to their baseline. NumPy is the
 reference; PyTorch, where installed, checks the casts bit for bit."""
+import gc
+
 import numpy as np
 import pytest
 
@@ -18,9 +20,11 @@ DTYPES = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.i
 
 @pytest.fixture(autouse=True)
 def balanced():
+    gc.collect()  # garbage of earlier tests must not be freed mid-test
     cuda.synchronize()
     before = cuda.memory_allocated()
     yield
+    gc.collect()
     cuda.synchronize()
     assert cuda.memory_allocated() == before
 

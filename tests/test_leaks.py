@@ -37,6 +37,10 @@ def _stats():
     if cuda.device_count() == 0:
         return None
     cuda.synchronize()
+    # A block freed after record_stream waits for an event that the allocator
+    # polls at its next allocation (as PyTorch's does): make one, so that the
+    # blocks whose events completed by the synchronize count as free.
+    torch.empty(1, device="cuda")
     s = cuda.memory_stats()
     return {k: v for k, v in s.items()
             if k.endswith(".current") and not k.startswith(("reserved", "segment"))}
