@@ -418,6 +418,25 @@ static int parse_opts(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, con
     return 0;
 }
 
+/* The end of rand/randn and of their _like forms: a new tensor of a
+ * floating dtype, filled from U(0, 1) or N(0, 1) (kind). */
+static PyObject *new_float_random(int ndim, const int64_t *sizes, int dtype, int device, int kind,
+                                  const char *fname)
+{
+    PcsTensor *t = pcs_tensor_empty(ndim, sizes, dtype, device, false);
+    if (!t)
+        return NULL;
+    if (require_float(t, fname) < 0) {
+        Py_DECREF(t);
+        return NULL;
+    }
+    pcs_rng_params p;
+    float_params(&p, kind, dtype, 0.0, 1.0);
+    PyObject *r = fill_and_return(t, &p);
+    Py_DECREF(t);
+    return r;
+}
+
 static PyObject *float_factory(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, const char *fname,
                                int kind)
 {
@@ -430,18 +449,7 @@ static PyObject *float_factory(PyObject *const *args, Py_ssize_t nargs, PyObject
     if (ndim < 0)
         return NULL;
     int dtype = o.dtype < 0 ? pcs_default_dtype() : o.dtype;
-    PcsTensor *t = pcs_tensor_empty(ndim, sizes, dtype, o.device, false);
-    if (!t)
-        return NULL;
-    if (require_float(t, fname) < 0) {
-        Py_DECREF(t);
-        return NULL;
-    }
-    pcs_rng_params p;
-    float_params(&p, kind, dtype, 0.0, 1.0);
-    PyObject *r = fill_and_return(t, &p);
-    Py_DECREF(t);
-    return r;
+    return new_float_random(ndim, sizes, dtype, o.device, kind, fname);
 }
 
 static PyObject *f_rand(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
@@ -469,18 +477,7 @@ static PyObject *like_factory(PyObject *const *args, Py_ssize_t nargs, PyObject 
     PyObject *dev = kw ? pcs_arg(args, nargs, kw, -1, "device") : NULL;
     int device = (dev && dev != Py_None) ? o.device : src->device;
     int dtype = o.dtype < 0 ? src->dtype : o.dtype;
-    PcsTensor *t = pcs_tensor_empty(src->ndim, src->sizes, dtype, device, false);
-    if (!t)
-        return NULL;
-    if (require_float(t, fname) < 0) {
-        Py_DECREF(t);
-        return NULL;
-    }
-    pcs_rng_params p;
-    float_params(&p, kind, dtype, 0.0, 1.0);
-    PyObject *r = fill_and_return(t, &p);
-    Py_DECREF(t);
-    return r;
+    return new_float_random(src->ndim, src->sizes, dtype, device, kind, fname);
 }
 
 static PyObject *f_rand_like(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
