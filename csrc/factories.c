@@ -141,51 +141,52 @@ PcsTensor *pcs_tensor_zeros(int ndim, const int64_t *sizes, int dtype, int devic
 /* ------------------------------------------------------------------------ */
 /* empty / zeros / ones / full / empty_strided                               */
 
+/* empty / zeros / ones(*size or size=, dtype=, device=, ...): the options
+ * and the sizes, the dtype defaulting to the default float dtype. ndim, or
+ * -1 with an exception. */
+static int parse_shape_factory(PyObject *const *args, Py_ssize_t nargs, PyObject *kw,
+                               const char *fname, factory_opts *o, int64_t *sizes)
+{
+    static const char *const extra[] = {"size", NULL};
+    if (parse_opts(args, nargs, kw, fname, extra, o) < 0)
+        return -1;
+    if (o->dtype < 0)
+        o->dtype = pcs_default_dtype();
+    return parse_size_args(args, nargs, kw, sizes);
+}
+
 static PyObject *f_empty(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
     PCS_UNUSED(m);
-    static const char *const extra[] = {"size", NULL};
     factory_opts o;
     int64_t sizes[PCS_MAX_DIMS];
-    if (parse_opts(args, nargs, kw, "empty", extra, &o) < 0)
-        return NULL;
-    int ndim = parse_size_args(args, nargs, kw, sizes);
+    int ndim = parse_shape_factory(args, nargs, kw, "empty", &o, sizes);
     if (ndim < 0)
         return NULL;
-    return (PyObject *)pcs_tensor_empty(ndim, sizes, o.dtype < 0 ? pcs_default_dtype() : o.dtype,
-                                        o.device, o.pinned);
+    return (PyObject *)pcs_tensor_empty(ndim, sizes, o.dtype, o.device, o.pinned);
 }
 
 static PyObject *f_zeros(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
     PCS_UNUSED(m);
-    static const char *const extra[] = {"size", NULL};
     factory_opts o;
     int64_t sizes[PCS_MAX_DIMS];
-    if (parse_opts(args, nargs, kw, "zeros", extra, &o) < 0)
-        return NULL;
-    int ndim = parse_size_args(args, nargs, kw, sizes);
+    int ndim = parse_shape_factory(args, nargs, kw, "zeros", &o, sizes);
     if (ndim < 0)
         return NULL;
-    return (PyObject *)pcs_tensor_zeros(ndim, sizes, o.dtype < 0 ? pcs_default_dtype() : o.dtype,
-                                        o.device);
+    return (PyObject *)pcs_tensor_zeros(ndim, sizes, o.dtype, o.device);
 }
 
 static PyObject *f_ones(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
     PCS_UNUSED(m);
-    static const char *const extra[] = {"size", NULL};
     factory_opts o;
     int64_t sizes[PCS_MAX_DIMS];
-    if (parse_opts(args, nargs, kw, "ones", extra, &o) < 0)
-        return NULL;
-    int ndim = parse_size_args(args, nargs, kw, sizes);
+    int ndim = parse_shape_factory(args, nargs, kw, "ones", &o, sizes);
     if (ndim < 0)
         return NULL;
     PyObject *one = PyLong_FromLong(1);
-    PyObject *r = (PyObject *)pcs_tensor_full(ndim, sizes, one,
-                                              o.dtype < 0 ? pcs_default_dtype() : o.dtype,
-                                              o.device, false);
+    PyObject *r = (PyObject *)pcs_tensor_full(ndim, sizes, one, o.dtype, o.device, false);
     Py_DECREF(one);
     return r;
 }
