@@ -972,6 +972,7 @@ print((a + b.to('cuda:0')).device)
         code("""
 # needs-gpus: 2
 xs = [torch.randn(8192, 8192, device='cuda:%d' % i) for i in range(2)]
+ys = [x @ x for x in xs]  # warm-up: each device's cuBLAS handle and workspace
 for i in range(2):
     torch.cuda.synchronize(i)
 t0 = time.perf_counter()
