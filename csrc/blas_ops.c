@@ -295,6 +295,31 @@ static int tensor_args(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, co
     return 0;
 }
 
+/* The Tensor method t_NAME calls the module function f_NAME with self as its
+ * first argument: the vectorcall array gets self prepended (keyword values
+ * follow the positional ones in it, so they move along). None of these
+ * functions takes more than 7 arguments, hence the fixed array. */
+typedef PyObject *(*fastkw_fn)(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
+
+static PyObject *call_as_method(fastkw_fn f, const char *fname, PyObject *self,
+                                PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    PyObject *all[8];
+    Py_ssize_t nkw = kw ? PyTuple_GET_SIZE(kw) : 0;
+    if (nargs + nkw > 7)
+        return PyErr_Format(PyExc_TypeError, "%s(): too many arguments", fname);
+    all[0] = self;
+    memcpy(all + 1, args, (nargs + nkw) * sizeof(PyObject *));
+    return f(NULL, all, nargs + 1, kw);
+}
+
+#define METHOD_OF(fname)                                                                   \
+    static PyObject *t_##fname(PyObject *self, PyObject *const *args, Py_ssize_t nargs,    \
+                               PyObject *kw)                                               \
+    {                                                                                      \
+        return call_as_method(f_##fname, #fname, self, args, nargs, kw);                   \
+    }
+
 #define BINARY_ENTRY(fname, n0, n1, body)                                                  \
     static PyObject *f_##fname(PyObject *m, PyObject *const *args, Py_ssize_t nargs,       \
                                PyObject *kw)                                               \
@@ -308,17 +333,7 @@ static int tensor_args(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, co
         PcsTensor *a = t[0], *b = t[1];                                                    \
         body                                                                               \
     }                                                                                      \
-    static PyObject *t_##fname(PyObject *self, PyObject *const *args, Py_ssize_t nargs,    \
-                               PyObject *kw)                                               \
-    {                                                                                      \
-        PyObject *all[8];                                                                  \
-        Py_ssize_t nkw = kw ? PyTuple_GET_SIZE(kw) : 0;                                    \
-        if (nargs + nkw > 7)                                                               \
-            return PyErr_Format(PyExc_TypeError, #fname "(): too many arguments");         \
-        all[0] = self;                                                                     \
-        memcpy(all + 1, args, (nargs + nkw) * sizeof(PyObject *));                         \
-        return f_##fname(NULL, all, nargs + 1, kw);                                        \
-    }
+    METHOD_OF(fname)
 
 BINARY_ENTRY(matmul, "input", "other", { return matmul_impl(a, b); })
 
@@ -382,17 +397,7 @@ BINARY_ENTRY(dot, "input", "tensor", {
             return PyErr_Format(PyExc_TypeError, #fname "(): beta and alpha are keyword-only"); \
         return add_product(t[0], t[1], t[2], beta, alpha, batched);                        \
     }                                                                                      \
-    static PyObject *t_##fname(PyObject *self, PyObject *const *args, Py_ssize_t nargs,    \
-                               PyObject *kw)                                               \
-    {                                                                                      \
-        PyObject *all[8];                                                                  \
-        Py_ssize_t nkw = kw ? PyTuple_GET_SIZE(kw) : 0;                                    \
-        if (nargs + nkw > 7)                                                               \
-            return PyErr_Format(PyExc_TypeError, #fname "(): too many arguments");         \
-        all[0] = self;                                                                     \
-        memcpy(all + 1, args, (nargs + nkw) * sizeof(PyObject *));                         \
-        return f_##fname(NULL, all, nargs + 1, kw);                                        \
-    }
+    METHOD_OF(fname)
 
 ADD_ENTRY(addmm, false)
 ADD_ENTRY(baddbmm, true)
