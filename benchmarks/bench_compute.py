@@ -26,6 +26,10 @@ COPY = {
 TITLE = "Compute"
 
 CASES = [
+    # The floor under every small op: one launch of an empty kernel from
+    # Python, no result tensor (both libraries' cuda._sleep(0)).
+    Case("kernel launch, cuda._sleep(0) (host loop)", "pcs.cuda._sleep(0)", "torch.cuda._sleep(0)",
+         None, number=20000),
     Case("a + b, 1024 floats (host loop)", "a + b", "a + b", "a + b", setup=SMALL, number=20000),
     Case("sum, 1024 floats (host loop)", "a.sum()", "a.sum()", "a.sum()", setup=SMALL, number=20000),
     Case("a * 2, 1024 floats (host loop)", "a * 2", "a * 2", "a * 2", setup=SMALL, number=20000),

@@ -235,3 +235,34 @@ def test_empty_and_zero_dim(device):
     assert s.sum().item() == 3.5
     assert s.max().item() == 3.5
     assert tuple(s.sum().shape) == ()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dt", [torch.float32, torch.float64, torch.float16], ids=str)
+@pytest.mark.parametrize("n", [96, 5000, 1 << 20], ids=lambda n: "n%d" % n)
+def test_max_min_propagate_nan(device, dt, n):
+    """NaN wins every max/min (whole tensor, along a dim, and the value of
+    max(dim)), argmax/argmin point at the first NaN, as in torch; sizes cover
+    the warp-per-row, block-per-row and split-row kernels."""
+    x = rng.standard_normal(n)
+    first = n // 3
+    x[first] = np.nan
+    x[n - 1] = np.nan
+    t = torch.tensor(x, dtype=dt).to(device)
+    for f in ("max", "min", "amax", "amin"):
+        assert np.isnan(getattr(t, f)().item()), f
+    assert t.argmax().item() == first and t.argmin().item() == first
+    rows = torch.tensor(x, dtype=dt).double().numpy().reshape(8, -1)  # x rounded to dt
+    r = t.reshape(8, -1)
+    row, col = divmod(first, n // 8)
+    for f, ref in (("amax", np.max), ("amin", np.min)):  # NumPy's max and min propagate NaN
+        got = np.asarray(getattr(r, f)(1).double().cpu().tolist())
+        np.testing.assert_array_equal(got, ref(rows, 1))  # exact: max picks, never rounds
+    v, i = r.max(1)
+    assert np.isnan(v.double().cpu().tolist()[row])
+    assert i.cpu().tolist()[row] == col
+    # without NaN the values are the plain extremes
+    y = rng.standard_normal(n)
+    u = torch.tensor(y, dtype=dt).to(device)
+    yr = torch.tensor(y, dtype=dt).double().numpy()  # y rounded to dt
+    assert u.max().item() == yr.max() and u.min().item() == yr.min()

@@ -93,13 +93,22 @@ template <class T, bool MAX> struct RMax {
             return MAX ? cuda::std::numeric_limits<C>::lowest() : cuda::std::numeric_limits<C>::max();
     }
     __device__ Acc map(T x, int64_t) const { return to_c<C>(x); }
+    // NaN wins, as in torch. b replaces a when it is beyond a or NaN; a NaN
+    // a is never replaced (comparisons with NaN are false). For float, the
+    // one NaN-propagating min/max instruction of sm_80 and later.
     __device__ Acc comb(Acc a, Acc b) const
     {
-        if (is_nan(a))
-            return a;
-        if (is_nan(b))
-            return b;
-        return MAX ? (a > b ? a : b) : (a < b ? a : b);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+        if constexpr (std::is_same_v<Acc, float>) {
+            float r;
+            if constexpr (MAX)
+                asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+            else
+                asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+            return r;
+        }
+#endif
+        return ((MAX ? b > a : b < a) || is_nan(b)) ? b : a;
     }
     __device__ void store(Acc a, Out *out, int64_t *, int64_t o) const { out[o] = from_c<T>(a); }
 };

@@ -4,6 +4,7 @@
 // a busy stream still uses), concurrency (two busy streams overlap) and event
 // timing (elapsed_time grows with the cycles).
 #include "kernels.h"
+#include "launch.cuh"
 
 __global__ void sleep_kernel(int64_t cycles)
 {
@@ -14,5 +15,5 @@ __global__ void sleep_kernel(int64_t cycles)
 
 extern "C" void pcs_launch_sleep(int64_t cycles, cudaStream_t stream)
 {
-    sleep_kernel<<<1, 1, 0, stream>>>(cycles);
+    pcs::launch_kernel(sleep_kernel, 1, 1, stream, cycles);
 }
