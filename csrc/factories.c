@@ -186,6 +186,8 @@ static PyObject *f_ones(PyObject *m, PyObject *const *args, Py_ssize_t nargs, Py
     if (ndim < 0)
         return NULL;
     PyObject *one = PyLong_FromLong(1);
+    if (!one)
+        return NULL;
     PyObject *r = (PyObject *)pcs_tensor_full(ndim, sizes, one, o.dtype, o.device, false);
     Py_DECREF(one);
     return r;
@@ -487,6 +489,8 @@ static PyObject *like(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, con
         return (PyObject *)pcs_tensor_zeros(t->ndim, t->sizes, dtype, device);
     case 2: {
         PyObject *one = PyLong_FromLong(1);
+        if (!one)
+            return NULL;
         PyObject *r = (PyObject *)pcs_tensor_full(t->ndim, t->sizes, one, dtype, device, false);
         Py_DECREF(one);
         return r;

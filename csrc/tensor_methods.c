@@ -348,6 +348,8 @@ static PyObject *new_like(PyObject *self, PyObject *const *args, Py_ssize_t narg
         return (PyObject *)pcs_tensor_zeros(ndim, sizes, dtype, device);
     case 2: {
         PyObject *one = PyLong_FromLong(1);
+        if (!one)
+            return NULL;
         PyObject *r = (PyObject *)pcs_tensor_full(ndim, sizes, one, dtype, device, false);
         Py_DECREF(one);
         return r;
