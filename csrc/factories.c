@@ -4,7 +4,8 @@
  *
  * Every factory takes sizes as varargs or one sequence, dtype= and device=;
  * the device defaults to the CPU and 'cuda' means the calling thread's current
- * device. CUDA memory comes from the caching allocator on the current stream;
+ * device. pin_memory=True puts a CPU result in page-locked memory, in every
+ * factory that takes it (pcs_check_pinned says when it cannot). CUDA memory comes from the caching allocator on the current stream;
  * values are written by fill kernels there. Sequences (arange, linspace) are
  * computed on the host and copied: they are not on a hot path, and computing
  * them in one place keeps CPU and GPU results identical. */
@@ -17,6 +18,22 @@
 #include "scalar.h"
 
 #define FASTKW(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL | METH_KEYWORDS
+
+/* pin_memory=True is for host memory only, and page-locking it needs the
+ * CUDA driver: refused on a CUDA device and on a machine without a GPU, as
+ * torch refuses both. Shared by every factory that takes pin_memory (the
+ * random ones and Tensor.new_* too), which is checked once the device is
+ * known (the *_like forms inherit it from their input). */
+int pcs_check_pinned(bool pinned, int device)
+{
+    if (!pinned)
+        return 0;
+    if (device >= 0) {
+        PyErr_SetString(PyExc_RuntimeError, "Only dense CPU tensors can be pinned");
+        return -1;
+    }
+    return pcs_require_cuda();
+}
 
 typedef struct {
     int dtype; /* -1 when not given */
@@ -73,13 +90,7 @@ static int parse_opts(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, con
             }
         }
     }
-    if (o->pinned && o->device >= 0) {
-        PyErr_SetString(PyExc_RuntimeError, "Only dense CPU tensors can be pinned");
-        return -1;
-    }
-    if (o->pinned && pcs_require_cuda() < 0)
-        return -1;
-    return 0;
+    return pcs_check_pinned(o->pinned, o->device);
 }
 
 /* Sizes from the positional args, or from size= (empty(size=(2, 3))). */
@@ -129,12 +140,28 @@ PcsTensor *pcs_tensor_full(int ndim, const int64_t *sizes, PyObject *value, int 
     return t;
 }
 
-PcsTensor *pcs_tensor_zeros(int ndim, const int64_t *sizes, int dtype, int device)
+PcsTensor *pcs_tensor_zeros_pinned(int ndim, const int64_t *sizes, int dtype, int device,
+                                   bool pinned)
 {
-    PcsTensor *t = pcs_tensor_empty(ndim, sizes, dtype, device, false);
+    PcsTensor *t = pcs_tensor_empty(ndim, sizes, dtype, device, pinned);
     unsigned char zero[16] = {0};
     if (t && pcs_fill_bytes(t, zero) < 0)
         Py_CLEAR(t);
+    return t;
+}
+
+PcsTensor *pcs_tensor_zeros(int ndim, const int64_t *sizes, int dtype, int device)
+{
+    return pcs_tensor_zeros_pinned(ndim, sizes, dtype, device, false);
+}
+
+PcsTensor *pcs_tensor_ones(int ndim, const int64_t *sizes, int dtype, int device, bool pinned)
+{
+    PyObject *one = PyLong_FromLong(1);
+    if (!one)
+        return NULL;
+    PcsTensor *t = pcs_tensor_full(ndim, sizes, one, dtype, device, pinned);
+    Py_DECREF(one);
     return t;
 }
 
@@ -174,7 +201,7 @@ static PyObject *f_zeros(PyObject *m, PyObject *const *args, Py_ssize_t nargs, P
     int ndim = parse_shape_factory(args, nargs, kw, "zeros", &o, sizes);
     if (ndim < 0)
         return NULL;
-    return (PyObject *)pcs_tensor_zeros(ndim, sizes, o.dtype, o.device);
+    return (PyObject *)pcs_tensor_zeros_pinned(ndim, sizes, o.dtype, o.device, o.pinned);
 }
 
 static PyObject *f_ones(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
@@ -185,12 +212,7 @@ static PyObject *f_ones(PyObject *m, PyObject *const *args, Py_ssize_t nargs, Py
     int ndim = parse_shape_factory(args, nargs, kw, "ones", &o, sizes);
     if (ndim < 0)
         return NULL;
-    PyObject *one = PyLong_FromLong(1);
-    if (!one)
-        return NULL;
-    PyObject *r = (PyObject *)pcs_tensor_full(ndim, sizes, one, o.dtype, o.device, false);
-    Py_DECREF(one);
-    return r;
+    return (PyObject *)pcs_tensor_ones(ndim, sizes, o.dtype, o.device, o.pinned);
 }
 
 static PyObject *f_full(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
@@ -292,7 +314,7 @@ static PyObject *f_arange(PyObject *m, PyObject *const *args, Py_ssize_t nargs, 
         n = step.i > 0 ? (end.i - start.i + step.i - 1) / step.i : (start.i - end.i - step.i - 1) / -step.i;
     else
         n = (int64_t)ceil((e0 - s0) / st);
-    PcsTensor *t = pcs_tensor_empty(1, &n, dtype, -1, false);
+    PcsTensor *t = pcs_tensor_empty(1, &n, dtype, -1, o.pinned);
     if (!t)
         return NULL;
     char *p = t->storage->data;
@@ -331,7 +353,7 @@ static PyObject *f_linspace(PyObject *m, PyObject *const *args, Py_ssize_t nargs
     double start = s0.kind <= PCS_SK_INT ? (double)s0.i : s0.re,
            end = e0.kind <= PCS_SK_INT ? (double)e0.i : e0.re;
     int64_t n = steps;
-    PcsTensor *t = pcs_tensor_empty(1, &n, dtype, -1, false);
+    PcsTensor *t = pcs_tensor_empty(1, &n, dtype, -1, o.pinned);
     if (!t)
         return NULL;
     char *p = t->storage->data;
@@ -373,7 +395,7 @@ static PyObject *f_eye(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyO
     if (sizes[0] < 0 || sizes[1] < 0)
         return PyErr_Format(PyExc_RuntimeError, "n and m must be greater or equal to 0");
     int dtype = o.dtype >= 0 ? o.dtype : pcs_default_dtype();
-    PcsTensor *t = pcs_tensor_zeros(2, sizes, dtype, o.device);
+    PcsTensor *t = pcs_tensor_zeros_pinned(2, sizes, dtype, o.device, o.pinned);
     if (!t)
         return NULL;
     /* The diagonal is a strided view: one fill, on whichever device. */
@@ -476,6 +498,8 @@ static PyObject *like(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, con
     bool dev_given = kw && pcs_arg(args, nargs, kw, -1, "device") &&
                      pcs_arg(args, nargs, kw, -1, "device") != Py_None;
     int device = dev_given ? o.device : t->device;
+    if (pcs_check_pinned(o.pinned, device) < 0)
+        return NULL;
     PyObject *fill = NULL;
     if (kind == 3) {
         fill = pcs_arg(args, nargs, kw, 1, "fill_value");
@@ -486,17 +510,11 @@ static PyObject *like(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, con
     case 0:
         return (PyObject *)pcs_tensor_empty(t->ndim, t->sizes, dtype, device, o.pinned);
     case 1:
-        return (PyObject *)pcs_tensor_zeros(t->ndim, t->sizes, dtype, device);
-    case 2: {
-        PyObject *one = PyLong_FromLong(1);
-        if (!one)
-            return NULL;
-        PyObject *r = (PyObject *)pcs_tensor_full(t->ndim, t->sizes, one, dtype, device, false);
-        Py_DECREF(one);
-        return r;
-    }
+        return (PyObject *)pcs_tensor_zeros_pinned(t->ndim, t->sizes, dtype, device, o.pinned);
+    case 2:
+        return (PyObject *)pcs_tensor_ones(t->ndim, t->sizes, dtype, device, o.pinned);
     default:
-        return (PyObject *)pcs_tensor_full(t->ndim, t->sizes, fill, dtype, device, false);
+        return (PyObject *)pcs_tensor_full(t->ndim, t->sizes, fill, dtype, device, o.pinned);
     }
 }
 

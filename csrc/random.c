@@ -388,6 +388,7 @@ PyMethodDef pcs_tensor_random_methods[] = {
 
 typedef struct {
     int dtype, device;
+    bool pinned; /* checked against the device by the caller (the _like forms inherit it) */
 } rng_opts;
 
 static int parse_opts(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, const char *fname,
@@ -398,6 +399,7 @@ static int parse_opts(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, con
                                         "memory_format", NULL};
     o->dtype = -1;
     o->device = -1;
+    o->pinned = false;
     if (pcs_check_kwargs(kw, fname, names) < 0 || check_generator(args, nargs, kw) < 0)
         return -1;
     if (!kw)
@@ -407,6 +409,12 @@ static int parse_opts(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, con
         return -1;
     if ((v = pcs_arg(args, nargs, kw, -1, "device")) && (o->device = pcs_device_arg(v, -1)) == -2)
         return -1;
+    if ((v = pcs_arg(args, nargs, kw, -1, "pin_memory"))) {
+        int p = PyObject_IsTrue(v);
+        if (p < 0)
+            return -1;
+        o->pinned = p;
+    }
     if ((v = pcs_arg(args, nargs, kw, -1, "requires_grad")) && PyObject_IsTrue(v)) {
         PyErr_SetString(PyExc_NotImplementedError, "requires_grad=True: pycuda_sem has no autograd");
         return -1;
@@ -420,10 +428,12 @@ static int parse_opts(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, con
 
 /* The end of rand/randn and of their _like forms: a new tensor of a
  * floating dtype, filled from U(0, 1) or N(0, 1) (kind). */
-static PyObject *new_float_random(int ndim, const int64_t *sizes, int dtype, int device, int kind,
-                                  const char *fname)
+static PyObject *new_float_random(int ndim, const int64_t *sizes, int dtype, int device,
+                                  bool pinned, int kind, const char *fname)
 {
-    PcsTensor *t = pcs_tensor_empty(ndim, sizes, dtype, device, false);
+    if (pcs_check_pinned(pinned, device) < 0)
+        return NULL;
+    PcsTensor *t = pcs_tensor_empty(ndim, sizes, dtype, device, pinned);
     if (!t)
         return NULL;
     if (require_float(t, fname) < 0) {
@@ -449,7 +459,7 @@ static PyObject *float_factory(PyObject *const *args, Py_ssize_t nargs, PyObject
     if (ndim < 0)
         return NULL;
     int dtype = o.dtype < 0 ? pcs_default_dtype() : o.dtype;
-    return new_float_random(ndim, sizes, dtype, o.device, kind, fname);
+    return new_float_random(ndim, sizes, dtype, o.device, o.pinned, kind, fname);
 }
 
 static PyObject *f_rand(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
@@ -477,7 +487,7 @@ static PyObject *like_factory(PyObject *const *args, Py_ssize_t nargs, PyObject 
     PyObject *dev = kw ? pcs_arg(args, nargs, kw, -1, "device") : NULL;
     int device = (dev && dev != Py_None) ? o.device : src->device;
     int dtype = o.dtype < 0 ? src->dtype : o.dtype;
-    return new_float_random(src->ndim, src->sizes, dtype, device, kind, fname);
+    return new_float_random(src->ndim, src->sizes, dtype, device, o.pinned, kind, fname);
 }
 
 static PyObject *f_rand_like(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
@@ -497,7 +507,7 @@ static PyObject *f_randint(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
 {
     PCS_UNUSED(m);
     rng_opts o;
-    if (parse_opts(args, nargs, kw, "randint", &o) < 0)
+    if (parse_opts(args, nargs, kw, "randint", &o) < 0 || pcs_check_pinned(o.pinned, o.device) < 0)
         return NULL;
     PyObject *low_o = NULL, *high_o, *size_o;
     if (nargs >= 3) {
@@ -526,7 +536,8 @@ static PyObject *f_randint(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     pcs_rng_params p;
     if (int_params(&p, low, high) < 0)
         return NULL;
-    PcsTensor *t = pcs_tensor_empty(ndim, sizes, o.dtype < 0 ? PCS_INT64 : o.dtype, o.device, false);
+    PcsTensor *t = pcs_tensor_empty(ndim, sizes, o.dtype < 0 ? PCS_INT64 : o.dtype, o.device,
+                                    o.pinned);
     if (!t)
         return NULL;
     PyObject *r = fill_and_return(t, &p);
@@ -542,7 +553,7 @@ static PyObject *f_randperm(PyObject *m, PyObject *const *args, Py_ssize_t nargs
 {
     PCS_UNUSED(m);
     rng_opts o;
-    if (parse_opts(args, nargs, kw, "randperm", &o) < 0)
+    if (parse_opts(args, nargs, kw, "randperm", &o) < 0 || pcs_check_pinned(o.pinned, o.device) < 0)
         return NULL;
     PyObject *n_o = pcs_arg(args, nargs, kw, 0, "n");
     if (!n_o)
@@ -571,7 +582,7 @@ static PyObject *f_randperm(PyObject *m, PyObject *const *args, Py_ssize_t nargs
         v[i] = v[j];
         v[j] = tmp;
     }
-    PcsTensor *out = pcs_tensor_to(host, dtype, o.device, false, false, false);
+    PcsTensor *out = pcs_tensor_to(host, dtype, o.device, false, false, o.pinned);
     Py_DECREF(host);
     return (PyObject *)out;
 }

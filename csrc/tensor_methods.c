@@ -311,7 +311,8 @@ static PyObject *m_record_stream(PyObject *self, PyObject *stream)
 /* ------------------------------------------------------------------------ */
 /* new_* and the legacy new()                                                */
 
-/* Parses (sizes..., [fill], dtype=, device=) for new_empty/zeros/ones/full.
+/* Parses (sizes..., [fill], dtype=, device=, pin_memory=) for
+ * new_empty/zeros/ones/full.
  * `nfixed` trailing positional args after the sizes (1 for new_full). */
 static PyObject *new_like(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw,
                           const char *fname, int kind /* 0 empty 1 zeros 2 ones 3 full */)
@@ -324,6 +325,10 @@ static PyObject *new_like(PyObject *self, PyObject *const *args, Py_ssize_t narg
     int dtype = pcs_dtype_arg(pcs_arg(args, nargs, kw, -1, "dtype"), t->dtype);
     int device = dtype == -2 ? -2 : pcs_device_arg(pcs_arg(args, nargs, kw, -1, "device"), t->device);
     if (dtype == -2 || device == -2)
+        return NULL;
+    PyObject *pin = pcs_arg(args, nargs, kw, -1, "pin_memory");
+    int pinned = pin ? PyObject_IsTrue(pin) : 0;
+    if (pinned < 0 || pcs_check_pinned(pinned, device) < 0)
         return NULL;
     PyObject *fill = NULL;
     Py_ssize_t nsize = nargs;
@@ -343,19 +348,13 @@ static PyObject *new_like(PyObject *self, PyObject *const *args, Py_ssize_t narg
         return NULL;
     switch (kind) {
     case 0:
-        return (PyObject *)pcs_tensor_empty(ndim, sizes, dtype, device, false);
+        return (PyObject *)pcs_tensor_empty(ndim, sizes, dtype, device, pinned);
     case 1:
-        return (PyObject *)pcs_tensor_zeros(ndim, sizes, dtype, device);
-    case 2: {
-        PyObject *one = PyLong_FromLong(1);
-        if (!one)
-            return NULL;
-        PyObject *r = (PyObject *)pcs_tensor_full(ndim, sizes, one, dtype, device, false);
-        Py_DECREF(one);
-        return r;
-    }
+        return (PyObject *)pcs_tensor_zeros_pinned(ndim, sizes, dtype, device, pinned);
+    case 2:
+        return (PyObject *)pcs_tensor_ones(ndim, sizes, dtype, device, pinned);
     default:
-        return (PyObject *)pcs_tensor_full(ndim, sizes, fill, dtype, device, false);
+        return (PyObject *)pcs_tensor_full(ndim, sizes, fill, dtype, device, pinned);
     }
 }
 

@@ -550,6 +550,65 @@ def test_binary_op_int_scalar_overflow_message():
         torch.ones(2, dtype=torch.int64) + (1 << 70)
 
 
+# Every factory that takes pin_memory= in PyTorch, with the values it must
+# hold (None: random).
+_ONE = torch.ones(3)
+_PIN_FACTORIES = [
+    ("empty", lambda: torch.empty(3, pin_memory=True), None),
+    ("zeros", lambda: torch.zeros(3, pin_memory=True), [0.0] * 3),
+    ("ones", lambda: torch.ones(3, pin_memory=True), [1.0] * 3),
+    ("full", lambda: torch.full((3,), 2.0, pin_memory=True), [2.0] * 3),
+    ("empty_strided", lambda: torch.empty_strided((3,), (1,), pin_memory=True), None),
+    ("arange", lambda: torch.arange(3, pin_memory=True), [0, 1, 2]),
+    ("linspace", lambda: torch.linspace(0, 2, 3, pin_memory=True), [0.0, 1.0, 2.0]),
+    ("eye", lambda: torch.eye(2, pin_memory=True), [[1.0, 0.0], [0.0, 1.0]]),
+    ("tensor", lambda: torch.tensor([1, 2], pin_memory=True), [1, 2]),
+    ("empty_like", lambda: torch.empty_like(_ONE, pin_memory=True), None),
+    ("zeros_like", lambda: torch.zeros_like(_ONE, pin_memory=True), [0.0] * 3),
+    ("ones_like", lambda: torch.ones_like(_ONE, pin_memory=True), [1.0] * 3),
+    ("full_like", lambda: torch.full_like(_ONE, 5, pin_memory=True), [5.0] * 3),
+    ("rand", lambda: torch.rand(3, pin_memory=True), None),
+    ("randn", lambda: torch.randn(3, pin_memory=True), None),
+    ("randint", lambda: torch.randint(0, 5, (3,), pin_memory=True), None),
+    ("randperm", lambda: torch.randperm(3, pin_memory=True), None),
+    ("rand_like", lambda: torch.rand_like(_ONE, pin_memory=True), None),
+    ("randn_like", lambda: torch.randn_like(_ONE, pin_memory=True), None),
+    ("new_empty", lambda: _ONE.new_empty(3, pin_memory=True), None),
+    ("new_zeros", lambda: _ONE.new_zeros(3, pin_memory=True), [0.0] * 3),
+    ("new_ones", lambda: _ONE.new_ones(3, pin_memory=True), [1.0] * 3),
+    ("new_full", lambda: _ONE.new_full((3,), 4.0, pin_memory=True), [4.0] * 3),
+]
+
+
+@pytest.mark.parametrize("make,values", [pytest.param(m, v, id=i) for i, m, v in _PIN_FACTORIES])
+def test_pin_memory_is_honoured_by_every_factory(make, values):
+    """pin_memory=True gives page-locked memory whichever factory is asked;
+    without a GPU pinning is impossible, and every factory refuses it the way
+    empty() does (torch raises a RuntimeError there too)."""
+    if not HAVE_GPU:
+        with pytest.raises(RuntimeError, match="no CUDA GPU"):
+            make()
+        return
+    t = make()
+    assert t.is_pinned() and t.is_cpu
+    if values is not None:
+        assert t.tolist() == values
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("make", [
+    lambda: torch.zeros_like(_c(2), pin_memory=True),
+    lambda: torch.rand_like(_c(2), pin_memory=True),
+    lambda: _c(2).new_ones(2, pin_memory=True),
+    lambda: torch.randint(0, 5, (2,), device="cuda", pin_memory=True),
+], ids=["zeros_like", "rand_like", "new_ones", "randint"])
+def test_pin_memory_refused_for_cuda_results(make):
+    """Only CPU tensors can be pinned: a CUDA result (device given, or
+    inherited by a *_like form or new_*) with pin_memory=True is refused."""
+    with pytest.raises(RuntimeError, match="Only dense CPU tensors can be pinned"):
+        make()
+
+
 # ---- allowed by PyTorch: asserted to work
 
 def test_values_that_fit_or_wrap_are_stored():
