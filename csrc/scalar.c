@@ -110,7 +110,9 @@ static int64_t scalar_as_int(pcs_scalar s)
 
 static double scalar_as_double(pcs_scalar s)
 {
-    return s.kind <= PCS_SK_INT ? (double)s.i : s.re;
+    if (s.kind <= PCS_SK_INT)
+        return s.u64 ? (double)(uint64_t)s.i : (double)s.i;
+    return s.re;
 }
 
 static bool scalar_as_bool(pcs_scalar s)
@@ -292,7 +294,17 @@ int pcs_scalar_check_fits(int dtype, pcs_scalar s, pcs_check_mode mode)
     case PCS_SK_BOOL:
         break;
     case PCS_SK_INT:
-        bad = int_overflows(dtype, s.i);
+        if (s.u64 && pcs_is_integral(dtype, false)) {
+            /* torch.tensor() unpacks elements as int64 (THPUtils_unpackLong);
+             * a fill holds a uint64 Scalar that checked_convert refuses */
+            if (mode == PCS_CHECK_DATA) {
+                PyErr_SetString(PyExc_RuntimeError, "Overflow when unpacking long");
+                return -1;
+            }
+            bad = true;
+        } else {
+            bad = s.u64 ? double_overflows(dtype, scalar_as_double(s)) : int_overflows(dtype, s.i);
+        }
         break;
     case PCS_SK_FLOAT:
         bad = double_overflows(dtype, s.re);
@@ -334,6 +346,7 @@ int pcs_scalar_default_dtype(pcs_scalar_kind kind)
 int pcs_scalar_from_py(PyObject *obj, pcs_scalar *out)
 {
     out->im = 0;
+    out->u64 = false;
     if (PyBool_Check(obj)) {
         out->kind = PCS_SK_BOOL;
         out->i = obj == Py_True;
@@ -343,8 +356,10 @@ int pcs_scalar_from_py(PyObject *obj, pcs_scalar *out)
         int overflow;
         long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
         if (overflow) {
-            /* torch accepts uint64-range values by wrapping; beyond that it
-             * raises. */
+            /* torch reads [2^63, 2^64) as a uint64 Scalar (kept here as its
+             * bit pattern, flagged: floats take its value, and int dtypes,
+             * which cannot hold it, refuse it in pcs_scalar_check_fits);
+             * beyond that it raises. */
             unsigned long long u = PyLong_AsUnsignedLongLong(obj);
             if (u == (unsigned long long)-1 && PyErr_Occurred()) {
                 PyErr_Clear();
@@ -353,6 +368,7 @@ int pcs_scalar_from_py(PyObject *obj, pcs_scalar *out)
                 return -1;
             }
             v = (long long)u;
+            out->u64 = true;
         } else if (v == -1 && PyErr_Occurred()) {
             return -1;
         }

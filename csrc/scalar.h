@@ -17,6 +17,7 @@ typedef struct {
     pcs_scalar_kind kind;
     int64_t i;     /* BOOL, INT */
     double re, im; /* FLOAT (re), COMPLEX */
+    bool u64;      /* INT: a Python int in [2^63, 2^64), i its bit pattern */
 } pcs_scalar;
 
 /* Reads the element at p (of `dtype`). */
@@ -28,7 +29,9 @@ void pcs_scalar_store(int dtype, void *p, pcs_scalar s);
 /* PyTorch's checked_convert: 0 when s fits `dtype`, else -1 with RuntimeError
  * "value cannot be converted to type <name> without overflow". Negative ints
  * fit uint8 down to -255 (they wrap, so that a - b can be a + 255 * b);
- * floats must lie in the target's range, and NaN fits no integer. */
+ * floats must lie in the target's range, and NaN fits no integer. An int in
+ * [2^63, 2^64) fits no integer dtype (there is no uint64 here): a fill says
+ * so as above, torch.tensor() as "Overflow when unpacking long". */
 typedef enum {
     PCS_CHECK_DATA, /* torch.tensor() elements: integer dtypes only, named "int8" */
     PCS_CHECK_FILL, /* full, fill_, setitem: all but bool, named as C++ does: "int8_t" */

@@ -181,6 +181,12 @@ CASES = [
     ("tensor-str", False, lambda: torch.tensor("abc"), TypeError, "invalid data type 'str'"),
     ("tensor-object", False, lambda: torch.tensor([object()]), TypeError, "invalid data type"),
     ("tensor-int-overflow", False, lambda: torch.tensor([1 << 64]), RuntimeError, "Overflow"),
+    ("tensor-2pow63", False, lambda: torch.tensor([1 << 63]), RuntimeError,
+     "Overflow when unpacking long"),
+    ("tensor-int64-2pow64-1", False, lambda: torch.tensor([(1 << 64) - 1], dtype=torch.int64),
+     RuntimeError, "Overflow when unpacking long"),
+    ("tensor-int8-2pow63", False, lambda: torch.tensor([[1], [1 << 63]], dtype=torch.int8),
+     RuntimeError, "Overflow when unpacking long"),
     ("tensor-int8-300", False, lambda: torch.tensor([300], dtype=torch.int8), RuntimeError,
      "value cannot be converted to type int8 without overflow"),
     ("tensor-int8-low", False, lambda: torch.tensor([[1], [-129]], dtype=torch.int8), RuntimeError,
@@ -206,6 +212,17 @@ CASES = [
     ("full-uint8-256", False, lambda: torch.full((2,), 256, dtype=torch.uint8), RuntimeError,
      "type uint8_t without overflow"),
     ("full-int32-big", False, lambda: torch.full((2,), 1 << 31, dtype=torch.int32), RuntimeError,
+     "type int without overflow"),
+    ("full-int64-2pow63", False, lambda: torch.full((2,), 1 << 63, dtype=torch.int64),
+     RuntimeError, "value cannot be converted to type int64_t without overflow"),
+    ("full-2pow63-inferred", False, lambda: torch.full((2,), 1 << 63), RuntimeError,
+     "type int64_t without overflow"),
+    ("fill-int64-2pow63", False, lambda: torch.ones(2, dtype=torch.int64).fill_(1 << 63),
+     RuntimeError, "type int64_t without overflow"),
+    ("fill-uint8-2pow64-1", False, lambda: torch.ones(2, dtype=torch.uint8).fill_((1 << 64) - 1),
+     RuntimeError, "type uint8_t without overflow"),
+    ("setitem-int32-2pow63", False,
+     lambda: torch.ones(2, dtype=torch.int32).__setitem__(0, 1 << 63), RuntimeError,
      "type int without overflow"),
     ("full-like-int8-300", False, lambda: torch.full_like(torch.ones(2, dtype=torch.int8), 300),
      RuntimeError, "type int8_t without overflow"),
@@ -622,6 +639,17 @@ def test_values_that_fit_or_wrap_are_stored():
     assert torch.ones(1, dtype=torch.float16).fill_(-65504).tolist() == [-65504.0]
     assert torch.tensor([1e300], dtype=torch.float32).tolist() == [float("inf")]
     assert torch.tensor([True, 2.5], dtype=torch.int8).tolist() == [1, 2]
+
+
+def test_uint64_range_ints_keep_their_value_in_floats():
+    """An int in [2**63, 2**64) is read as a uint64 (as torch's Scalar does):
+    a float or complex tensor gets its value, not its int64 bit pattern."""
+    big = 1 << 63
+    assert torch.tensor([big, 1.5]).tolist() == [float(big), 1.5]
+    assert torch.tensor([big], dtype=torch.float64).tolist() == [float(big)]
+    assert torch.full((1,), big, dtype=torch.float32).tolist() == [float(big)]
+    assert torch.ones(1, dtype=torch.float64).fill_((1 << 64) - 1).tolist() == [2.0 ** 64]
+    assert torch.zeros(1, dtype=torch.complex128).fill_(big).tolist() == [complex(big)]
 
 
 def test_seed_range_ends_are_accepted():
