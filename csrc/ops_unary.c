@@ -230,7 +230,12 @@ static PyObject *round_entry(PyObject *self, PyObject *const *args, Py_ssize_t n
         return NULL;
     }
     if (d && d != Py_None) {
-        long dec = PyLong_AsLong(d);
+        int overflow;
+        long long dec = PyLong_AsLongLongAndOverflow(d, &overflow);
+        if (overflow) { /* decimals is an int64: torch's THPUtils_unpackLong message */
+            PyErr_SetString(PyExc_RuntimeError, "Overflow when unpacking long");
+            return NULL;
+        }
         if (dec == -1 && PyErr_Occurred())
             return NULL;
         if (dec != 0) {
