@@ -310,9 +310,9 @@ int pcs_scalar_check_fits(int dtype, pcs_scalar s, pcs_check_mode mode)
         bad = double_overflows(dtype, s.re);
         break;
     case PCS_SK_COMPLEX:
-        /* torch.tensor() refuses complex elements for integer dtypes with
-         * its own TypeError; here they keep storing the real part. For a
-         * fill, a real dtype cannot hold a non-zero imaginary part. */
+        /* torch.tensor() refuses complex elements for real dtypes with its
+         * own TypeError before this check (tensor_data.c). For a fill, a
+         * real dtype cannot hold a non-zero imaginary part. */
         if (mode == PCS_CHECK_FILL)
             bad = (!pcs_is_complex(dtype) && s.im != 0) || double_overflows(dtype, s.re) ||
                   double_overflows(dtype, s.im);

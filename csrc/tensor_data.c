@@ -271,6 +271,20 @@ static int leaf_store(PyObject *o, int dtype, char *p)
         PyErr_Format(PyExc_TypeError, "new(): invalid data type '%.100s'", Py_TYPE(o)->tp_name);
         return -1;
     }
+    if (s.kind == PCS_SK_COMPLEX && dtype != PCS_BOOL && !pcs_is_complex(dtype)) {
+        /* torch unpacks an element as the dtype's Python type: an int through
+         * __index__, which no complex has; a float through __float__, which
+         * Python's complex lacks (NumPy's has one, and keeps the real part) */
+        if (pcs_is_integral(dtype, false)) {
+            PyErr_Format(PyExc_TypeError, "'%.100s' object cannot be interpreted as an integer",
+                         Py_TYPE(o)->tp_name);
+            return -1;
+        }
+        if (PyComplex_CheckExact(o)) {
+            PyErr_SetString(PyExc_TypeError, "must be real number, not complex");
+            return -1;
+        }
+    }
     if (pcs_scalar_check_fits(dtype, s, PCS_CHECK_DATA) < 0)
         return -1;
     pcs_scalar_store(dtype, p, s);

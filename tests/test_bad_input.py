@@ -187,6 +187,15 @@ CASES = [
      RuntimeError, "Overflow when unpacking long"),
     ("tensor-int8-2pow63", False, lambda: torch.tensor([[1], [1 << 63]], dtype=torch.int8),
      RuntimeError, "Overflow when unpacking long"),
+    ("tensor-int64-complex", False, lambda: torch.tensor([1 + 2j], dtype=torch.int64), TypeError,
+     "'complex' object cannot be interpreted as an integer"),
+    ("tensor-uint8-complex-zero-imag", False,
+     lambda: torch.tensor([[1, 2], [3, 4 + 0j]], dtype=torch.uint8), TypeError,
+     "cannot be interpreted as an integer"),
+    ("tensor-float-complex", False, lambda: torch.tensor([1 + 2j], dtype=torch.float32),
+     TypeError, "must be real number, not complex"),
+    ("legacy-long-complex", False, lambda: torch.LongTensor([2j]), TypeError,
+     "cannot be interpreted as an integer"),
     ("tensor-int8-300", False, lambda: torch.tensor([300], dtype=torch.int8), RuntimeError,
      "value cannot be converted to type int8 without overflow"),
     ("tensor-int8-low", False, lambda: torch.tensor([[1], [-129]], dtype=torch.int8), RuntimeError,
@@ -666,6 +675,14 @@ def test_uint64_range_ints_keep_their_value_in_floats():
     assert torch.full((1,), big, dtype=torch.float32).tolist() == [float(big)]
     assert torch.ones(1, dtype=torch.float64).fill_((1 << 64) - 1).tolist() == [2.0 ** 64]
     assert torch.zeros(1, dtype=torch.complex128).fill_(big).tolist() == [complex(big)]
+
+
+def test_complex_elements_fill_complex_and_bool_tensors():
+    """Only real dtypes refuse complex elements: complex ones keep both parts,
+    bool is "non-zero", as in torch."""
+    assert torch.tensor([1 + 2j], dtype=torch.complex64).tolist() == [1 + 2j]
+    assert torch.tensor([0j, 2j], dtype=torch.bool).tolist() == [False, True]
+    assert torch.tensor([1, 2j]).dtype == torch.complex64
 
 
 def test_seed_range_ends_are_accepted():
