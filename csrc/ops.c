@@ -457,6 +457,22 @@ PyObject *pcs_ew_run(const pcs_ew_call *c, pcs_operand *ops, PyObject *out)
         PyErr_Format(PyExc_TypeError, "%s(): expected at least one Tensor argument", c->name);
         return NULL;
     }
+    /* A Python int in [2^63, 2^64) (a uint64 Scalar in torch) keeps its
+     * value in a floating computation and cannot join an integer one, where
+     * torch's checked conversion refuses it too. */
+    for (int i = 0; i < c->arity; i++) {
+        if (!ops[i].is_scalar || ops[i].s.kind != PCS_SK_INT || !ops[i].s.u64)
+            continue;
+        int want = (i == 0 && c->in0_dtype >= 0) ? c->in0_dtype : c->compute;
+        if (!pcs_is_float(want) && !pcs_is_complex(want)) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "value cannot be converted to type int64_t without overflow");
+            return NULL;
+        }
+        ops[i].s.kind = PCS_SK_FLOAT;
+        ops[i].s.re = (double)(uint64_t)ops[i].s.i;
+        ops[i].s.u64 = false;
+    }
     int64_t sizes[PCS_MAX_DIMS];
     int ndim = pcs_broadcast_shape(ops, c->arity, sizes);
     if (ndim < 0)

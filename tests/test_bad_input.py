@@ -187,6 +187,12 @@ CASES = [
      RuntimeError, "Overflow when unpacking long"),
     ("tensor-int8-2pow63", False, lambda: torch.tensor([[1], [1 << 63]], dtype=torch.int8),
      RuntimeError, "Overflow when unpacking long"),
+    ("binary-int64-plus-2pow63", False, lambda: torch.tensor([1, 2]) + (1 << 63), RuntimeError,
+     "cannot be converted to type int64_t without overflow"),
+    ("binary-cuda-int64-plus-2pow63", True, lambda: torch.ones(2, dtype=torch.int64, device="cuda") + (1 << 63),
+     RuntimeError, "without overflow"),
+    ("binary-int-eq-2pow64-1", False, lambda: torch.tensor([1], dtype=torch.int32).eq((1 << 64) - 1),
+     RuntimeError, "without overflow"),
     ("tensor-int64-complex", False, lambda: torch.tensor([1 + 2j], dtype=torch.int64), TypeError,
      "'complex' object cannot be interpreted as an integer"),
     ("tensor-uint8-complex-zero-imag", False,
@@ -675,6 +681,10 @@ def test_uint64_range_ints_keep_their_value_in_floats():
     assert torch.full((1,), big, dtype=torch.float32).tolist() == [float(big)]
     assert torch.ones(1, dtype=torch.float64).fill_((1 << 64) - 1).tolist() == [2.0 ** 64]
     assert torch.zeros(1, dtype=torch.complex128).fill_(big).tolist() == [complex(big)]
+    # and in elementwise ops whose computation is floating (ops.c)
+    assert (torch.tensor([1.0]) + big).tolist() == [float(big)]
+    assert (torch.tensor([1.0], dtype=torch.float64) * ((1 << 64) - 1)).tolist() == [2.0 ** 64]
+    assert torch.tensor([2, 3]).div(big).tolist() == [2 / big, 3 / big]
 
 
 def test_complex_elements_fill_complex_and_bool_tensors():
