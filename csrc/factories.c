@@ -140,19 +140,13 @@ PcsTensor *pcs_tensor_full(int ndim, const int64_t *sizes, PyObject *value, int 
     return t;
 }
 
-PcsTensor *pcs_tensor_zeros_pinned(int ndim, const int64_t *sizes, int dtype, int device,
-                                   bool pinned)
+PcsTensor *pcs_tensor_zeros(int ndim, const int64_t *sizes, int dtype, int device, bool pinned)
 {
     PcsTensor *t = pcs_tensor_empty(ndim, sizes, dtype, device, pinned);
     unsigned char zero[16] = {0};
     if (t && pcs_fill_bytes(t, zero) < 0)
         Py_CLEAR(t);
     return t;
-}
-
-PcsTensor *pcs_tensor_zeros(int ndim, const int64_t *sizes, int dtype, int device)
-{
-    return pcs_tensor_zeros_pinned(ndim, sizes, dtype, device, false);
 }
 
 PcsTensor *pcs_tensor_ones(int ndim, const int64_t *sizes, int dtype, int device, bool pinned)
@@ -201,7 +195,7 @@ static PyObject *f_zeros(PyObject *m, PyObject *const *args, Py_ssize_t nargs, P
     int ndim = parse_shape_factory(args, nargs, kw, "zeros", &o, sizes);
     if (ndim < 0)
         return NULL;
-    return (PyObject *)pcs_tensor_zeros_pinned(ndim, sizes, o.dtype, o.device, o.pinned);
+    return (PyObject *)pcs_tensor_zeros(ndim, sizes, o.dtype, o.device, o.pinned);
 }
 
 static PyObject *f_ones(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
@@ -395,7 +389,7 @@ static PyObject *f_eye(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyO
     if (sizes[0] < 0 || sizes[1] < 0)
         return PyErr_Format(PyExc_RuntimeError, "n and m must be greater or equal to 0");
     int dtype = o.dtype >= 0 ? o.dtype : pcs_default_dtype();
-    PcsTensor *t = pcs_tensor_zeros_pinned(2, sizes, dtype, o.device, o.pinned);
+    PcsTensor *t = pcs_tensor_zeros(2, sizes, dtype, o.device, o.pinned);
     if (!t)
         return NULL;
     /* The diagonal is a strided view: one fill, on whichever device. */
@@ -510,7 +504,7 @@ static PyObject *like(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, con
     case 0:
         return (PyObject *)pcs_tensor_empty(t->ndim, t->sizes, dtype, device, o.pinned);
     case 1:
-        return (PyObject *)pcs_tensor_zeros_pinned(t->ndim, t->sizes, dtype, device, o.pinned);
+        return (PyObject *)pcs_tensor_zeros(t->ndim, t->sizes, dtype, device, o.pinned);
     case 2:
         return (PyObject *)pcs_tensor_ones(t->ndim, t->sizes, dtype, device, o.pinned);
     default:

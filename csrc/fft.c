@@ -224,7 +224,7 @@ static PcsTensor *resize(PcsTensor *x, const int64_t *sizes)
     PcsTensor *src = pcs_tensor_alias(x, x->offset, x->ndim, common, x->strides);
     if (!src || !pad)
         return src;
-    PcsTensor *z = pcs_tensor_zeros(x->ndim, sizes, x->dtype, x->device);
+    PcsTensor *z = pcs_tensor_zeros(x->ndim, sizes, x->dtype, x->device, false);
     PcsTensor *dst = z ? pcs_tensor_alias(z, z->offset, z->ndim, common, z->strides) : NULL;
     int r = dst ? pcs_copy(dst, src, false) : -1;
     Py_XDECREF(dst);

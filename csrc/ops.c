@@ -36,6 +36,11 @@ int pcs_operand_from(PyObject *obj, pcs_operand *op)
           (PyNumber_Check(obj) && !PySequence_Check(obj) && !PyObject_HasAttrString(obj, "shape"))))
         return 1;
     if (pcs_scalar_from_py(obj, &op->s) < 0) {
+        /* An int beyond [-2^63, 2^64) is a number no scalar holds: keep the
+         * parser's RuntimeError "Overflow when unpacking long", as torch
+         * says, rather than "not a Number". */
+        if (PyLong_Check(obj) && !PyBool_Check(obj))
+            return -1;
         PyErr_Clear();
         return 1;
     }

@@ -44,7 +44,8 @@ typedef struct {
 } pcs_operand;
 
 /* 0 on success; 1 (no exception) when obj is neither a tensor nor a number,
- * so operators can return NotImplemented; -1 with exception. */
+ * so operators can return NotImplemented; -1 with exception (an int no
+ * scalar holds: RuntimeError "Overflow when unpacking long", as torch). */
 int pcs_operand_from(PyObject *obj, pcs_operand *op);
 /* Like pcs_operand_from, but raises TypeError naming `what` instead of 1. */
 int pcs_operand_arg(PyObject *obj, pcs_operand *op, const char *fname, const char *what);

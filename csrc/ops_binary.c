@@ -204,11 +204,8 @@ PyObject *pcs_binary_operator(int which, PyObject *a, PyObject *b, bool inplace)
     int rb = ra ? 1 : pcs_operand_from(b, &ops[1]);
     if (rb < 0)
         return NULL;
-    if (ra || rb) {
-        if (pcs_scalar_int_overflows(a) || pcs_scalar_int_overflows(b))
-            return NULL;
+    if (ra || rb)
         Py_RETURN_NOTIMPLEMENTED;
-    }
     int bi = opr_to_bin[which];
     /* & | ^ on bool tensors are the logical ops (same result, bool kept). */
     return binary_core(bi, ops, NULL, NULL, inplace ? a : NULL);
@@ -249,24 +246,10 @@ static PyObject *binary_entry(int which, PyObject *self, PyObject *const *args, 
         return NULL;
     pcs_operand ops[2];
     if (pcs_operand_arg(x, &ops[0], fname, "input") < 0 ||
-        pcs_operand_arg(y, &ops[1], fname, "other") < 0) {
-        if (!pcs_scalar_int_overflows(x)) /* say "Overflow", not "must be a Number" */
-            pcs_scalar_int_overflows(y);
+        pcs_operand_arg(y, &ops[1], fname, "other") < 0)
         return NULL;
-    }
     return binary_core(which, ops, pcs_arg(args, nargs, kw, -1, "alpha"),
                        pcs_arg(args, nargs, kw, -1, "rounding_mode"), inplace ? self : out);
-}
-
-/* After an operand was refused: when the culprit is an int no scalar can
- * hold, torch says "Overflow when unpacking long" (RuntimeError), not "must
- * be Tensor or Number"; the first such argument replaces the TypeError. */
-static void explain_int_overflow(PyObject *a, PyObject *b, PyObject *c)
-{
-    PyObject *args[3] = {a, b, c};
-    for (int i = 0; i < 3; i++)
-        if (args[i] && pcs_scalar_int_overflows(args[i]))
-            return;
 }
 
 /* where(condition, input, other) */
@@ -282,10 +265,8 @@ static PyObject *where_core(PyObject *cond, PyObject *x, PyObject *y, PyObject *
     pcs_operand ops[3];
     if (pcs_operand_arg(cond, &ops[0], "where", "condition") < 0 ||
         pcs_operand_arg(x, &ops[1], "where", "input") < 0 ||
-        pcs_operand_arg(y, &ops[2], "where", "other") < 0) {
-        explain_int_overflow(x, y, NULL);
+        pcs_operand_arg(y, &ops[2], "where", "other") < 0)
         return NULL;
-    }
     pcs_ew_call c = {.arity = 3, .op = PCS_TOP_WHERE, .name = "where", .in0_dtype = PCS_BOOL};
     c.compute = c.out_dtype = pcs_result_type(ops + 1, 2);
     return pcs_ew_run(&c, ops, out);
@@ -362,10 +343,8 @@ static PyObject *clamp_entry(PyObject *self, PyObject *const *args, Py_ssize_t n
     pcs_operand ops[3];
     if (pcs_operand_arg(x, &ops[0], "clamp", "input") < 0 ||
         (lo && pcs_operand_arg(lo, &ops[1], "clamp", "min") < 0) ||
-        (hi && pcs_operand_arg(hi, &ops[lo ? 2 : 1], "clamp", "max") < 0)) {
-        explain_int_overflow(x, lo, hi);
+        (hi && pcs_operand_arg(hi, &ops[lo ? 2 : 1], "clamp", "max") < 0))
         return NULL;
-    }
     int n = 1 + (lo != NULL) + (hi != NULL);
     int rt = pcs_result_type(ops, n);
     if (pcs_is_complex(rt)) {
@@ -418,10 +397,8 @@ static PyObject *lerp_entry(PyObject *self, PyObject *const *args, Py_ssize_t na
     pcs_operand ops[3];
     if (pcs_operand_arg(x, &ops[0], "lerp", "input") < 0 ||
         pcs_operand_arg(e, &ops[1], "lerp", "end") < 0 ||
-        pcs_operand_arg(w, &ops[2], "lerp", "weight") < 0) {
-        explain_int_overflow(x, e, w);
+        pcs_operand_arg(w, &ops[2], "lerp", "weight") < 0)
         return NULL;
-    }
     int rt = pcs_result_type(ops, 3);
     if (!pcs_is_float(rt) && !pcs_is_complex(rt))
         return pcs_not_implemented("lerp", rt);

@@ -439,23 +439,6 @@ int pcs_scalar_from_py(PyObject *obj, pcs_scalar *out)
     return -1;
 }
 
-bool pcs_scalar_int_overflows(PyObject *obj)
-{
-    if (!PyLong_Check(obj) || PyBool_Check(obj))
-        return false;
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-    pcs_scalar s;
-    if (pcs_scalar_from_py(obj, &s) < 0) {
-        Py_XDECREF(type);
-        Py_XDECREF(value);
-        Py_XDECREF(tb);
-        return true;
-    }
-    PyErr_Restore(type, value, tb);
-    return false;
-}
-
 PyObject *pcs_scalar_to_py(int dtype, pcs_scalar s)
 {
     if (dtype == PCS_BOOL)

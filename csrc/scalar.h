@@ -42,11 +42,6 @@ int pcs_scalar_check_fits(int dtype, pcs_scalar s, pcs_check_mode mode);
  * __float__, e.g. NumPy scalars and one-element tensors) -> scalar.
  * -1 with TypeError when obj is not a number. */
 int pcs_scalar_from_py(PyObject *obj, pcs_scalar *out);
-/* True when obj is a Python int no scalar can hold (outside [-2^63, 2^64)):
- * any pending exception is replaced by pcs_scalar_from_py's RuntimeError
- * "Overflow when unpacking long". Operand parsing turns such an int down as
- * "not a number" (TypeError, NotImplemented); this says why, as torch does. */
-bool pcs_scalar_int_overflows(PyObject *obj);
 /* Scalar -> Python bool/int/float/complex following the dtype's kind. */
 PyObject *pcs_scalar_to_py(int dtype, pcs_scalar s);
 

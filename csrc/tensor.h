@@ -130,9 +130,7 @@ int pcs_factories_init(PyObject *module);
 /* Allocates a like-tensor and fills with the scalar (factories and new_*). */
 PcsTensor *pcs_tensor_full(int ndim, const int64_t *sizes, PyObject *value, int dtype, int device,
                            bool pinned);
-PcsTensor *pcs_tensor_zeros(int ndim, const int64_t *sizes, int dtype, int device);
-PcsTensor *pcs_tensor_zeros_pinned(int ndim, const int64_t *sizes, int dtype, int device,
-                                   bool pinned);
+PcsTensor *pcs_tensor_zeros(int ndim, const int64_t *sizes, int dtype, int device, bool pinned);
 PcsTensor *pcs_tensor_ones(int ndim, const int64_t *sizes, int dtype, int device, bool pinned);
 /* pin_memory=True with the result's device: 0 when allowed, -1 with an
  * exception (pinning is for CPU tensors and needs a GPU). */

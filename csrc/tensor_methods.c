@@ -350,7 +350,7 @@ static PyObject *new_like(PyObject *self, PyObject *const *args, Py_ssize_t narg
     case 0:
         return (PyObject *)pcs_tensor_empty(ndim, sizes, dtype, device, pinned);
     case 1:
-        return (PyObject *)pcs_tensor_zeros_pinned(ndim, sizes, dtype, device, pinned);
+        return (PyObject *)pcs_tensor_zeros(ndim, sizes, dtype, device, pinned);
     case 2:
         return (PyObject *)pcs_tensor_ones(ndim, sizes, dtype, device, pinned);
     default:
