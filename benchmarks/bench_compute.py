@@ -30,6 +30,10 @@ CASES = [
     # Python, no result tensor (both libraries' cuda._sleep(0)).
     Case("kernel launch, cuda._sleep(0) (host loop)", "pcs.cuda._sleep(0)", "torch.cuda._sleep(0)",
          None, number=20000),
+    # The floor under that: the same empty launch repeated by a C loop, no
+    # Python at all, i.e. what the CUDA driver itself costs per launch.
+    Case("kernel launch from a C loop (driver floor)", "pcs._C._launch_loop(100)", None, None,
+         number=200, count=100),
     Case("a + b, 1024 floats (host loop)", "a + b", "a + b", "a + b", setup=SMALL, number=20000),
     Case("sum, 1024 floats (host loop)", "a.sum()", "a.sum()", "a.sum()", setup=SMALL, number=20000),
     Case("a * 2, 1024 floats (host loop)", "a * 2", "a * 2", "a * 2", setup=SMALL, number=20000),

@@ -23,8 +23,10 @@ def _try_import(name):
 
 class Case:
     def __init__(self, name, ours, torch=None, cupy=None, setup="", number=10000, repeat=15,
-                 sync=False, unit="us", bytes_moved=None):
-        self.name, self.number, self.repeat = name, number, repeat
+                 sync=False, unit="us", bytes_moved=None, count=1):
+        # count: how many operations one statement performs; the figure is
+        # per operation (a C loop of launches is one statement of many).
+        self.name, self.number, self.repeat, self.count = name, number, repeat, count
         self.stmts = {"pycuda_sem": ours, "torch": torch, "cupy": cupy}
         self.setup, self.sync, self.unit, self.bytes_moved = setup, sync, unit, bytes_moved
 
@@ -69,7 +71,7 @@ def time_case(case, ns):
             timer = timeit.Timer(body, globals=g)
             timer.timeit(max(1, case.number // 10))  # warm up
             runs = [timer.timeit(case.number) / case.number for _ in range(case.repeat)]
-        out[lib] = statistics.median(runs) * 1e6
+        out[lib] = statistics.median(runs) * 1e6 / case.count
     return out
 
 

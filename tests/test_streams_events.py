@@ -263,3 +263,19 @@ def test_streams_on_second_device():
     s0.wait_stream(s)  # cross-device waits are allowed
     cuda.synchronize(0)
     cuda.synchronize(1)
+
+
+@pytest.mark.cuda
+def test_launch_loop_queues_on_the_current_stream():
+    # The benchmark's driver-floor helper: n empty launches from C, on the
+    # current stream, checked like any launch.
+    with pytest.raises(ValueError, match="n must be"):
+        torch._C._launch_loop(-1)
+    s = cuda.Stream()
+    with cuda.stream(s):
+        cuda._sleep(SLEEP)
+        torch._C._launch_loop(100)
+    assert not s.query()  # queued behind the sleep, on s
+    s.synchronize()
+    assert s.query()
+    torch._C._launch_loop(0)
