@@ -1,5 +1,6 @@
 """Test configuration: tests marked ``cuda`` need a GPU, ``multigpu`` two or
 more. On a machine without one they are skipped, never passed vacuously."""
+import gc
 import os
 import sys
 
@@ -8,6 +9,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import pycuda_sem  # noqa: E402
+from pycuda_sem import cuda  # noqa: E402
 
 N_GPUS = pycuda_sem.cuda.device_count()
 
@@ -29,3 +31,36 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_report_header(config):
     return "pycuda_sem sees %d CUDA GPU(s)" % N_GPUS
+
+
+# ---- memory balance --------------------------------------------------------------
+# A test that leaks a device tensor (a missed decref in C, a cycle that keeps a
+# storage alive) passes on its own results; only the allocator's statistics show
+# it. `balanced` makes a test fail unless cuda.memory_allocated() ends where it
+# began. gc.collect() before the baseline, so that garbage of earlier tests is
+# not freed mid-test (the figure would drop: a false failure, or a leak hidden);
+# gc.collect() after, so that cycles the test made itself are not counted as a
+# leak; synchronize() both times, so that no queued work is in flight when the
+# figure is read.
+# Use it as an argument, or for a whole module as
+# pytest.mark.usefixtures("balanced") in pytestmark. test_allocator.py keeps a
+# fixture of its own under the same name (it also empties the cache).
+
+
+@pytest.fixture
+def balanced_warmup():
+    """Runs before the baseline is taken. A module whose tests create
+    per-device state that lives on, and holds allocator memory, on first use
+    overrides it to create that state first, so it is not counted as a leak
+    (test_blas.py: the cuBLAS handle and its workspace). Nothing by default."""
+
+
+@pytest.fixture
+def balanced(balanced_warmup):
+    gc.collect()  # garbage of earlier tests must not be freed mid-test
+    cuda.synchronize()
+    before = cuda.memory_allocated()
+    yield
+    gc.collect()
+    cuda.synchronize()
+    assert cuda.memory_allocated() == before

@@ -2,7 +2,6 @@
 synchronisation (non_blocking ordering, pinned-block reuse), CUDA factories
 and the allocator statistics returning to their baseline. NumPy is the
 reference; PyTorch, where installed, checks the casts bit for bit."""
-import gc
 
 import numpy as np
 import pytest
@@ -10,23 +9,12 @@ import pytest
 import pycuda_sem as torch
 from pycuda_sem import cuda
 
-pytestmark = pytest.mark.cuda
+pytestmark = [pytest.mark.cuda, pytest.mark.usefixtures("balanced")]  # balanced: conftest.py
 
 rng = np.random.default_rng(11)
 DTYPES = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
           torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64,
           torch.complex128]
-
-
-@pytest.fixture(autouse=True)
-def balanced():
-    gc.collect()  # garbage of earlier tests must not be freed mid-test
-    cuda.synchronize()
-    before = cuda.memory_allocated()
-    yield
-    gc.collect()
-    cuda.synchronize()
-    assert cuda.memory_allocated() == before
 
 
 def src_tensor(dt, shape=(5, 7)):

@@ -14,7 +14,6 @@ What the counter scheme guarantees (csrc/kernels/philox.h):
 Statistical checks use 6-sigma bounds, so they fail by chance with
 probability below 1e-8.
 """
-import gc
 import math
 
 import numpy as np
@@ -147,17 +146,6 @@ def test_noncontiguous_fill_follows_row_major_order():
 
 
 # ---- GPU ---------------------------------------------------------------------------
-
-@pytest.fixture
-def balanced():
-    gc.collect()  # garbage of earlier tests must not be freed mid-test
-    cuda.synchronize()
-    before = cuda.memory_allocated()
-    yield
-    gc.collect()
-    cuda.synchronize()
-    assert cuda.memory_allocated() == before
-
 
 @pytest.mark.cuda
 @pytest.mark.parametrize("dt", FLOATS, ids=str)
