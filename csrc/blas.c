@@ -253,7 +253,9 @@ typedef union {
 static blas_scalar make_scalar(pcs_scalar s, bool wide)
 {
     blas_scalar b;
-    double re = s.kind == PCS_SK_FLOAT || s.kind == PCS_SK_COMPLEX ? s.re : (double)s.i;
+    /* the scalar's true value: an int in [2^63, 2^64) is flagged u64 and
+     * holds only its bit pattern in s.i, which read as int64 is negative */
+    double re = pcs_scalar_as_double(s);
     double im = s.kind == PCS_SK_COMPLEX ? s.im : 0.0;
     if (wide) {
         b.d[0] = re;

@@ -114,6 +114,26 @@ static PyObject *from_np(PyObject *arr, int dtype)
     return (PyObject *)r;
 }
 
+/* alpha or beta as the Python number NumPy scales with. Floating products
+ * take its true value as a float (complex when it is one); pcs_scalar_to_py
+ * reads a u64 int through pcs_scalar_as_double. Integer products take an
+ * int of the dtype, as torch's CPU gemm converts alpha and beta with
+ * Scalar::to<scalar_t>: a float would turn the sum into float64 arithmetic
+ * (inexact past 2^53), and a value the dtype cannot hold (2**63 for int64)
+ * is refused with torch's message instead of saturating. */
+static PyObject *coef_to_py(int dtype, pcs_scalar s)
+{
+    if (pcs_is_integral(dtype, false)) {
+        /* through the dtype's memory, so that -1 reaches uint8 as 255 */
+        unsigned char v[16];
+        if (pcs_scalar_check_fits(dtype, s, PCS_CHECK_FILL) < 0)
+            return NULL;
+        pcs_scalar_store(dtype, v, s);
+        return pcs_scalar_to_py(dtype, pcs_scalar_load(dtype, v));
+    }
+    return pcs_scalar_to_py(s.kind == PCS_SK_COMPLEX ? PCS_COMPLEX128 : PCS_FLOAT64, s);
+}
+
 /* beta * input + alpha * (a @ b), all in NumPy. */
 static PyObject *cpu_product(PcsTensor *a, PcsTensor *b, PcsTensor *input, pcs_scalar alpha,
                              pcs_scalar beta, bool is_dot)
@@ -123,9 +143,8 @@ static PyObject *cpu_product(PcsTensor *a, PcsTensor *b, PcsTensor *input, pcs_s
         goto done;
     r = PyObject_CallMethod(np, is_dot ? "dot" : "matmul", "OO", x, y);
     if (r && input) {
-        PyObject *al = pcs_scalar_to_py(alpha.kind == PCS_SK_COMPLEX ? PCS_COMPLEX128 : PCS_FLOAT64, alpha);
-        PyObject *be = pcs_scalar_to_py(beta.kind == PCS_SK_COMPLEX ? PCS_COMPLEX128 : PCS_FLOAT64, beta);
-        PyObject *in = np_operand(input), *t1 = NULL, *t2 = NULL, *sum = NULL;
+        PyObject *al = coef_to_py(a->dtype, alpha), *be = al ? coef_to_py(a->dtype, beta) : NULL;
+        PyObject *in = al && be ? np_operand(input) : NULL, *t1 = NULL, *t2 = NULL, *sum = NULL;
         if (al && be && in && (t1 = PyNumber_Multiply(al, r)) && (t2 = PyNumber_Multiply(be, in)))
             sum = PyNumber_Add(t1, t2);
         Py_XDECREF(al);

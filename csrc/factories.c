@@ -289,9 +289,14 @@ static PyObject *f_arange(PyObject *m, PyObject *const *args, Py_ssize_t nargs, 
     if (start.kind == PCS_SK_COMPLEX || end.kind == PCS_SK_COMPLEX || step.kind == PCS_SK_COMPLEX)
         return PyErr_Format(PyExc_TypeError, "arange() does not take complex numbers");
     int dtype = o.dtype >= 0 ? o.dtype : all_int ? PCS_INT64 : pcs_default_dtype();
-    double s0 = start.kind <= PCS_SK_INT ? (double)start.i : start.re,
-           e0 = end.kind <= PCS_SK_INT ? (double)end.i : end.re,
-           st = step.kind <= PCS_SK_INT ? (double)step.i : step.re;
+    /* torch counts an integer range in int64, so all three must fit it: an
+     * int in [2^63, 2^64) is refused there with its checked-conversion error */
+    const pcs_scalar *ends[3] = {&start, &end, &step};
+    for (int i = 0; pcs_is_integral(dtype, false) && i < 3; i++)
+        if (pcs_scalar_check_fits(PCS_INT64, *ends[i], PCS_CHECK_FILL) < 0)
+            return NULL;
+    double s0 = pcs_scalar_as_double(start), e0 = pcs_scalar_as_double(end),
+           st = pcs_scalar_as_double(step);
     if (st == 0)
         return PyErr_Format(PyExc_RuntimeError, "step must be nonzero");
     if (!isfinite(s0) || !isfinite(e0))
@@ -304,7 +309,9 @@ static PyObject *f_arange(PyObject *m, PyObject *const *args, Py_ssize_t nargs, 
     if ((st > 0 && e0 < s0) || (st < 0 && e0 > s0))
         return PyErr_Format(PyExc_RuntimeError, "upper bound and larger bound inconsistent with step sign");
     int64_t n;
-    if (all_int) /* exact for large int64 ranges */
+    /* exact for large int64 ranges; a u64 bound (an int in [2^63, 2^64))
+     * has only its bit pattern in .i, so it counts through the doubles */
+    if (all_int && !start.u64 && !end.u64 && !step.u64)
         n = step.i > 0 ? (end.i - start.i + step.i - 1) / step.i : (start.i - end.i - step.i - 1) / -step.i;
     else
         n = (int64_t)ceil((e0 - s0) / st);
@@ -344,8 +351,7 @@ static PyObject *f_linspace(PyObject *m, PyObject *const *args, Py_ssize_t nargs
     if (s0.kind == PCS_SK_COMPLEX || e0.kind == PCS_SK_COMPLEX)
         return PyErr_Format(PyExc_NotImplementedError, "linspace with complex ends is not supported");
     int dtype = o.dtype >= 0 ? o.dtype : pcs_default_dtype();
-    double start = s0.kind <= PCS_SK_INT ? (double)s0.i : s0.re,
-           end = e0.kind <= PCS_SK_INT ? (double)e0.i : e0.re;
+    double start = pcs_scalar_as_double(s0), end = pcs_scalar_as_double(e0);
     int64_t n = steps;
     PcsTensor *t = pcs_tensor_empty(1, &n, dtype, -1, o.pinned);
     if (!t)
@@ -426,9 +432,18 @@ static PyObject *f_tensor(PyObject *m, PyObject *const *args, Py_ssize_t nargs, 
 static PyObject *f_as_tensor(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
     PCS_UNUSED(m);
-    static const char *const extra[] = {"data", NULL};
+    /* torch's as_tensor takes data, dtype and device and nothing else. The
+     * options the other factories share (pin_memory, requires_grad, layout,
+     * out, ...) would be accepted by parse_opts and then have no effect here,
+     * so they are refused first, with torch's TypeError; so is a second
+     * positional argument, which would otherwise be dropped unread. */
+    static const char *const names[] = {"data", "dtype", "device", NULL};
     factory_opts o;
-    if (parse_opts(args, nargs, kw, "as_tensor", extra, &o) < 0)
+    if (nargs > 1)
+        return PyErr_Format(PyExc_TypeError,
+                            "as_tensor() takes 1 positional argument but %zd were given", nargs);
+    if (pcs_check_kwargs(kw, "as_tensor", names) < 0 ||
+        parse_opts(args, nargs, kw, "as_tensor", names, &o) < 0)
         return NULL;
     PyObject *data = pcs_arg(args, nargs, kw, 0, "data");
     if (!data)
@@ -539,31 +554,38 @@ static PyObject *f_full_like(PyObject *m, PyObject *const *a, Py_ssize_t n, PyOb
 static PyMethodDef factory_methods[] = {
     {"empty", FASTKW(f_empty), "empty(*size, dtype=None, device=None, pin_memory=False)\n\nAn uninitialised tensor"
      " (CPU by default; device='cuda' is the current device); pin_memory=True gives page-locked host memory."},
-    {"zeros", FASTKW(f_zeros), "zeros(*size, dtype=None, device=None)\n\nA tensor of zeros (CPU by default; device='cuda' is the current device)."},
-    {"ones", FASTKW(f_ones), "ones(*size, dtype=None, device=None)\n\nA tensor of ones (CPU by default; device='cuda' is the current device)."},
-    {"full", FASTKW(f_full), "full(size, fill_value, dtype=None, device=None)\n\nA tensor filled with "
-     "fill_value; its dtype is inferred from fill_value when not given."},
-    {"empty_strided", FASTKW(f_empty_strided), "empty_strided(size, stride, dtype=None, device=None)\n\nAn uninitialised tensor "
+    {"zeros", FASTKW(f_zeros), "zeros(*size, dtype=None, device=None, pin_memory=False)\n\nA tensor of zeros (CPU by default; device='cuda' is the current device);"
+     " pin_memory=True gives page-locked host memory."},
+    {"ones", FASTKW(f_ones), "ones(*size, dtype=None, device=None, pin_memory=False)\n\nA tensor of ones (CPU by default; device='cuda' is the current device);"
+     " pin_memory=True gives page-locked host memory."},
+    {"full", FASTKW(f_full), "full(size, fill_value, dtype=None, device=None, pin_memory=False)\n\nA tensor filled with "
+     "fill_value; its dtype is inferred from fill_value when not given; pin_memory=True gives page-locked "
+     "host memory."},
+    {"empty_strided", FASTKW(f_empty_strided), "empty_strided(size, stride, dtype=None, device=None, pin_memory=False)\n\nAn uninitialised tensor "
      "with the given strides, backed by just enough memory."},
-    {"arange", FASTKW(f_arange), "arange(start=0, end, step=1, dtype=None, device=None)\n\nValues from start up to "
+    {"arange", FASTKW(f_arange), "arange(start=0, end, step=1, dtype=None, device=None, pin_memory=False)\n\nValues from start up to "
      "(not including) end; int64 for integer arguments, the default dtype otherwise."},
-    {"linspace", FASTKW(f_linspace), "linspace(start, end, steps, dtype=None, device=None)\n\n`steps` evenly spaced "
+    {"linspace", FASTKW(f_linspace), "linspace(start, end, steps, dtype=None, device=None, pin_memory=False)\n\n`steps` evenly spaced "
      "values from start to end inclusive."},
-    {"eye", FASTKW(f_eye), "eye(n, m=None, dtype=None, device=None)\n\nAn n x m (n x n) matrix with ones on "
+    {"eye", FASTKW(f_eye), "eye(n, m=None, dtype=None, device=None, pin_memory=False)\n\nAn n x m (n x n) matrix with ones on "
      "the diagonal."},
     {"tensor", FASTKW(f_tensor), "tensor(data, dtype=None, device=None, pin_memory=False): "
                                  "a new tensor holding a copy of data."},
-    {"as_tensor", FASTKW(f_as_tensor), "as_tensor(data, dtype=None, device=None): shares memory "
-                                       "when no conversion is needed."},
+    {"as_tensor", FASTKW(f_as_tensor), "as_tensor(data, *, dtype=None, device=None): shares memory "
+                                       "when no conversion is needed; takes no other keyword."},
     {"from_numpy", f_from_numpy, METH_O, "A CPU tensor sharing memory with a NumPy array."},
-    {"empty_like", FASTKW(f_empty_like), "empty_like(t, dtype=None, device=None)\n\nAn uninitialised tensor of t's shape, "
-     "with t's dtype and device unless given."},
-    {"zeros_like", FASTKW(f_zeros_like), "zeros_like(t, dtype=None, device=None)\n\nZeros of t's shape, with t's dtype and "
-     "device unless given."},
-    {"ones_like", FASTKW(f_ones_like), "ones_like(t, dtype=None, device=None)\n\nOnes of t's shape, with t's dtype and "
-     "device unless given."},
-    {"full_like", FASTKW(f_full_like), "full_like(t, fill_value, dtype=None, device=None)\n\nfill_value in t's shape, "
-     "with t's dtype and device unless given."},
+    {"empty_like", FASTKW(f_empty_like), "empty_like(t, dtype=None, device=None, pin_memory=False)\n\nAn uninitialised tensor of t's shape, "
+     "with t's dtype and device unless given; pin_memory=True (CPU results only) gives "
+     "page-locked host memory."},
+    {"zeros_like", FASTKW(f_zeros_like), "zeros_like(t, dtype=None, device=None, pin_memory=False)\n\nZeros of t's shape, with t's dtype and "
+     "device unless given; pin_memory=True (CPU results only) gives "
+     "page-locked host memory."},
+    {"ones_like", FASTKW(f_ones_like), "ones_like(t, dtype=None, device=None, pin_memory=False)\n\nOnes of t's shape, with t's dtype and "
+     "device unless given; pin_memory=True (CPU results only) gives "
+     "page-locked host memory."},
+    {"full_like", FASTKW(f_full_like), "full_like(t, fill_value, dtype=None, device=None, pin_memory=False)\n\nfill_value in t's shape, "
+     "with t's dtype and device unless given; pin_memory=True (CPU results only) gives "
+     "page-locked host memory."},
     {NULL, NULL, 0, NULL},
 };
 

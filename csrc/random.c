@@ -760,14 +760,14 @@ static PyObject *f_cuda_set_rng_state(PyObject *m, PyObject *const *args, Py_ssi
 }
 
 static PyMethodDef random_methods[] = {
-    {"rand", FASTKW(f_rand), "rand(*size, dtype=None, device=None): uniform numbers in [0, 1)."},
-    {"randn", FASTKW(f_randn), "randn(*size, dtype=None, device=None): standard normal numbers."},
-    {"rand_like", FASTKW(f_rand_like), "rand_like(t, dtype=None, device=None)\n\nUniform [0, 1) numbers in t's shape, "
+    {"rand", FASTKW(f_rand), "rand(*size, dtype=None, device=None, pin_memory=False): uniform numbers in [0, 1)."},
+    {"randn", FASTKW(f_randn), "randn(*size, dtype=None, device=None, pin_memory=False): standard normal numbers."},
+    {"rand_like", FASTKW(f_rand_like), "rand_like(t, dtype=None, device=None, pin_memory=False)\n\nUniform [0, 1) numbers in t's shape, "
      "with t's dtype and device unless given."},
-    {"randn_like", FASTKW(f_randn_like), "randn_like(t, dtype=None, device=None)\n\nStandard normal numbers in t's shape, "
+    {"randn_like", FASTKW(f_randn_like), "randn_like(t, dtype=None, device=None, pin_memory=False)\n\nStandard normal numbers in t's shape, "
      "with t's dtype and device unless given."},
-    {"randint", FASTKW(f_randint), "randint(low=0, high, size, dtype=int64, device=None)"},
-    {"randperm", FASTKW(f_randperm), "randperm(n, dtype=int64, device=None)"},
+    {"randint", FASTKW(f_randint), "randint(low=0, high, size, dtype=int64, device=None, pin_memory=False)"},
+    {"randperm", FASTKW(f_randperm), "randperm(n, dtype=int64, device=None, pin_memory=False)"},
     {"_manual_seed", f_manual_seed, METH_O, "Seeds the CPU and every CUDA generator."},
     {"_seed", f_seed, METH_NOARGS, "Seeds every generator from the OS; returns the seed."},
     {"initial_seed", f_initial_seed, METH_NOARGS, "The CPU generator's seed."},

@@ -108,7 +108,7 @@ static int64_t scalar_as_int(pcs_scalar s)
     return s.kind <= PCS_SK_INT ? s.i : float_to_int64(s.re);
 }
 
-static double scalar_as_double(pcs_scalar s)
+double pcs_scalar_as_double(pcs_scalar s)
 {
     if (s.kind <= PCS_SK_INT)
         return s.u64 ? (double)(uint64_t)s.i : (double)s.i;
@@ -204,28 +204,28 @@ void pcs_scalar_store(int dtype, void *p, pcs_scalar s)
     case PCS_BFLOAT16: {
         /* Through float, as c10::Half does: the same (rare) double
          * rounding as PyTorch, so results match bit for bit. */
-        float f = (float)scalar_as_double(s);
+        float f = (float)pcs_scalar_as_double(s);
         uint16_t h = dtype == PCS_FLOAT16 ? pcs_float_to_half(f) : pcs_float_to_bf16(f);
         memcpy(p, &h, 2);
         break;
     }
     case PCS_FLOAT32: {
-        float v = (float)scalar_as_double(s);
+        float v = (float)pcs_scalar_as_double(s);
         memcpy(p, &v, 4);
         break;
     }
     case PCS_FLOAT64: {
-        double v = scalar_as_double(s);
+        double v = pcs_scalar_as_double(s);
         memcpy(p, &v, 8);
         break;
     }
     case PCS_COMPLEX64: {
-        float v[2] = {(float)scalar_as_double(s), s.kind == PCS_SK_COMPLEX ? (float)s.im : 0.f};
+        float v[2] = {(float)pcs_scalar_as_double(s), s.kind == PCS_SK_COMPLEX ? (float)s.im : 0.f};
         memcpy(p, v, 8);
         break;
     }
     case PCS_COMPLEX128: {
-        double v[2] = {scalar_as_double(s), s.kind == PCS_SK_COMPLEX ? s.im : 0.};
+        double v[2] = {pcs_scalar_as_double(s), s.kind == PCS_SK_COMPLEX ? s.im : 0.};
         memcpy(p, v, 16);
         break;
     }
@@ -303,7 +303,7 @@ int pcs_scalar_check_fits(int dtype, pcs_scalar s, pcs_check_mode mode)
             }
             bad = true;
         } else {
-            bad = s.u64 ? double_overflows(dtype, scalar_as_double(s)) : int_overflows(dtype, s.i);
+            bad = s.u64 ? double_overflows(dtype, pcs_scalar_as_double(s)) : int_overflows(dtype, s.i);
         }
         break;
     case PCS_SK_FLOAT:
@@ -444,8 +444,8 @@ PyObject *pcs_scalar_to_py(int dtype, pcs_scalar s)
     if (dtype == PCS_BOOL)
         return PyBool_FromLong(scalar_as_bool(s));
     if (pcs_is_complex(dtype))
-        return PyComplex_FromDoubles(scalar_as_double(s), s.kind == PCS_SK_COMPLEX ? s.im : 0.);
+        return PyComplex_FromDoubles(pcs_scalar_as_double(s), s.kind == PCS_SK_COMPLEX ? s.im : 0.);
     if (pcs_is_float(dtype))
-        return PyFloat_FromDouble(scalar_as_double(s));
+        return PyFloat_FromDouble(pcs_scalar_as_double(s));
     return PyLong_FromLongLong(scalar_as_int(s));
 }

@@ -42,6 +42,10 @@ int pcs_scalar_check_fits(int dtype, pcs_scalar s, pcs_check_mode mode);
  * __float__, e.g. NumPy scalars and one-element tensors) -> scalar.
  * -1 with TypeError when obj is not a number. */
 int pcs_scalar_from_py(PyObject *obj, pcs_scalar *out);
+/* The real part as a double: an int's true value (u64 ones included, which
+ * a plain (double)s.i would read as negative), a float's or complex's re.
+ * Use it wherever a scalar's value is wanted as a double. */
+double pcs_scalar_as_double(pcs_scalar s);
 /* Scalar -> Python bool/int/float/complex following the dtype's kind. */
 PyObject *pcs_scalar_to_py(int dtype, pcs_scalar s);
 

@@ -220,7 +220,9 @@ static int leaf_dtype(PyObject *o)
      * own dtype, as in torch. */
     if (PyBool_Check(o))
         return PCS_BOOL;
-    if (PyLong_CheckExact(o))
+    /* any int, whatever its size: whether it fits is for the dtype that the
+     * whole sequence ends up with to say (element_scalar) */
+    if (PyLong_Check(o))
         return PCS_INT64;
     if (PyFloat_CheckExact(o))
         return pcs_default_dtype();
@@ -239,13 +241,39 @@ static int leaf_dtype(PyObject *o)
     PyErr_Clear();
     pcs_scalar s;
     if (pcs_scalar_from_py(o, &s) < 0) {
-        if (PyLong_Check(o)) /* an int out of range: keep the overflow message */
-            return -1;
         PyErr_Clear();
         PyErr_Format(PyExc_TypeError, "new(): invalid data type '%.100s'", Py_TYPE(o)->tp_name);
         return -1;
     }
     return pcs_scalar_default_dtype(s.kind);
+}
+
+/* One element of tensor(data) as a scalar, read the way torch's store_scalar
+ * reads it: as the target dtype's Python type. Integer dtypes unpack a Python
+ * int as an int64 (the scalar parser's "Overflow when unpacking long" for any
+ * int beyond it); floating and complex dtypes unpack it as a float, so an int
+ * of any size keeps its value, rounded to a double (Python's OverflowError
+ * past double's range); bool reads it as "non-zero". The scalar parser models
+ * torch's Scalar arguments, which stop at 2^64, so ints bound for a
+ * non-integer dtype do not go through it. */
+static int element_scalar(PyObject *o, int dtype, pcs_scalar *s)
+{
+    if (PyLong_Check(o) && !PyBool_Check(o) && !pcs_is_integral(dtype, false)) {
+        if (dtype == PCS_BOOL) {
+            int nonzero = PyObject_IsTrue(o);
+            *s = (pcs_scalar){.kind = PCS_SK_BOOL, .i = nonzero};
+            return nonzero < 0 ? -1 : 0;
+        }
+        *s = (pcs_scalar){.kind = PCS_SK_FLOAT, .re = PyLong_AsDouble(o)};
+        return s->re == -1.0 && PyErr_Occurred() ? -1 : 0;
+    }
+    if (pcs_scalar_from_py(o, s) == 0)
+        return 0;
+    if (PyLong_Check(o)) /* an int out of an integer dtype's reach: keep the overflow message */
+        return -1;
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "new(): invalid data type '%.100s'", Py_TYPE(o)->tp_name);
+    return -1;
 }
 
 static int leaf_store(PyObject *o, int dtype, char *p)
@@ -264,13 +292,8 @@ static int leaf_store(PyObject *o, int dtype, char *p)
         return 0;
     }
     pcs_scalar s;
-    if (pcs_scalar_from_py(o, &s) < 0) {
-        if (PyLong_Check(o)) /* an int out of range: keep the overflow message */
-            return -1;
-        PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "new(): invalid data type '%.100s'", Py_TYPE(o)->tp_name);
+    if (element_scalar(o, dtype, &s) < 0)
         return -1;
-    }
     if (s.kind == PCS_SK_COMPLEX && dtype != PCS_BOOL && !pcs_is_complex(dtype)) {
         /* torch unpacks an element as the dtype's Python type: an int through
          * __index__, which no complex has; a float through __float__, which

@@ -253,6 +253,34 @@ CASES = [
      RuntimeError, "type int8_t without overflow"),
     ("as-tensor-ragged", False, lambda: torch.as_tensor([[1], []]), ValueError,
      "expected sequence of length 1"),
+    # torch's as_tensor takes data, dtype and device only; other factory options
+    # must not be swallowed (pin_memory=False: the keyword itself is the error)
+    ("as-tensor-pin-memory", False, lambda: torch.as_tensor([1.0], pin_memory=False), TypeError,
+     "as_tensor() got an unexpected keyword argument 'pin_memory'"),
+    ("as-tensor-pin-memory-true", False, lambda: torch.as_tensor([1.0], pin_memory=True),
+     TypeError, "unexpected keyword argument 'pin_memory'"),
+    ("as-tensor-requires-grad", False, lambda: torch.as_tensor([1.0], requires_grad=False),
+     TypeError, "unexpected keyword argument 'requires_grad'"),
+    ("as-tensor-layout", False, lambda: torch.as_tensor(_T(), layout=None), TypeError,
+     "unexpected keyword argument 'layout'"),
+    ("as-tensor-out", False, lambda: torch.as_tensor(np.ones(2), out=None), TypeError,
+     "unexpected keyword argument 'out'"),
+    ("as-tensor-positional-dtype", False, lambda: torch.as_tensor([1], torch.float64), TypeError,
+     "as_tensor() takes 1 positional argument but 2 were given"),
+    ("tensor-int8-2pow64", False, lambda: torch.tensor([1, 1 << 64], dtype=torch.int8),
+     RuntimeError, "Overflow when unpacking long"),
+    ("tensor-float64-2pow1024", False, lambda: torch.tensor([1 << 1024], dtype=torch.float64),
+     OverflowError, "int too large to convert to float"),
+    ("addmm-int64-alpha-2pow63", False,
+     lambda: torch.addmm(torch.ones(2, 2, dtype=torch.int64), torch.ones(2, 2, dtype=torch.int64),
+                         torch.ones(2, 2, dtype=torch.int64), alpha=1 << 63),
+     RuntimeError, "value cannot be converted to type int64_t without overflow"),
+    ("addmm-int32-beta-2pow40", False,
+     lambda: torch.ones(2, 2, dtype=torch.int32).addmm(torch.ones(2, 2, dtype=torch.int32),
+                                                      torch.ones(2, 2, dtype=torch.int32), beta=1 << 40),
+     RuntimeError, "type int without overflow"),
+    ("arange-int64-2pow63", False, lambda: torch.arange(0, 1 << 63, 1 << 62), RuntimeError,
+     "value cannot be converted to type int64_t without overflow"),
     ("from-numpy-str", False, lambda: torch.from_numpy(np.array(["a"])), TypeError,
      "can't convert np.ndarray"),
     ("from-numpy-list", False, lambda: torch.from_numpy([1, 2]), TypeError, "expected np.ndarray"),
@@ -685,6 +713,38 @@ def test_uint64_range_ints_keep_their_value_in_floats():
     assert (torch.tensor([1.0]) + big).tolist() == [float(big)]
     assert (torch.tensor([1.0], dtype=torch.float64) * ((1 << 64) - 1)).tolist() == [2.0 ** 64]
     assert torch.tensor([2, 3]).div(big).tolist() == [2 / big, 3 / big]
+
+
+def test_ints_beyond_int64_keep_their_value_in_floating_elements():
+    """torch.tensor() unpacks an element as its dtype's Python type: a
+    floating or complex dtype reads an int of any size as a float, bool as
+    "non-zero"; only integer dtypes unpack int64 (rows tensor-int-overflow,
+    tensor-int8-2pow64 above)."""
+    assert torch.tensor([1 << 64], dtype=torch.float32).tolist() == [2.0 ** 64]
+    assert torch.tensor([-(1 << 63) - 1], dtype=torch.float64).tolist() == [-(2.0 ** 63)]
+    assert torch.tensor([[1], [3 << 70]], dtype=torch.float64).tolist() == [[1.0], [float(3 << 70)]]
+    assert torch.tensor([1 << 64, 1.5]).tolist() == [2.0 ** 64, 1.5]  # inferred float32
+    assert torch.tensor([1 << 100], dtype=torch.complex128).tolist() == [complex(1 << 100)]
+    assert torch.tensor([1 << 64], dtype=torch.float16).tolist() == [float("inf")]
+    assert torch.tensor([1 << 64, -(1 << 70), 0], dtype=torch.bool).tolist() == [True, True, False]
+    assert torch.as_tensor([1 << 64], dtype=torch.float64).tolist() == [2.0 ** 64]
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)])
+def test_uint64_range_alpha_beta_in_matrix_products(device):
+    """alpha and beta in [2**63, 2**64) keep their value (a uint64 Scalar in
+    torch), not their int64 bit pattern: on the CPU through NumPy, on CUDA as
+    cuBLAS's double alpha/beta."""
+    rng = np.random.default_rng(7)
+    a, b, x = (rng.standard_normal(s) for s in ((3, 4), (4, 5), (3, 5)))
+    ta, tb, tx = (torch.tensor(v, device=device) for v in (a, b, x))
+    got = torch.addmm(tx, ta, tb, alpha=1 << 63).cpu().numpy()
+    np.testing.assert_allclose(got, 2.0 ** 63 * (a @ b) + x, rtol=1e-12, atol=0)
+    big = (1 << 64) - (1 << 11)  # the largest double below 2**64
+    got = tx.addmm(ta, tb, beta=big).cpu().numpy()
+    np.testing.assert_allclose(got, a @ b + float(big) * x, rtol=1e-12, atol=0)
+    got = torch.baddbmm(tx[None], ta[None], tb[None], alpha=1 << 63, beta=1 << 63).cpu().numpy()
+    np.testing.assert_allclose(got[0], 2.0 ** 63 * (a @ b + x), rtol=1e-12, atol=0)
 
 
 def test_complex_elements_fill_complex_and_bool_tensors():

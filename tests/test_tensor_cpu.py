@@ -136,6 +136,33 @@ def test_like_and_new():
     assert x.new().shape == (0,)
 
 
+def test_uint64_range_bounds_in_linspace_and_arange():
+    """An int in [2**63, 2**64) is a bound by its value, not by its int64 bit
+    pattern (which is negative); an int64 range cannot hold it, as in torch."""
+    assert torch.linspace(0, 1 << 63, 3, dtype=torch.float64).tolist() == [0.0, 2.0 ** 62, 2.0 ** 63]
+    assert torch.arange(0, 1 << 63, 1 << 62, dtype=torch.float64).tolist() == [0.0, 2.0 ** 62]
+    with pytest.raises(RuntimeError, match="type int64_t without overflow"):
+        torch.arange(1 << 63, dtype=torch.int32)
+
+
+# Every factory that accepts pin_memory= (tests/test_bad_input.py checks that
+# each honours it) says so in its docstring; as_tensor refuses it.
+PIN_FACTORIES = ["empty", "zeros", "ones", "full", "empty_strided", "arange", "linspace", "eye",
+                 "tensor", "empty_like", "zeros_like", "ones_like", "full_like", "rand", "randn",
+                 "randint", "randperm", "rand_like", "randn_like"]
+
+
+@pytest.mark.parametrize("name", PIN_FACTORIES)
+def test_factory_docstrings_mention_pin_memory(name):
+    doc = getattr(torch, name).__doc__
+    assert "pin_memory=False" in doc.split("\n")[0], doc
+
+
+def test_as_tensor_docstring_names_only_its_arguments():
+    doc = torch.as_tensor.__doc__
+    assert doc.startswith("as_tensor(data, *, dtype=None, device=None)") and "pin_memory" not in doc
+
+
 # ---- views ----------------------------------------------------------------
 
 def check_view(t, a, view_of=None):
@@ -330,3 +357,18 @@ def test_no_gpu_errors_are_clear():
         torch.empty(2, pin_memory=True)
     with pytest.raises(RuntimeError, match="no CUDA GPU"):
         torch.cuda.FloatTensor(1)
+
+
+# ---- matrix products: alpha and beta ----------------------------------------
+
+def test_integer_addmm_computes_in_the_dtype():
+    """Integer products keep integer alpha and beta: exact past 2**53 (they
+    used to go through float64), and uint8's -1 wraps to 255 as in torch."""
+    big = (1 << 60) + 1
+    m = torch.tensor([[big, 3], [1, 1]])
+    eye = torch.tensor([[1, 0], [0, 1]])
+    assert torch.addmm(m, m, eye).tolist() == [[2 * big, 6], [2, 2]]
+    assert torch.addmm(m, m, eye, beta=3, alpha=-2).tolist() == [[big, 3], [1, 1]]
+    u = torch.tensor([[1, 2]], dtype=torch.uint8)
+    one = torch.tensor([[1]], dtype=torch.uint8)
+    assert torch.addmm(u, one, u, beta=-1).tolist() == [[0, 0]]
