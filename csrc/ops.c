@@ -276,7 +276,7 @@ static pcs_kscalar kscalar_of(pcs_scalar s)
     case PCS_SK_BOOL:
     case PCS_SK_INT:
         k.i = s.i;
-        k.re = (double)s.i;
+        k.re = pcs_scalar_as_double(s); /* an int in [2^63, 2^64) keeps its value */
         break;
     case PCS_SK_FLOAT:
         k.re = s.re;

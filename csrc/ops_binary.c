@@ -166,6 +166,18 @@ static PyObject *binary_core(int which, pcs_operand *ops, PyObject *alpha, PyObj
                                                 "not be a floating point number.");
             return NULL;
         }
+        if (a.kind == PCS_SK_INT && a.u64) {
+            /* An int in [2^63, 2^64): torch's uint64 Scalar. An integer
+             * computation cannot hold it; a floating one takes its value. */
+            if (pcs_is_integral(rt, true)) {
+                PyErr_SetString(PyExc_RuntimeError,
+                                "value cannot be converted to type int64_t without overflow");
+                return NULL;
+            }
+            a.re = pcs_scalar_as_double(a);
+            a.kind = PCS_SK_FLOAT;
+            a.u64 = false;
+        }
         bool one = (a.kind <= PCS_SK_INT && a.i == 1) || (a.kind == PCS_SK_FLOAT && a.re == 1.0);
         if (!one) {
             c.op = PCS_BOP_ADD_ALPHA;

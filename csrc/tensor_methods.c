@@ -434,13 +434,13 @@ PyMethodDef pcs_tensor_copy_methods[] = {
                                "copied into self, across devices if needed."},
     {"record_stream", m_record_stream, METH_O,
      "Marks the memory as used by a stream, so it is not reused before that work ends."},
-    {"new_empty", FASTKW(m_new_empty), "new_empty(size, dtype=None, device=None)\n\nA new uninitialised tensor of `size` "
+    {"new_empty", FASTKW(m_new_empty), "new_empty(size, dtype=None, device=None, pin_memory=False)\n\nA new uninitialised tensor of `size` "
      "with self's dtype and device unless they are given."},
-    {"new_zeros", FASTKW(m_new_zeros), "new_zeros(size, dtype=None, device=None)\n\nA new tensor of zeros of `size` with "
+    {"new_zeros", FASTKW(m_new_zeros), "new_zeros(size, dtype=None, device=None, pin_memory=False)\n\nA new tensor of zeros of `size` with "
      "self's dtype and device unless they are given."},
-    {"new_ones", FASTKW(m_new_ones), "new_ones(size, dtype=None, device=None)\n\nA new tensor of ones of `size` with "
+    {"new_ones", FASTKW(m_new_ones), "new_ones(size, dtype=None, device=None, pin_memory=False)\n\nA new tensor of ones of `size` with "
      "self's dtype and device unless they are given."},
-    {"new_full", FASTKW(m_new_full), "new_full(size, fill_value, dtype=None, device=None)\n\nA new tensor of `size` "
+    {"new_full", FASTKW(m_new_full), "new_full(size, fill_value, dtype=None, device=None, pin_memory=False)\n\nA new tensor of `size` "
      "filled with `fill_value`, with self's dtype and device unless they are given."},
     {"new_tensor", FASTKW(m_new_tensor), "new_tensor(data, dtype=None, device=None)\n\nA new tensor holding a copy of "
      "`data` (numbers, nested lists, arrays, tensors), with self's dtype and device "

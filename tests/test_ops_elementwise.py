@@ -376,3 +376,23 @@ def test_operators_return_notimplemented_for_foreign_types():
     assert t != None  # noqa: E711
     assert hash(t) == hash(t)
     assert len({t, t}) == 1
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_uint64_range_alpha_and_scalars_keep_their_value(device):
+    """An int in [2**63, 2**64) is torch's uint64 Scalar: as add/sub's alpha
+    and as a clamp bound it keeps its value in a floating computation (it was
+    read as its int64 bit pattern, -2**63), and an integer one refuses it."""
+    rng = np.random.default_rng(11)
+    x, y = rng.standard_normal(6), rng.standard_normal(6)
+    tx, ty = torch.tensor(x, device=device), torch.tensor(y, device=device)
+    big = 1 << 63
+    np.testing.assert_allclose(torch.add(tx, ty, alpha=big).cpu().numpy(), x + 2.0 ** 63 * y,
+                               rtol=1e-15)
+    np.testing.assert_allclose(torch.sub(tx, ty, alpha=big).cpu().numpy(), x - 2.0 ** 63 * y,
+                               rtol=1e-15)
+    ti = torch.tensor([1, 2], device=device)
+    with pytest.raises(RuntimeError, match="without overflow"):
+        torch.add(ti, ti, alpha=big)
+    huge = torch.tensor([1e19, -1e19, 5.0], dtype=torch.float64, device=device)
+    assert huge.clamp(max=big).tolist() == [2.0 ** 63, -1e19, 5.0]
