@@ -166,14 +166,13 @@ static PyObject *binary_core(int which, pcs_operand *ops, PyObject *alpha, PyObj
                                                 "not be a floating point number.");
             return NULL;
         }
+        /* torch converts alpha to the tensors' type with checked_convert: an
+         * integer one refuses what it cannot hold (2**63 in int64, 300 in
+         * uint8), as fill_ does. A floating one takes any int's value, so a
+         * uint64-range int becomes its float value here. */
+        if (pcs_is_integral(rt, true) && pcs_scalar_check_fits(rt, a, PCS_CHECK_FILL) < 0)
+            return NULL;
         if (a.kind == PCS_SK_INT && a.u64) {
-            /* An int in [2^63, 2^64): torch's uint64 Scalar. An integer
-             * computation cannot hold it; a floating one takes its value. */
-            if (pcs_is_integral(rt, true)) {
-                PyErr_SetString(PyExc_RuntimeError,
-                                "value cannot be converted to type int64_t without overflow");
-                return NULL;
-            }
             a.re = pcs_scalar_as_double(a);
             a.kind = PCS_SK_FLOAT;
             a.u64 = false;

@@ -41,6 +41,17 @@ static _Thread_local CurrentStream tl_current[PCS_MAX_DEVICES];
 
 cudaStream_t pcs_current_stream(int device) { return tl_current[device].stream; }
 
+int pcs_enter_current_stream(cudaStream_t *stream)
+{
+    if (pcs_require_cuda() < 0)
+        return -1;
+    int dev = pcs_current_device();
+    if (pcs_cuda_set_device_raw(dev) < 0)
+        return -1;
+    *stream = tl_current[dev].stream;
+    return 0;
+}
+
 void pcs_set_current_stream(int device, cudaStream_t stream, int priority)
 {
     tl_current[device].stream = stream;
@@ -549,11 +560,8 @@ static PyObject *py_sleep(PyObject *m, PyObject *arg)
     long long cycles = PyLong_AsLongLong(arg);
     if (cycles == -1 && PyErr_Occurred())
         return NULL;
-    if (pcs_require_cuda() < 0)
-        return NULL;
-    int dev = pcs_current_device();
-    cudaStream_t st = tl_current[dev].stream;
-    if (pcs_cuda_set_device_raw(dev) < 0)
+    cudaStream_t st;
+    if (pcs_enter_current_stream(&st) < 0)
         return NULL;
     pcs_launch_sleep(cycles, st);
     if (PCS_CHECK_LAUNCH(st, "sleep_kernel") < 0)
@@ -573,12 +581,10 @@ static PyObject *py_memset_async(PyObject *m, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "_memset_async: negative size");
         return NULL;
     }
-    if (pcs_require_cuda() < 0)
+    cudaStream_t st;
+    if (pcs_enter_current_stream(&st) < 0)
         return NULL;
-    int dev = pcs_current_device();
-    if (pcs_cuda_set_device_raw(dev) < 0)
-        return NULL;
-    PCS_CUDA_CHECK_NULL(cudaMemsetAsync((void *)(uintptr_t)ptr, value, (size_t)n, tl_current[dev].stream));
+    PCS_CUDA_CHECK_NULL(cudaMemsetAsync((void *)(uintptr_t)ptr, value, (size_t)n, st));
     Py_RETURN_NONE;
 }
 

@@ -24,6 +24,10 @@ extern PyTypeObject PcsExternalStream_Type;
 /* The calling thread's current stream on `device` (the legacy default stream,
  * 0, unless set). Never fails; the device must be valid. */
 cudaStream_t pcs_current_stream(int device);
+/* For code about to issue work on the current stream: checks that CUDA is
+ * there, makes the current device the thread's CUDA device and gives its
+ * current stream. 0, or -1 with an exception set. */
+int pcs_enter_current_stream(cudaStream_t *stream);
 
 /* Sets the calling thread's current stream of `device`. */
 void pcs_set_current_stream(int device, cudaStream_t stream, int priority);

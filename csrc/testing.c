@@ -17,12 +17,9 @@ static PyObject *py_fault(PyObject *m, PyObject *noargs)
 {
     PCS_UNUSED(m);
     PCS_UNUSED(noargs);
-    if (pcs_require_cuda() < 0)
+    cudaStream_t st;
+    if (pcs_enter_current_stream(&st) < 0)
         return NULL;
-    int dev = pcs_current_device();
-    if (pcs_cuda_set_device_raw(dev) < 0)
-        return NULL;
-    cudaStream_t st = pcs_current_stream(dev);
     pcs_launch_fault(st);
     if (PCS_CHECK_LAUNCH(st, "fault_kernel") < 0)
         return NULL;
@@ -37,12 +34,9 @@ static PyObject *py_launch_loop(PyObject *m, PyObject *arg)
         return NULL;
     if (n < 0)
         return PyErr_Format(PyExc_ValueError, "_launch_loop: n must be >= 0, got %lld", n);
-    if (pcs_require_cuda() < 0)
+    cudaStream_t st;
+    if (pcs_enter_current_stream(&st) < 0)
         return NULL;
-    int dev = pcs_current_device();
-    if (pcs_cuda_set_device_raw(dev) < 0)
-        return NULL;
-    cudaStream_t st = pcs_current_stream(dev);
     for (long long i = 0; i < n; i++)
         pcs_launch_sleep(0, st);
     if (PCS_CHECK_LAUNCH(st, "sleep_kernel") < 0)

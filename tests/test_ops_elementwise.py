@@ -394,5 +394,7 @@ def test_uint64_range_alpha_and_scalars_keep_their_value(device):
     ti = torch.tensor([1, 2], device=device)
     with pytest.raises(RuntimeError, match="without overflow"):
         torch.add(ti, ti, alpha=big)
+    with pytest.raises(RuntimeError, match="type int without overflow"):  # int32, as torch
+        torch.add(ti.int(), ti.int(), alpha=1 << 40)
     huge = torch.tensor([1e19, -1e19, 5.0], dtype=torch.float64, device=device)
     assert huge.clamp(max=big).tolist() == [2.0 ** 63, -1e19, 5.0]
