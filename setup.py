@@ -94,8 +94,17 @@ class BuildExt(build_ext):
                 output_dir, macros, include_dirs, sources, depends, extra_postargs)
             cc_args = cc._get_cc_args(pp_opts, debug, extra_preargs)
 
+            # An object newer than its source and every header is kept, so a
+            # change to one C file rebuilds one object, not every kernel.
+            headers = depends or []
+            newest_header = max((os.path.getmtime(h) for h in headers if os.path.exists(h)),
+                                default=0.0)
+
             def one(obj):
                 src, ext = build[obj]
+                if (not self.force and os.path.exists(obj) and os.path.getmtime(obj)
+                        >= max(os.path.getmtime(src), newest_header)):
+                    return
                 cc._compile(obj, src, ext, cc_args, extra_postargs, pp_opts)
 
             order = sorted(build, key=lambda o: not build[o][0].endswith(".cu"))
@@ -126,7 +135,8 @@ ext = Extension(
     libraries=["cudart_static", "cublas", "cublasLt", "cufft", "rt", "dl", "pthread", "stdc++"],
     extra_compile_args={"c": c_flags},
     extra_link_args=(["-fsanitize=address,undefined"] if os.environ.get("PYCUDA_SEM_SANITIZE") else []),
-    depends=sorted(glob.glob("csrc/*.h")) + sorted(glob.glob("csrc/kernels/*.h")),
+    depends=sorted(glob.glob("csrc/**/*.h", recursive=True))
+    + sorted(glob.glob("csrc/**/*.cuh", recursive=True)),
     define_macros=[("PY_SSIZE_T_CLEAN", None)],
 )
 
