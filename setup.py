@@ -96,14 +96,21 @@ class BuildExt(build_ext):
 
             # An object newer than its source and every header is kept, so a
             # change to one C file rebuilds one object, not every kernel.
+            # Device code includes only csrc/kernels/ headers (the layer rule),
+            # so a host header change leaves the kernels' objects alone.
+            def newest(headers):
+                return max((os.path.getmtime(h) for h in headers if os.path.exists(h)),
+                           default=0.0)
+
             headers = depends or []
-            newest_header = max((os.path.getmtime(h) for h in headers if os.path.exists(h)),
-                                default=0.0)
+            newest_host = newest(headers)
+            newest_kernel = newest([h for h in headers if "kernels" + os.sep in h])
 
             def one(obj):
                 src, ext = build[obj]
+                hdr = newest_kernel if src.endswith(".cu") else newest_host
                 if (not self.force and os.path.exists(obj) and os.path.getmtime(obj)
-                        >= max(os.path.getmtime(src), newest_header)):
+                        >= max(os.path.getmtime(src), hdr)):
                     return
                 cc._compile(obj, src, ext, cc_args, extra_postargs, pp_opts)
 
@@ -118,11 +125,13 @@ class BuildExt(build_ext):
 
 
 c_flags = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Wno-missing-field-initializers",
-           "-Wno-cast-function-type", "-fvisibility=hidden"]
+           "-Wno-cast-function-type", "-fvisibility=hidden",
+           "-Werror=implicit-function-declaration"]
 if os.environ.get("PYCUDA_SEM_SANITIZE"):
     c_flags += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-O1", "-g"]
 
-sources = sorted(glob.glob("csrc/*.c")) + sorted(glob.glob("csrc/kernels/*.cu"))
+# One folder a layer (csrc/core, runtime, tensor, ops, python; kernels for .cu).
+sources = sorted(glob.glob("csrc/*/*.c")) + sorted(glob.glob("csrc/kernels/*.cu"))
 
 ext = Extension(
     "pycuda_sem._C",

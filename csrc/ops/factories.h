@@ -1,0 +1,22 @@
+/* factories.h: the tensor factories (factories.c) other files call: the
+ * filled allocations behind zeros/ones/full and the new_* methods, and the
+ * pin_memory check they share. */
+#ifndef PCS_FACTORIES_H
+#define PCS_FACTORIES_H
+
+#include "tensor/tensor.h"
+
+int pcs_factories_init(PyObject *module);
+/* Tensor.new_empty/zeros/ones/full/tensor and the legacy new(). */
+extern PyMethodDef pcs_tensor_factory_methods[];
+/* Allocates a like-tensor and fills with the scalar (factories and new_*). */
+PcsTensor *pcs_tensor_full(int ndim, const int64_t *sizes, PyObject *value, int dtype, int device,
+                           bool pinned);
+PcsTensor *pcs_tensor_zeros(int ndim, const int64_t *sizes, int dtype, int device, bool pinned);
+PcsTensor *pcs_tensor_ones(int ndim, const int64_t *sizes, int dtype, int device, bool pinned);
+/* pin_memory=True with the result's device: 0 when allowed, -1 with an
+ * exception (pinning is for CPU tensors and needs a GPU). */
+int pcs_check_pinned(bool pinned, int device);
+
+
+#endif

@@ -1,0 +1,788 @@
+/* random.c: random number generation. One generator state (seed, Philox
+ * offset) for the CPU and one per CUDA device; seeding functions, state
+ * get/set, the random factories (rand, randn, randint, randperm, *_like) and
+ * the in-place fills (normal_, uniform_, bernoulli_, exponential_, random_).
+ *
+ * Every fill is counter-based (kernels/philox.h): element i of a fill uses
+ * Philox block offset + i / per_block, so the CPU loop here and the GPU
+ * kernel in random.cu produce the same numbers for the same state, whatever
+ * the launch shape. A fill reserves its blocks by advancing the offset before
+ * it runs, on the host, so nothing waits for the GPU. Non-contiguous tensors
+ * are filled through a contiguous temporary in row-major order, which keeps
+ * the numbering independent of strides.
+ *
+ * Seeding needs no GPU: the CUDA states are plain host memory, as PyTorch's
+ * lazy seeding is, so manual_seed works on a machine without one. */
+#include "ops/random.h"
+#include "runtime/device.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "ops/factories.h"
+#include "tensor/copy.h"
+#include "kernels/philox.h"
+#include "core/scalar.h"
+#include "runtime/stream.h"
+
+#define FASTKW(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL | METH_KEYWORDS
+
+/* PyTorch's default seed, so that initial_seed() reads the same before any
+ * manual_seed. */
+#define PCS_DEFAULT_SEED 67280421310721ULL
+
+typedef struct {
+    uint64_t seed, offset;
+} pcs_gen;
+
+static pcs_gen cpu_gen = {PCS_DEFAULT_SEED, 0};
+static pcs_gen cuda_gens[PCS_MAX_DEVICES];
+static bool cuda_gens_ready = false;
+
+/* The state of `device` (-1: the CPU). */
+static pcs_gen *gen_of(int device)
+{
+    if (!cuda_gens_ready) {
+        for (int i = 0; i < PCS_MAX_DEVICES; i++)
+            cuda_gens[i] = (pcs_gen){PCS_DEFAULT_SEED, 0};
+        cuda_gens_ready = true;
+    }
+    return device < 0 ? &cpu_gen : &cuda_gens[device];
+}
+
+static void seed_all(uint64_t seed)
+{
+    gen_of(-1)->seed = seed;
+    cpu_gen.offset = 0;
+    for (int i = 0; i < PCS_MAX_DEVICES; i++)
+        cuda_gens[i] = (pcs_gen){seed, 0};
+}
+
+/* A seed from the OS (seed(), cuda.seed()): /dev/urandom, else the clock. */
+static uint64_t fresh_seed(void)
+{
+    uint64_t s = 0;
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (f) {
+        if (fread(&s, sizeof s, 1, f) != 1)
+            s = 0;
+        fclose(f);
+    }
+    if (!s) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        s = (uint64_t)ts.tv_sec * 1000000007ULL ^ (uint64_t)ts.tv_nsec;
+    }
+    /* PyTorch's seeds fit in 63 bits, and scripts store them in int64 */
+    return s & 0x7fffffffffffffffULL;
+}
+
+static int seed_arg(PyObject *obj, uint64_t *out)
+{
+    if (!PyIndex_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "manual_seed expected an int, got %s", Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    PyObject *i = PyNumber_Index(obj);
+    if (!i)
+        return -1;
+    /* PyTorch reads a seed as uint64, else as int64 wrapped modulo 2^64, and
+     * refuses the rest: the rule for int scalars, so one function keeps it. */
+    pcs_scalar s;
+    int r = pcs_scalar_from_py(i, &s);
+    Py_DECREF(i);
+    if (r < 0)
+        return -1;
+    *out = (uint64_t)s.i;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Fills                                                                     */
+
+/* Numbers per Philox block for this fill (see philox.h). */
+static int per_block(const pcs_rng_params *p) { return p->wide ? 2 : 4; }
+
+static void fill_cpu(void *out, int dtype, int64_t n, const pcs_rng_params *p)
+{
+    const int per = per_block(p);
+    const int isz = pcs_itemsize(dtype);
+    char *o = out;
+    for (int64_t j = 0, base = 0; base < n; j++, base += per) {
+        pcs_u32x4 r = pcs_philox(p->seed, p->offset + (uint64_t)j);
+        float f[4];
+        double d[2];
+        if (p->kind != PCS_RNG_RANDINT) {
+            if (p->wide)
+                pcs_rng_block_f64(p, r, d);
+            else
+                pcs_rng_block_f32(p, r, f);
+        }
+        for (int l = 0; l < per && base + l < n; l++) {
+            char *dst = o + (base + l) * isz;
+            if (p->kind == PCS_RNG_RANDINT) {
+                pcs_scalar s = {.kind = PCS_SK_INT, .i = pcs_rng_int(p, r, l)};
+                pcs_scalar_store(dtype, dst, s);
+            } else if (dtype == PCS_FLOAT32) {
+                memcpy(dst, &f[l], 4);
+            } else if (dtype == PCS_FLOAT64 && p->wide) {
+                memcpy(dst, &d[l], 8);
+            } else {
+                /* float16/bfloat16 round from the float value, exactly as
+                 * the GPU does (float -> half, round to nearest even) */
+                pcs_scalar s = {.kind = PCS_SK_FLOAT, .re = p->wide ? d[l] : (double)f[l]};
+                pcs_scalar_store(dtype, dst, s);
+            }
+        }
+    }
+}
+
+/* Fills t (any strides, any device) with numbers of kind p (seed and offset
+ * are taken from t's generator here). 0, or -1 with exception. */
+static int random_fill(PcsTensor *t, pcs_rng_params *p)
+{
+    int64_t n = pcs_tensor_numel(t);
+    if (n == 0)
+        return 0;
+    if (!pcs_tensor_is_contiguous(t)) {
+        PcsTensor *tmp = pcs_tensor_empty(t->ndim, t->sizes, t->dtype, t->device, false);
+        if (!tmp)
+            return -1;
+        int r = random_fill(tmp, p);
+        if (r == 0)
+            r = pcs_copy(t, tmp, false);
+        Py_DECREF(tmp);
+        return r;
+    }
+    pcs_gen *g = gen_of(t->device);
+    uint64_t nblocks = (uint64_t)((n + per_block(p) - 1) / per_block(p));
+    p->seed = g->seed;
+    p->offset = g->offset;
+    g->offset += nblocks; /* reserved now: later fills never overlap this one */
+    if (t->device < 0) {
+        Py_BEGIN_ALLOW_THREADS
+        fill_cpu(pcs_tensor_data(t), t->dtype, n, p);
+        Py_END_ALLOW_THREADS
+        return 0;
+    }
+    PcsDeviceGuard guard;
+    if (pcs_device_guard_enter(&guard, t->device) < 0)
+        return -1;
+    cudaStream_t stream = pcs_current_stream(t->device);
+    int r = 0;
+    if (pcs_launch_rng_fill(pcs_tensor_data(t), t->dtype, n, p, stream) < 0) {
+        PyErr_Format(PyExc_RuntimeError, "random fill: unsupported dtype %s", pcs_dtypes[t->dtype].name);
+        r = -1;
+    } else {
+        r = PCS_CHECK_LAUNCH(stream, "pcs_launch_rng_fill");
+    }
+    pcs_device_guard_exit(&guard);
+    return r;
+}
+
+static const char *legacy_name(int dtype) { return pcs_dtypes[dtype].legacy; }
+
+static int require_float(PcsTensor *t, const char *what)
+{
+    if (pcs_is_float(t->dtype))
+        return 0;
+    if (pcs_is_complex(t->dtype))
+        PyErr_Format(PyExc_NotImplementedError, "%s on complex tensors is not supported by pycuda_sem", what);
+    else
+        PyErr_Format(PyExc_RuntimeError, "\"%s\" not implemented for '%s'", what, legacy_name(t->dtype));
+    return -1;
+}
+
+/* A float argument (pos / name), `dflt` when absent. */
+static int double_arg(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, Py_ssize_t pos,
+                      const char *name, double dflt, double *out)
+{
+    PyObject *o = pcs_arg(args, nargs, kw, pos, name);
+    if (!o || o == Py_None) {
+        *out = dflt;
+        return 0;
+    }
+    if (PcsTensor_Check(o)) {
+        PyErr_Format(PyExc_NotImplementedError,
+                     "tensor-valued '%s' is not supported by pycuda_sem's random fills; pass a number",
+                     name);
+        return -1;
+    }
+    *out = PyFloat_AsDouble(o);
+    return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
+}
+
+static int check_generator(PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    PyObject *g = kw ? pcs_arg(args, nargs, kw, -1, "generator") : NULL;
+    if (g && g != Py_None && !PyObject_HasAttrString(g, "_pcs_default_generator")) {
+        PyErr_SetString(PyExc_NotImplementedError,
+                        "pycuda_sem supports only the default generator (generator=None)");
+        return -1;
+    }
+    return 0;
+}
+
+/* RuntimeError with a printf-formatted message (PyErr_Format has no %g). */
+static PyObject *rt_error(const char *fmt, double a, double b)
+{
+    char buf[160];
+    snprintf(buf, sizeof buf, fmt, a, b);
+    PyErr_SetString(PyExc_RuntimeError, buf);
+    return NULL;
+}
+
+static PyObject *fill_and_return(PcsTensor *t, pcs_rng_params *p)
+{
+    if (random_fill(t, p) < 0)
+        return NULL;
+    return Py_NewRef((PyObject *)t);
+}
+
+static void float_params(pcs_rng_params *p, int kind, int dtype, double a, double b)
+{
+    memset(p, 0, sizeof *p);
+    p->kind = kind;
+    p->wide = dtype == PCS_FLOAT64;
+    p->ubits = dtype == PCS_FLOAT16 ? 11 : dtype == PCS_BFLOAT16 ? 8 : 24;
+    p->a = a;
+    p->b = b;
+}
+
+/* ------------------------------------------------------------------------ */
+/* In-place methods                                                          */
+
+static PyObject *m_normal_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"mean", "std", "generator", NULL};
+    double mean, std;
+    if (pcs_check_kwargs(kw, "normal_", names) < 0 || check_generator(args, nargs, kw) < 0 ||
+        double_arg(args, nargs, kw, 0, "mean", 0.0, &mean) < 0 ||
+        double_arg(args, nargs, kw, 1, "std", 1.0, &std) < 0 || require_float((PcsTensor *)self, "normal_") < 0)
+        return NULL;
+    if (!(std >= 0.0))
+        return rt_error("normal expects std >= 0.0, but found std %g", std, 0);
+    pcs_rng_params p;
+    float_params(&p, PCS_RNG_NORMAL, ((PcsTensor *)self)->dtype, mean, std);
+    return fill_and_return((PcsTensor *)self, &p);
+}
+
+static PyObject *m_uniform_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"from", "to", "generator", NULL};
+    double lo, hi;
+    if (pcs_check_kwargs(kw, "uniform_", names) < 0 || check_generator(args, nargs, kw) < 0 ||
+        double_arg(args, nargs, kw, 0, "from", 0.0, &lo) < 0 ||
+        double_arg(args, nargs, kw, 1, "to", 1.0, &hi) < 0 || require_float((PcsTensor *)self, "uniform_") < 0)
+        return NULL;
+    if (lo > hi)
+        return rt_error("uniform_ expects to return a [from, to) range, but found from=%g > to=%g", lo, hi);
+    pcs_rng_params p;
+    float_params(&p, PCS_RNG_UNIFORM, ((PcsTensor *)self)->dtype, lo, hi);
+    return fill_and_return((PcsTensor *)self, &p);
+}
+
+static PyObject *m_bernoulli_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"p", "generator", NULL};
+    double prob;
+    PcsTensor *t = (PcsTensor *)self;
+    if (pcs_check_kwargs(kw, "bernoulli_", names) < 0 || check_generator(args, nargs, kw) < 0 ||
+        double_arg(args, nargs, kw, 0, "p", 0.5, &prob) < 0)
+        return NULL;
+    if (!(prob >= 0.0 && prob <= 1.0))
+        return rt_error("bernoulli_ expects p to be in [0, 1], but got p=%g", prob, 0);
+    if (pcs_is_complex(t->dtype))
+        return PyErr_Format(PyExc_NotImplementedError, "bernoulli_ on complex tensors");
+    pcs_rng_params p;
+    float_params(&p, PCS_RNG_BERNOULLI, t->dtype, prob, 0.0);
+    return fill_and_return(t, &p);
+}
+
+static PyObject *m_exponential_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"lambd", "generator", NULL};
+    double lambd;
+    if (pcs_check_kwargs(kw, "exponential_", names) < 0 || check_generator(args, nargs, kw) < 0 ||
+        double_arg(args, nargs, kw, 0, "lambd", 1.0, &lambd) < 0 ||
+        require_float((PcsTensor *)self, "exponential_") < 0)
+        return NULL;
+    if (!(lambd > 0.0))
+        return rt_error("exponential_ expects lambda > 0.0, but found lambda=%g", lambd, 0);
+    pcs_rng_params p;
+    float_params(&p, PCS_RNG_EXPONENTIAL, ((PcsTensor *)self)->dtype, lambd, 0.0);
+    return fill_and_return((PcsTensor *)self, &p);
+}
+
+/* Integers in [low, high) into any real dtype. */
+static int int_params(pcs_rng_params *p, int64_t low, int64_t high)
+{
+    if (low >= high) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "random_ expects 'from' to be less than 'to', but got from=%lld >= to=%lld",
+                     (long long)low, (long long)high);
+        return -1;
+    }
+    memset(p, 0, sizeof *p);
+    p->kind = PCS_RNG_RANDINT;
+    p->low = low;
+    p->range = (uint64_t)high - (uint64_t)low;
+    p->wide = p->range > 0xffffffffULL;
+    return 0;
+}
+
+/* random_(): [0, 2^digits] for floats (every integer exact), [0, max] for
+ * integers, as PyTorch. */
+static int64_t default_random_high(int dtype)
+{
+    switch (dtype) {
+    case PCS_BOOL: return 2;
+    case PCS_UINT8: return 256;
+    case PCS_INT8: return 128;
+    case PCS_INT16: return 32768;
+    case PCS_INT32: return 2147483648LL;
+    case PCS_FLOAT16: return (1LL << 11) + 1;
+    case PCS_BFLOAT16: return (1LL << 8) + 1;
+    case PCS_FLOAT32: return (1LL << 24) + 1;
+    case PCS_FLOAT64: return (1LL << 53) + 1;
+    default: return INT64_MAX;
+    }
+}
+
+static PyObject *m_random_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"from", "to", "generator", NULL};
+    PcsTensor *t = (PcsTensor *)self;
+    if (pcs_check_kwargs(kw, "random_", names) < 0 || check_generator(args, nargs, kw) < 0)
+        return NULL;
+    if (pcs_is_complex(t->dtype))
+        return PyErr_Format(PyExc_NotImplementedError, "random_ on complex tensors");
+    PyObject *a = pcs_arg(args, nargs, kw, 0, "from"), *b = pcs_arg(args, nargs, kw, 1, "to");
+    int64_t low = 0, high = default_random_high(t->dtype);
+    if (a && a != Py_None && (!b || b == Py_None) && nargs == 1) { /* random_(to) */
+        high = PyLong_AsLongLong(a);
+    } else {
+        if (a && a != Py_None)
+            low = PyLong_AsLongLong(a);
+        if (b && b != Py_None)
+            high = PyLong_AsLongLong(b);
+    }
+    if (PyErr_Occurred())
+        return NULL;
+    pcs_rng_params p;
+    if (int_params(&p, low, high) < 0)
+        return NULL;
+    return fill_and_return(t, &p);
+}
+
+PyMethodDef pcs_tensor_random_methods[] = {
+    {"normal_", FASTKW(m_normal_), "normal_(mean=0, std=1): fill with normal numbers (Philox, Box-Muller)."},
+    {"uniform_", FASTKW(m_uniform_), "uniform_(from=0, to=1): fill with numbers uniform in [from, to)."},
+    {"bernoulli_", FASTKW(m_bernoulli_), "bernoulli_(p=0.5): fill with 1 (probability p) or 0."},
+    {"exponential_", FASTKW(m_exponential_), "exponential_(lambd=1): fill with exponential numbers."},
+    {"random_", FASTKW(m_random_), "random_(from=0, to=None): fill with integers in [from, to)."},
+    {NULL, NULL, 0, NULL},
+};
+
+/* ------------------------------------------------------------------------ */
+/* Factories                                                                 */
+
+typedef struct {
+    int dtype, device;
+    bool pinned; /* checked against the device by the caller (the _like forms inherit it) */
+} rng_opts;
+
+static int parse_opts(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, const char *fname,
+                      rng_opts *o)
+{
+    static const char *const names[] = {"dtype", "device", "generator", "requires_grad", "layout",
+                                        "pin_memory", "out", "size", "low", "high", "n", "input",
+                                        "memory_format", NULL};
+    o->dtype = -1;
+    o->device = -1;
+    o->pinned = false;
+    if (pcs_check_kwargs(kw, fname, names) < 0 || check_generator(args, nargs, kw) < 0)
+        return -1;
+    if (!kw)
+        return 0;
+    PyObject *v;
+    if ((v = pcs_arg(args, nargs, kw, -1, "dtype")) && (o->dtype = pcs_dtype_arg(v, -1)) == -2)
+        return -1;
+    if ((v = pcs_arg(args, nargs, kw, -1, "device")) && (o->device = pcs_device_arg(v, -1)) == -2)
+        return -1;
+    if ((v = pcs_arg(args, nargs, kw, -1, "pin_memory"))) {
+        int p = PyObject_IsTrue(v);
+        if (p < 0)
+            return -1;
+        o->pinned = p;
+    }
+    if ((v = pcs_arg(args, nargs, kw, -1, "requires_grad")) && PyObject_IsTrue(v)) {
+        PyErr_SetString(PyExc_NotImplementedError, "requires_grad=True: pycuda_sem has no autograd");
+        return -1;
+    }
+    if ((v = pcs_arg(args, nargs, kw, -1, "out")) && v != Py_None) {
+        PyErr_Format(PyExc_NotImplementedError, "%s(out=...) is not supported", fname);
+        return -1;
+    }
+    return 0;
+}
+
+/* The end of rand/randn and of their _like forms: a new tensor of a
+ * floating dtype, filled from U(0, 1) or N(0, 1) (kind). */
+static PyObject *new_float_random(int ndim, const int64_t *sizes, int dtype, int device,
+                                  bool pinned, int kind, const char *fname)
+{
+    if (pcs_check_pinned(pinned, device) < 0)
+        return NULL;
+    PcsTensor *t = pcs_tensor_empty(ndim, sizes, dtype, device, pinned);
+    if (!t)
+        return NULL;
+    if (require_float(t, fname) < 0) {
+        Py_DECREF(t);
+        return NULL;
+    }
+    pcs_rng_params p;
+    float_params(&p, kind, dtype, 0.0, 1.0);
+    PyObject *r = fill_and_return(t, &p);
+    Py_DECREF(t);
+    return r;
+}
+
+static PyObject *float_factory(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, const char *fname,
+                               int kind)
+{
+    rng_opts o;
+    int64_t sizes[PCS_MAX_DIMS];
+    if (parse_opts(args, nargs, kw, fname, &o) < 0)
+        return NULL;
+    PyObject *size = kw ? pcs_arg(args, nargs, kw, -1, "size") : NULL;
+    int ndim = size ? pcs_parse_sizes(&size, 1, sizes) : pcs_parse_sizes(args, nargs, sizes);
+    if (ndim < 0)
+        return NULL;
+    int dtype = o.dtype < 0 ? pcs_default_dtype() : o.dtype;
+    return new_float_random(ndim, sizes, dtype, o.device, o.pinned, kind, fname);
+}
+
+static PyObject *f_rand(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    PCS_UNUSED(m);
+    return float_factory(args, nargs, kw, "rand", PCS_RNG_UNIFORM);
+}
+
+static PyObject *f_randn(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    PCS_UNUSED(m);
+    return float_factory(args, nargs, kw, "randn", PCS_RNG_NORMAL);
+}
+
+static PyObject *like_factory(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, const char *fname,
+                              int kind)
+{
+    rng_opts o;
+    if (parse_opts(args, nargs, kw, fname, &o) < 0)
+        return NULL;
+    PyObject *in = pcs_arg(args, nargs, kw, 0, "input");
+    if (!in || !PcsTensor_Check(in))
+        return PyErr_Format(PyExc_TypeError, "%s() expects a tensor as its first argument", fname);
+    PcsTensor *src = (PcsTensor *)in;
+    PyObject *dev = kw ? pcs_arg(args, nargs, kw, -1, "device") : NULL;
+    int device = (dev && dev != Py_None) ? o.device : src->device;
+    int dtype = o.dtype < 0 ? src->dtype : o.dtype;
+    return new_float_random(src->ndim, src->sizes, dtype, device, o.pinned, kind, fname);
+}
+
+static PyObject *f_rand_like(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    PCS_UNUSED(m);
+    return like_factory(args, nargs, kw, "rand_like", PCS_RNG_UNIFORM);
+}
+
+static PyObject *f_randn_like(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    PCS_UNUSED(m);
+    return like_factory(args, nargs, kw, "randn_like", PCS_RNG_NORMAL);
+}
+
+/* randint(high, size) or randint(low, high, size); int64 unless dtype=. */
+static PyObject *f_randint(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    PCS_UNUSED(m);
+    rng_opts o;
+    if (parse_opts(args, nargs, kw, "randint", &o) < 0 || pcs_check_pinned(o.pinned, o.device) < 0)
+        return NULL;
+    PyObject *low_o = NULL, *high_o, *size_o;
+    if (nargs >= 3) {
+        low_o = args[0];
+        high_o = args[1];
+        size_o = args[2];
+    } else if (nargs == 2) {
+        high_o = args[0];
+        size_o = args[1];
+        if (kw && pcs_arg(args, nargs, kw, -1, "low"))
+            return PyErr_Format(PyExc_TypeError, "randint() got multiple values for 'low'");
+    } else {
+        low_o = pcs_arg(args, nargs, kw, -1, "low");
+        high_o = nargs == 1 ? args[0] : pcs_arg(args, nargs, kw, -1, "high");
+        size_o = pcs_arg(args, nargs, kw, -1, "size");
+    }
+    if (!high_o || !size_o)
+        return PyErr_Format(PyExc_TypeError, "randint() missing 'high' or 'size'");
+    int64_t low = low_o ? PyLong_AsLongLong(low_o) : 0, high = PyLong_AsLongLong(high_o);
+    if (PyErr_Occurred())
+        return NULL;
+    int64_t sizes[PCS_MAX_DIMS];
+    int ndim = pcs_parse_sizes(&size_o, 1, sizes);
+    if (ndim < 0)
+        return NULL;
+    pcs_rng_params p;
+    if (int_params(&p, low, high) < 0)
+        return NULL;
+    PcsTensor *t = pcs_tensor_empty(ndim, sizes, o.dtype < 0 ? PCS_INT64 : o.dtype, o.device,
+                                    o.pinned);
+    if (!t)
+        return NULL;
+    PyObject *r = fill_and_return(t, &p);
+    Py_DECREF(t);
+    return r;
+}
+
+/* randperm(n): Fisher-Yates on the host with the target device's generator
+ * (uniform integers from the same Philox stream), then one copy to the
+ * device. A permutation is a sequential algorithm; its numbers are the same
+ * on the CPU and on the GPU. */
+static PyObject *f_randperm(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    PCS_UNUSED(m);
+    rng_opts o;
+    if (parse_opts(args, nargs, kw, "randperm", &o) < 0 || pcs_check_pinned(o.pinned, o.device) < 0)
+        return NULL;
+    PyObject *n_o = pcs_arg(args, nargs, kw, 0, "n");
+    if (!n_o)
+        return PyErr_Format(PyExc_TypeError, "randperm() missing required argument 'n'");
+    int64_t n = PyLong_AsLongLong(n_o);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (n < 0)
+        return PyErr_Format(PyExc_RuntimeError, "n must be non-negative, got%lld", (long long)n);
+    int dtype = o.dtype < 0 ? PCS_INT64 : o.dtype;
+    PcsTensor *host = pcs_tensor_empty(1, &n, PCS_INT64, -1, false);
+    if (!host)
+        return NULL;
+    int64_t *v = pcs_tensor_data(host);
+    pcs_gen *g = gen_of(o.device);
+    /* swap i with j in [i, n): two 32-bit draws (one 64-bit) per step */
+    uint64_t seed = g->seed, off = g->offset;
+    g->offset += (uint64_t)(n + 1) / 2;
+    for (int64_t i = 0; i < n; i++)
+        v[i] = i;
+    for (int64_t i = 0; i + 1 < n; i++) {
+        pcs_u32x4 r = pcs_philox(seed, off + (uint64_t)i / 2);
+        uint64_t bits = pcs_join64(r.v[2 * (i % 2)], r.v[2 * (i % 2) + 1]);
+        int64_t j = i + (int64_t)(bits % (uint64_t)(n - i));
+        int64_t tmp = v[i];
+        v[i] = v[j];
+        v[j] = tmp;
+    }
+    PcsTensor *out = pcs_tensor_to(host, dtype, o.device, false, false, o.pinned);
+    Py_DECREF(host);
+    return (PyObject *)out;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Seeds and states                                                          */
+
+static PyObject *f_manual_seed(PyObject *m, PyObject *seed)
+{
+    PCS_UNUSED(m);
+    uint64_t s;
+    if (seed_arg(seed, &s) < 0)
+        return NULL;
+    seed_all(s);
+    Py_RETURN_NONE;
+}
+
+static PyObject *f_seed(PyObject *m, PyObject *noargs)
+{
+    PCS_UNUSED(m);
+    PCS_UNUSED(noargs);
+    uint64_t s = fresh_seed();
+    seed_all(s);
+    return PyLong_FromUnsignedLongLong(s);
+}
+
+static PyObject *f_initial_seed(PyObject *m, PyObject *noargs)
+{
+    PCS_UNUSED(m);
+    PCS_UNUSED(noargs);
+    return PyLong_FromUnsignedLongLong(gen_of(-1)->seed);
+}
+
+/* States travel as 16-byte uint8 CPU tensors: seed, then offset, little
+ * endian (what get_rng_state returns and set_rng_state takes). */
+static PyObject *state_tensor(const pcs_gen *g)
+{
+    int64_t n = 16;
+    PcsTensor *t = pcs_tensor_empty(1, &n, PCS_UINT8, -1, false);
+    if (!t)
+        return NULL;
+    memcpy(pcs_tensor_data(t), &g->seed, 8);
+    memcpy((char *)pcs_tensor_data(t) + 8, &g->offset, 8);
+    return (PyObject *)t;
+}
+
+static int state_from(PyObject *obj, pcs_gen *g)
+{
+    if (!PcsTensor_Check(obj)) {
+        PyErr_SetString(PyExc_TypeError, "set_rng_state expects a torch.ByteTensor");
+        return -1;
+    }
+    PcsTensor *t = (PcsTensor *)obj;
+    if (t->dtype != PCS_UINT8 || pcs_tensor_numel(t) != 16) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "RNG state must be a uint8 tensor of 16 bytes (from get_rng_state)");
+        return -1;
+    }
+    PcsTensor *h = pcs_tensor_to(t, PCS_UINT8, -1, false, false, false);
+    if (!h)
+        return -1;
+    PcsTensor *c = pcs_tensor_contiguous(h, false);
+    Py_DECREF(h);
+    if (!c)
+        return -1;
+    memcpy(&g->seed, pcs_tensor_data(c), 8);
+    memcpy(&g->offset, (char *)pcs_tensor_data(c) + 8, 8);
+    Py_DECREF(c);
+    return 0;
+}
+
+static PyObject *f_get_rng_state(PyObject *m, PyObject *noargs)
+{
+    PCS_UNUSED(m);
+    PCS_UNUSED(noargs);
+    return state_tensor(gen_of(-1));
+}
+
+static PyObject *f_set_rng_state(PyObject *m, PyObject *state)
+{
+    PCS_UNUSED(m);
+    if (state_from(state, gen_of(-1)) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* The CUDA device a cuda.* random function means: None / 'cuda' -> the
+ * current device (no CUDA initialisation needed), an int or device object. */
+static int cuda_device_arg(PyObject *obj)
+{
+    if (!obj || obj == Py_None)
+        return pcs_current_device();
+    if (PyLong_Check(obj)) {
+        long d = PyLong_AsLong(obj);
+        if (d == -1 && PyErr_Occurred())
+            return -2;
+        if (d < 0 || d >= PCS_MAX_DEVICES) {
+            PyErr_Format(PyExc_RuntimeError, "invalid device ordinal %ld", d);
+            return -2;
+        }
+        return (int)d;
+    }
+    int d = pcs_device_arg(obj, -1);
+    if (d == -1) {
+        PyErr_SetString(PyExc_ValueError, "expected a CUDA device");
+        return -2;
+    }
+    return d;
+}
+
+static PyObject *f_cuda_manual_seed(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    PCS_UNUSED(m);
+    uint64_t s;
+    if (nargs != 1 || seed_arg(args[0], &s) < 0)
+        return nargs != 1 ? PyErr_Format(PyExc_TypeError, "manual_seed(seed)") : NULL;
+    *gen_of(pcs_current_device()) = (pcs_gen){s, 0};
+    Py_RETURN_NONE;
+}
+
+static PyObject *f_cuda_manual_seed_all(PyObject *m, PyObject *seed)
+{
+    PCS_UNUSED(m);
+    uint64_t s;
+    if (seed_arg(seed, &s) < 0)
+        return NULL;
+    gen_of(0);
+    for (int i = 0; i < PCS_MAX_DEVICES; i++)
+        cuda_gens[i] = (pcs_gen){s, 0};
+    Py_RETURN_NONE;
+}
+
+static PyObject *f_cuda_seed(PyObject *m, PyObject *noargs)
+{
+    PCS_UNUSED(m);
+    PCS_UNUSED(noargs);
+    *gen_of(pcs_current_device()) = (pcs_gen){fresh_seed(), 0};
+    Py_RETURN_NONE;
+}
+
+static PyObject *f_cuda_seed_all(PyObject *m, PyObject *noargs)
+{
+    PCS_UNUSED(m);
+    PCS_UNUSED(noargs);
+    uint64_t s = fresh_seed();
+    gen_of(0);
+    for (int i = 0; i < PCS_MAX_DEVICES; i++)
+        cuda_gens[i] = (pcs_gen){s, 0};
+    Py_RETURN_NONE;
+}
+
+static PyObject *f_cuda_initial_seed(PyObject *m, PyObject *noargs)
+{
+    PCS_UNUSED(m);
+    PCS_UNUSED(noargs);
+    return PyLong_FromUnsignedLongLong(gen_of(pcs_current_device())->seed);
+}
+
+static PyObject *f_cuda_get_rng_state(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    PCS_UNUSED(m);
+    int d = cuda_device_arg(nargs > 0 ? args[0] : NULL);
+    return d < 0 ? NULL : state_tensor(gen_of(d));
+}
+
+static PyObject *f_cuda_set_rng_state(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    PCS_UNUSED(m);
+    if (nargs < 1)
+        return PyErr_Format(PyExc_TypeError, "set_rng_state(new_state, device='cuda')");
+    int d = cuda_device_arg(nargs > 1 ? args[1] : NULL);
+    if (d < 0 || state_from(args[0], gen_of(d)) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef random_methods[] = {
+    {"rand", FASTKW(f_rand), "rand(*size, dtype=None, device=None, pin_memory=False): uniform numbers in [0, 1)."},
+    {"randn", FASTKW(f_randn), "randn(*size, dtype=None, device=None, pin_memory=False): standard normal numbers."},
+    {"rand_like", FASTKW(f_rand_like), "rand_like(t, dtype=None, device=None, pin_memory=False)\n\nUniform [0, 1) numbers in t's shape, "
+     "with t's dtype and device unless given."},
+    {"randn_like", FASTKW(f_randn_like), "randn_like(t, dtype=None, device=None, pin_memory=False)\n\nStandard normal numbers in t's shape, "
+     "with t's dtype and device unless given."},
+    {"randint", FASTKW(f_randint), "randint(low=0, high, size, dtype=int64, device=None, pin_memory=False)"},
+    {"randperm", FASTKW(f_randperm), "randperm(n, dtype=int64, device=None, pin_memory=False)"},
+    {"_manual_seed", f_manual_seed, METH_O, "Seeds the CPU and every CUDA generator."},
+    {"_seed", f_seed, METH_NOARGS, "Seeds every generator from the OS; returns the seed."},
+    {"initial_seed", f_initial_seed, METH_NOARGS, "The CPU generator's seed."},
+    {"get_rng_state", f_get_rng_state, METH_NOARGS, "The CPU generator state (uint8 tensor)."},
+    {"set_rng_state", f_set_rng_state, METH_O, "Restores the CPU generator state."},
+    {"_cuda_manual_seed", (PyCFunction)(void (*)(void))f_cuda_manual_seed, METH_FASTCALL, NULL},
+    {"_cuda_manual_seed_all", f_cuda_manual_seed_all, METH_O, NULL},
+    {"_cuda_seed", f_cuda_seed, METH_NOARGS, NULL},
+    {"_cuda_seed_all", f_cuda_seed_all, METH_NOARGS, NULL},
+    {"_cuda_initial_seed", f_cuda_initial_seed, METH_NOARGS, NULL},
+    {"_cuda_get_rng_state", (PyCFunction)(void (*)(void))f_cuda_get_rng_state, METH_FASTCALL, NULL},
+    {"_cuda_set_rng_state", (PyCFunction)(void (*)(void))f_cuda_set_rng_state, METH_FASTCALL, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+int pcs_random_init(PyObject *module) { return PyModule_AddFunctions(module, random_methods); }

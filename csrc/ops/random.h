@@ -1,0 +1,15 @@
+/* random.h: generator state (seed, Philox offset) for the CPU and for each
+ * CUDA device, and the random fills built on it (random.c, kernels/random.cu,
+ * the numbering scheme in kernels/philox.h). */
+#ifndef PCS_RANDOM_H
+#define PCS_RANDOM_H
+
+#include "tensor/tensor.h"
+
+/* rand_, normal_, uniform_, bernoulli_, exponential_, random_ */
+extern PyMethodDef pcs_tensor_random_methods[];
+
+/* Module functions: seeds, states, rand/randn/randint/randperm/..._like. */
+int pcs_random_init(PyObject *module);
+
+#endif

@@ -1,0 +1,70 @@
+/* tensor_type.c: completes the Tensor type object. The tensor layer defines
+ * the type with its own methods; the methods and operators that the op
+ * files own (arithmetic, reductions, matmul, random fills, new_*) are gathered
+ * here, above both layers, so the tensor layer never calls up into ops. */
+#include "tensor/tensor.h"
+
+#include <string.h>
+
+#include "ops/blas.h"
+#include "ops/factories.h"
+#include "ops/ops.h"
+#include "ops/random.h"
+#include "tensor/copy.h"
+
+static size_t count_methods(const PyMethodDef *m)
+{
+    size_t n = 0;
+    while (m[n].ml_name)
+        n++;
+    return n;
+}
+
+static size_t count_getset(const PyGetSetDef *g)
+{
+    size_t n = 0;
+    while (g[n].name)
+        n++;
+    return n;
+}
+
+int pcs_tensor_type_init(PyObject *m)
+{
+    pcs_ops_install_number_slots(&pcs_tensor_as_number); /* ops.c: operators, comparisons, op methods */
+    /* One method table for the type, gathered from the files that own the
+     * methods (allocated once, lives as long as the process). */
+    const PyMethodDef *parts[] = {pcs_tensor_core_methods, pcs_tensor_view_methods,
+                                  pcs_tensor_copy_methods, pcs_tensor_random_methods, pcs_tensor_blas_methods,
+                                  pcs_tensor_ops_methods, pcs_tensor_factory_methods};
+    size_t total = 1;
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        total += count_methods(parts[i]);
+    PyMethodDef *all = PyMem_RawCalloc(total, sizeof(PyMethodDef));
+    if (!all)
+        return PyErr_NoMemory(), -1;
+    size_t k = 0;
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        size_t n = count_methods(parts[i]);
+        memcpy(all + k, parts[i], n * sizeof(PyMethodDef));
+        k += n;
+    }
+    size_t ng1 = count_getset(pcs_tensor_core_getset), ng2 = count_getset(pcs_tensor_view_getset);
+    PyGetSetDef *gs = PyMem_RawCalloc(ng1 + ng2 + 1, sizeof(PyGetSetDef));
+    if (!gs)
+        return PyErr_NoMemory(), -1;
+    memcpy(gs, pcs_tensor_core_getset, ng1 * sizeof(PyGetSetDef));
+    memcpy(gs + ng1, pcs_tensor_view_getset, ng2 * sizeof(PyGetSetDef));
+    PcsTensor_Type.tp_methods = all;
+    PcsTensor_Type.tp_getset = gs;
+
+    pcs_tensor_as_number.nb_matrix_multiply = pcs_blas_nb_matmul; /* blas.c */
+    pcs_tensor_as_number.nb_inplace_matrix_multiply = pcs_blas_nb_imatmul;
+    if (pcs_size_init(m) < 0 || PyType_Ready(&PcsTensor_Type) < 0)
+        return -1;
+    if (PyModule_AddObjectRef(m, "Tensor", (PyObject *)&PcsTensor_Type) < 0)
+        return -1;
+    if (pcs_copy_init(m) < 0)
+        return -1;
+    return pcs_factories_init(m);
+}
+

@@ -1,0 +1,135 @@
+/* tensor.h: the Tensor object and the small C API other concept files use.
+ *
+ * A tensor is a view: a storage (CUDA, CPU, pinned or external memory), an
+ * element offset into it, sizes and strides in elements, a dtype and a device
+ * (-1 for the CPU). Views share the storage; nothing here copies unless a
+ * function says so. The code is split by concept:
+ *   tensor.c         the type, attributes, conversions to Python, the C API
+ *   tensor_args.c    Size, geometry helpers, argument parsing
+ *   tensor_views.c   view, reshape, permute, expand, narrow, select, ...
+ *   tensor_index.c   __getitem__ / __setitem__
+ *   tensor_data.c    NumPy interop, nested-list parsing, tolist
+ *   factories.c      empty, zeros, ones, full, arange, linspace, eye, tensor, ...
+ *   tensor_methods.c to, cuda, cpu, copy_, fill_, new_*, type, pin_memory
+ *   copy.c           every copy between any two tensors */
+#ifndef PCS_TENSOR_H
+#define PCS_TENSOR_H
+
+#include "core/common.h"
+#include "core/dtype.h"
+#include "tensor/storage.h"
+
+/* (copy.h declares the copying half of the C API: pcs_copy, pcs_tensor_to,
+ * pcs_tensor_contiguous, pcs_fill_bytes.) */
+
+typedef struct {
+    PyObject_HEAD
+    PcsStorage *storage; /* strong reference, never NULL */
+    int64_t offset;      /* in elements */
+    int ndim;
+    int dtype;  /* pcs_dtype */
+    int device; /* CUDA ordinal, -1 for the CPU */
+    int64_t sizes[PCS_MAX_DIMS];
+    int64_t strides[PCS_MAX_DIMS];
+    PyObject *dict; /* user attributes, created on demand */
+    PyObject *weakreflist;
+} PcsTensor;
+
+extern PyTypeObject PcsTensor_Type;
+#define PcsTensor_Check(o) PyObject_TypeCheck((o), &PcsTensor_Type)
+
+/* ---- C API ---------------------------------------------------------------- */
+
+/* New contiguous tensor of `dtype` on `device` (-1: CPU, pinned if `pinned`).
+ * CUDA memory comes from the caching allocator on the device's current
+ * stream. Contents are uninitialised. */
+PcsTensor *pcs_tensor_empty(int ndim, const int64_t *sizes, int dtype, int device, bool pinned);
+/* Same, with explicit strides (empty_strided). */
+PcsTensor *pcs_tensor_empty_strided(int ndim, const int64_t *sizes, const int64_t *strides,
+                                    int dtype, int device, bool pinned);
+/* A new tensor object viewing `storage` (new reference taken). */
+PcsTensor *pcs_tensor_make_view(PcsStorage *storage, int64_t offset, int ndim,
+                                const int64_t *sizes, const int64_t *strides, int dtype);
+/* An alias of t with other geometry (same storage, dtype, device). */
+PcsTensor *pcs_tensor_alias(PcsTensor *t, int64_t offset, int ndim, const int64_t *sizes,
+                            const int64_t *strides);
+
+int64_t pcs_tensor_numel(const PcsTensor *t);
+bool pcs_tensor_is_contiguous(const PcsTensor *t);
+/* Address of element [0, 0, ...]. */
+static inline void *pcs_tensor_data(const PcsTensor *t)
+{
+    return (char *)t->storage->data + t->offset * pcs_itemsize(t->dtype);
+}
+bool pcs_tensor_is_pinned(const PcsTensor *t);
+
+/* Contiguous strides for sizes. */
+void pcs_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides);
+
+/* Wraps a possibly negative dim into [0, ndim) (ndim 0 accepts -1 and 0), or
+ * -1 with IndexError as torch words it. */
+int pcs_wrap_dim(int64_t dim, int ndim);
+
+/* Parses sizes given as varargs ints or one sequence (torch.Size, tuple,
+ * list). Returns ndim, or -1 with exception. */
+int pcs_parse_sizes(PyObject *const *args, Py_ssize_t nargs, int64_t *sizes);
+/* Same, without the non-negative check (view(-1), permute(...)). */
+int pcs_parse_ints(PyObject *const *args, Py_ssize_t nargs, int64_t *out);
+
+/* Argument `pos` of a METH_FASTCALL|METH_KEYWORDS call, given positionally or
+ * by `name`; NULL (no exception) when absent. */
+PyObject *pcs_arg(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, Py_ssize_t pos,
+                  const char *name);
+/* -1 with TypeError if a keyword is not in the NULL-terminated `names`. */
+int pcs_check_kwargs(PyObject *kwnames, const char *fname, const char *const *names);
+
+/* The device an argument names; None -> dflt. CUDA with no index -> the
+ * current device; validated. Returns the ordinal, -1 for the CPU, or -2
+ * with exception. */
+int pcs_device_arg(PyObject *obj, int dflt);
+
+/* Python objects for tensor facts. */
+PyObject *pcs_size_new(int ndim, const int64_t *sizes); /* pycuda_sem.Size */
+bool pcs_size_check(PyObject *obj);
+int pcs_size_init(PyObject *module); /* registers pycuda_sem.Size */
+PyObject *pcs_tensor_device_object(const PcsTensor *t);
+
+/* ---- functions implemented in the other tensor files ---------------------- */
+
+/* tensor_data.c */
+PyObject *pcs_tensor_tolist(PcsTensor *t);
+PyObject *pcs_tensor_numpy(PcsTensor *t);
+PyObject *pcs_tensor_array_interface(PcsTensor *t);
+PcsTensor *pcs_tensor_from_numpy(PyObject *array);
+/* tensor(data, dtype, device, pin_memory): dtype -1 infers; device
+ * PCS_DEVICE_UNSET keeps a tensor's device (the CPU for other data). */
+#define PCS_DEVICE_UNSET (-3)
+PcsTensor *pcs_tensor_from_data(PyObject *data, int dtype, int device, bool pinned);
+/* A scalar element as a Python object (syncs for CUDA). */
+PyObject *pcs_tensor_item(PcsTensor *t);
+
+/* tensor.c: the type's own methods, getters and number slots; the type
+ * object is completed (op methods, operators) by python/tensor_type.c. */
+extern PyMethodDef pcs_tensor_core_methods[];
+extern PyGetSetDef pcs_tensor_core_getset[];
+extern PyNumberMethods pcs_tensor_as_number;
+
+/* tensor_views.c */
+PcsTensor *pcs_tensor_view(PcsTensor *t, int ndim, const int64_t *sizes); /* -1 allowed */
+PcsTensor *pcs_tensor_reshape(PcsTensor *t, int ndim, const int64_t *sizes);
+PcsTensor *pcs_tensor_expand(PcsTensor *t, int ndim, const int64_t *sizes);
+PcsTensor *pcs_tensor_select(PcsTensor *t, int dim, int64_t index);
+extern PyMethodDef pcs_tensor_view_methods[];
+extern PyGetSetDef pcs_tensor_view_getset[];
+
+/* tensor_index.c */
+PyObject *pcs_tensor_getitem(PyObject *self, PyObject *index);
+int pcs_tensor_setitem(PyObject *self, PyObject *index, PyObject *value);
+
+/* tensor_methods.c */
+extern PyMethodDef pcs_tensor_copy_methods[];
+/* t.fill_(value) for a Python number or a one-element tensor. */
+int pcs_tensor_fill(PcsTensor *t, PyObject *value);
+
+
+#endif
