@@ -1,6 +1,6 @@
 """NumPy kernels for CPU tensors.
 
-The C front door (csrc/ops.c) has already decided everything torch's rules
+The C front door (csrc/ops/ops.c) has already decided everything torch's rules
 decide: the result dtype, the broadcast shape, the output tensor. It calls
 these functions with NumPy views: ``out`` (a zero-copy view of the result, to
 be written) and the inputs, already cast to the compute dtype (numbers arrive

@@ -1,7 +1,7 @@
 """pycuda_sem.fft: torch.fft's functions.
 
 This file is argument sugar only: it resolves n/s, dim and norm and calls
-one C primitive, ``_C._fft_cuda`` (csrc/fft.c: cuFFT, plans bound to the
+one C primitive, ``_C._fft_cuda`` (csrc/ops/fft.c: cuFFT, plans bound to the
 current stream, work areas from the caching allocator, the per-device LRU
 plan cache of backends.cuda.cufft_plan_cache). CPU tensors go to numpy.fft
 and come back in torch's dtypes (complex64 for float32 input, complex128 for

@@ -22,7 +22,7 @@
 #define PCS_UNUSED(x) ((void)(x))
 
 /* ------------------------------------------------------------------------ */
-/* Exceptions (created by the module, python/module.c)                                          */
+/* Exceptions (created by the module, python/module.c)                     */
 
 extern PyObject *pcs_OutOfMemoryError; /* subclass of RuntimeError */
 

@@ -17,9 +17,9 @@
 #include "core/scalar.h"
 #include "tensor/tensor.h"
 
-/* ---- hooks called by tensor.c and module.c -------------------------------- */
+/* ---- hooks called by python/tensor_type.c and python/module.c ------------- */
 
-/* Tensor methods of the op files, merged into the type by pcs_tensor_init
+/* Tensor methods of the op files, merged into the type by pcs_tensor_type_init
  * (filled by pcs_ops_install_number_slots, which runs first). */
 extern PyMethodDef pcs_tensor_ops_methods[];
 /* Fills the arithmetic number slots and sets the Tensor type's rich

@@ -9,9 +9,10 @@
  *   tensor_views.c   view, reshape, permute, expand, narrow, select, ...
  *   tensor_index.c   __getitem__ / __setitem__
  *   tensor_data.c    NumPy interop, nested-list parsing, tolist
- *   factories.c      empty, zeros, ones, full, arange, linspace, eye, tensor, ...
- *   tensor_methods.c to, cuda, cpu, copy_, fill_, new_*, type, pin_memory
- *   copy.c           every copy between any two tensors */
+ *   tensor_methods.c to, cuda, cpu, copy_, fill_, type, pin_memory
+ *   copy.c           every copy between any two tensors
+ * The factories (empty, zeros, ..., new_*) are ops (ops/factories.c); the
+ * type object is completed by python/tensor_type.c. */
 #ifndef PCS_TENSOR_H
 #define PCS_TENSOR_H
 

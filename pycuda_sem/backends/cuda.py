@@ -2,7 +2,7 @@
 
 ``matmul.allow_tf32`` defaults to True, as the CUDA semantics note says
 (PyTorch 1.7-1.11); PyTorch 1.12 and later default it to False. The flags
-live in C (csrc/blas.c), so every product reads them without a Python call.
+live in C (csrc/ops/blas.c), so every product reads them without a Python call.
 """
 from .. import _C
 
@@ -67,7 +67,7 @@ def _device_index(device):
 
 
 class cuFFTPlanCache:
-    """The LRU cuFFT plan cache of one device (csrc/fft.c)."""
+    """The LRU cuFFT plan cache of one device (csrc/ops/fft.c)."""
 
     def __init__(self, device_index):
         object.__setattr__(self, "device_index", device_index)
