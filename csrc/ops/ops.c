@@ -645,7 +645,7 @@ void pcs_ops_install_number_slots(PyNumberMethods *nb)
     PcsTensor_Type.tp_richcompare = pcs_ops_richcompare;
     if (!PcsTensor_Type.tp_hash)
         PcsTensor_Type.tp_hash = PyBaseObject_Type.tp_hash;
-    /* The method table is assembled here because pcs_tensor_init copies
+    /* The method table is assembled here because pcs_tensor_type_init copies
      * it right after this call. */
     size_t k = 0;
     k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_binary_tmethods);
