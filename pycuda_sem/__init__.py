@@ -19,7 +19,8 @@ from ._C import (  # noqa: E402,F401  (dtypes shadow builtins, as in torch)
     dtype, Tensor, Size, get_default_dtype, set_default_dtype, promote_types,
     bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
     complex64, complex128, half, float, double, short, int, long, cfloat, cdouble,
-    empty, zeros, ones, full, empty_strided, arange, linspace, eye, tensor, as_tensor,
+    empty, zeros, ones, full, empty_strided, arange, linspace, logspace, eye, tril_indices,
+    triu_indices, tensor, as_tensor,
     from_numpy, empty_like, zeros_like, ones_like, full_like,
 )
 from ._tensor_str import set_printoptions, get_printoptions  # noqa: E402,F401

@@ -10,6 +10,7 @@
 #define PCS_KERNELS_H
 
 #include <cuda_runtime.h>
+#include <math.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -178,6 +179,76 @@ int pcs_launch_scan(int op, int dtype, void *out, const void *in, int64_t A, int
 
 /* Test only (faults.cu): a kernel that writes to an illegal address. */
 void pcs_launch_fault(cudaStream_t stream);
+
+/* ---- factories whose values are a function of the index (ranges.cu) ---- */
+
+typedef enum { PCS_RANGE_ARANGE = 0, PCS_RANGE_SPACED } pcs_range_kind;
+
+/* ARANGE: is_int ? i0 + istep * i (int64) : d0 + dstep * i (double).
+ * SPACED (linspace; logspace when is_log): from d0 to d1 in steps of
+ * dstep, the first half counted up from d0 and the second down from d1 (both
+ * ends exact), in float when in_float, then base ** value when is_log. */
+typedef struct {
+    int is_int, in_float, is_log;
+    int64_t i0, istep;
+    double d0, d1, dstep, base;
+} pcs_range_params;
+
+/* Fills out[0..n) of `dtype`; -1 for a complex dtype (nothing launched). */
+int pcs_launch_range(int kind, void *out, int dtype, int64_t n, const pcs_range_params *p,
+                     cudaStream_t stream);
+/* An identity matrix rows x cols, contiguous, in one pass. */
+int pcs_launch_eye(void *out, int dtype, int64_t rows, int64_t cols, cudaStream_t stream);
+/* tril_indices / triu_indices: out is [2, pcs_tri_prefix(rows, ...)]
+ * contiguous, of an integer dtype (-1 otherwise). */
+int pcs_launch_tri_indices(void *out, int dtype, int64_t rows, int64_t cols, int64_t offset,
+                           int upper, cudaStream_t stream);
+
+#ifdef __CUDACC__
+#define PCS_HOST_DEVICE __host__ __device__
+#else
+#define PCS_HOST_DEVICE
+#endif
+
+/* Element i of n of a SPACED range; the host's CPU path and the kernel
+ * evaluate this same function, so both devices give the same values. */
+static inline PCS_HOST_DEVICE double pcs_spaced_value(const pcs_range_params *p, int64_t i,
+                                                      int64_t n)
+{
+    double v;
+    if (n == 1)
+        v = p->d0;
+    else if (p->in_float)
+        v = i < n / 2 ? (float)p->d0 + (float)p->dstep * (float)i
+                      : (float)p->d1 - (float)p->dstep * (float)(n - i - 1);
+    else
+        v = i < n / 2 ? p->d0 + p->dstep * (double)i : p->d1 - p->dstep * (double)(n - i - 1);
+    if (p->is_log)
+        v = p->in_float ? (double)powf((float)p->base, (float)v) : pow(p->base, v);
+    return v;
+}
+
+/* The number of entries of a lower (upper) triangle with `offset` in the
+ * rows [0, r) of a rows x cols matrix, in closed form so each row finds its
+ * place with no scan. Row i of the lower triangle holds clamp(i+offset+1,
+ * 0, cols) entries; of the upper one, cols - clamp(i+offset, 0, cols). */
+static inline PCS_HOST_DEVICE int64_t pcs_clamped_sum(int64_t r, int64_t s, int64_t cols)
+{
+    /* sum over i in [0, r) of clamp(i + s, 0, cols) */
+    if (r <= 0 || cols <= 0)
+        return 0;
+    int64_t lo = 1 - s, hi = cols - s;
+    lo = lo < 0 ? 0 : lo > r ? r : lo;
+    hi = hi < lo ? lo : hi > r ? r : hi;
+    return (hi - lo) * s + (lo + hi - 1) * (hi - lo) / 2 + (r - hi) * cols;
+}
+
+static inline PCS_HOST_DEVICE int64_t pcs_tri_prefix(int64_t r, int64_t cols, int64_t offset,
+                                                     int upper)
+{
+    return upper ? r * (cols > 0 ? cols : 0) - pcs_clamped_sum(r, offset, cols)
+                 : pcs_clamped_sum(r, offset + 1, cols);
+}
 
 #ifdef __cplusplus
 }

@@ -1,14 +1,13 @@
 /* factories.c: the module-level tensor constructors: empty, zeros, ones,
- * full, empty_strided, arange, linspace, eye, tensor, as_tensor, from_numpy
+ * full, empty_strided, tensor, as_tensor, from_numpy
  * and the *_like family.
  *
  * Every factory takes sizes as varargs or one sequence, dtype= and device=;
  * the device defaults to the CPU and 'cuda' means the calling thread's current
  * device. pin_memory=True puts a CPU result in page-locked memory, in every
  * factory that takes it (pcs_check_pinned says when it cannot). CUDA memory comes from the caching allocator on the current stream;
- * values are written by fill kernels there. Sequences (arange, linspace) are
- * computed on the host and copied: they are not on a hot path, and computing
- * them in one place keeps CPU and GPU results identical. */
+ * values are written by fill kernels there. The factories whose values follow
+ * from the index (arange, linspace, eye, ...) are in ranges.c. */
 #include "tensor/copy.h"
 #include "runtime/device.h"
 #include "ops/factories.h"
@@ -38,16 +37,10 @@ int pcs_check_pinned(bool pinned, int device)
     return pcs_require_cuda();
 }
 
-typedef struct {
-    int dtype; /* -1 when not given */
-    int device;
-    bool pinned;
-} factory_opts;
-
 /* Keyword options common to all factories; positional args are the
  * caller's business. */
-static int parse_opts(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, const char *fname,
-                      const char *const *extra, factory_opts *o)
+int pcs_factory_opts_parse(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, const char *fname,
+                           const char *const *extra, pcs_factory_opts *o)
 {
     o->dtype = -1;
     o->device = -1;
@@ -110,7 +103,7 @@ static int parse_size_args(PyObject *const *args, Py_ssize_t nargs, PyObject *kw
 }
 
 /* A number argument; one-element tensors count as their value. */
-static int number_arg(PyObject *o, pcs_scalar *s)
+int pcs_number_arg(PyObject *o, pcs_scalar *s)
 {
     if (PcsTensor_Check(o)) {
         PyObject *v = pcs_tensor_item((PcsTensor *)o);
@@ -127,7 +120,7 @@ PcsTensor *pcs_tensor_full(int ndim, const int64_t *sizes, PyObject *value, int 
                            bool pinned)
 {
     pcs_scalar s;
-    if (number_arg(value, &s) < 0)
+    if (pcs_number_arg(value, &s) < 0)
         return NULL;
     if (dtype < 0)
         dtype = pcs_scalar_default_dtype(s.kind);
@@ -169,10 +162,10 @@ PcsTensor *pcs_tensor_ones(int ndim, const int64_t *sizes, int dtype, int device
  * and the sizes, the dtype defaulting to the default float dtype. ndim, or
  * -1 with an exception. */
 static int parse_shape_factory(PyObject *const *args, Py_ssize_t nargs, PyObject *kw,
-                               const char *fname, factory_opts *o, int64_t *sizes)
+                               const char *fname, pcs_factory_opts *o, int64_t *sizes)
 {
     static const char *const extra[] = {"size", NULL};
-    if (parse_opts(args, nargs, kw, fname, extra, o) < 0)
+    if (pcs_factory_opts_parse(args, nargs, kw, fname, extra, o) < 0)
         return -1;
     if (o->dtype < 0)
         o->dtype = pcs_default_dtype();
@@ -182,7 +175,7 @@ static int parse_shape_factory(PyObject *const *args, Py_ssize_t nargs, PyObject
 static PyObject *f_empty(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
     PCS_UNUSED(m);
-    factory_opts o;
+    pcs_factory_opts o;
     int64_t sizes[PCS_MAX_DIMS];
     int ndim = parse_shape_factory(args, nargs, kw, "empty", &o, sizes);
     if (ndim < 0)
@@ -193,7 +186,7 @@ static PyObject *f_empty(PyObject *m, PyObject *const *args, Py_ssize_t nargs, P
 static PyObject *f_zeros(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
     PCS_UNUSED(m);
-    factory_opts o;
+    pcs_factory_opts o;
     int64_t sizes[PCS_MAX_DIMS];
     int ndim = parse_shape_factory(args, nargs, kw, "zeros", &o, sizes);
     if (ndim < 0)
@@ -204,7 +197,7 @@ static PyObject *f_zeros(PyObject *m, PyObject *const *args, Py_ssize_t nargs, P
 static PyObject *f_ones(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
     PCS_UNUSED(m);
-    factory_opts o;
+    pcs_factory_opts o;
     int64_t sizes[PCS_MAX_DIMS];
     int ndim = parse_shape_factory(args, nargs, kw, "ones", &o, sizes);
     if (ndim < 0)
@@ -216,9 +209,9 @@ static PyObject *f_full(PyObject *m, PyObject *const *args, Py_ssize_t nargs, Py
 {
     PCS_UNUSED(m);
     static const char *const extra[] = {"size", "fill_value", NULL};
-    factory_opts o;
+    pcs_factory_opts o;
     int64_t sizes[PCS_MAX_DIMS];
-    if (parse_opts(args, nargs, kw, "full", extra, &o) < 0)
+    if (pcs_factory_opts_parse(args, nargs, kw, "full", extra, &o) < 0)
         return NULL;
     PyObject *size = pcs_arg(args, nargs, kw, 0, "size"),
              *fill = pcs_arg(args, nargs, kw, 1, "fill_value");
@@ -234,9 +227,9 @@ static PyObject *f_empty_strided(PyObject *m, PyObject *const *args, Py_ssize_t 
 {
     PCS_UNUSED(m);
     static const char *const extra[] = {"size", "stride", NULL};
-    factory_opts o;
+    pcs_factory_opts o;
     int64_t sizes[PCS_MAX_DIMS], strides[PCS_MAX_DIMS];
-    if (parse_opts(args, nargs, kw, "empty_strided", extra, &o) < 0)
+    if (pcs_factory_opts_parse(args, nargs, kw, "empty_strided", extra, &o) < 0)
         return NULL;
     PyObject *size = pcs_arg(args, nargs, kw, 0, "size"), *stride = pcs_arg(args, nargs, kw, 1, "stride");
     if (!size || !stride)
@@ -252,176 +245,14 @@ static PyObject *f_empty_strided(PyObject *m, PyObject *const *args, Py_ssize_t 
 }
 
 /* ------------------------------------------------------------------------ */
-/* arange / linspace / eye                                                   */
-
-/* Moves a host-built tensor to the requested device. */
-static PyObject *to_device(PcsTensor *host, int device)
-{
-    if (!host || device < 0)
-        return (PyObject *)host;
-    PcsTensor *r = pcs_tensor_to(host, host->dtype, device, false, false, false);
-    Py_DECREF(host);
-    return (PyObject *)r;
-}
-
-static PyObject *f_arange(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
-{
-    PCS_UNUSED(m);
-    static const char *const extra[] = {"start", "end", "step", NULL};
-    factory_opts o;
-    if (parse_opts(args, nargs, kw, "arange", extra, &o) < 0)
-        return NULL;
-    PyObject *a = pcs_arg(args, nargs, kw, 0, "start"), *b = pcs_arg(args, nargs, kw, 1, "end"),
-             *c = pcs_arg(args, nargs, kw, 2, "step");
-    if (!a && b) { /* arange(end=5) */
-        a = b;
-        b = NULL;
-    }
-    if (!a)
-        return PyErr_Format(PyExc_TypeError, "arange() missing required argument 'end'");
-    pcs_scalar start = {PCS_SK_INT, 0, 0, 0}, end, step = {PCS_SK_INT, 1, 0, 0};
-    if (b) {
-        if (number_arg(a, &start) < 0 || number_arg(b, &end) < 0)
-            return NULL;
-    } else if (number_arg(a, &end) < 0) {
-        return NULL;
-    }
-    if (c && number_arg(c, &step) < 0)
-        return NULL;
-    bool all_int = start.kind <= PCS_SK_INT && end.kind <= PCS_SK_INT && step.kind <= PCS_SK_INT;
-    if (start.kind == PCS_SK_COMPLEX || end.kind == PCS_SK_COMPLEX || step.kind == PCS_SK_COMPLEX)
-        return PyErr_Format(PyExc_TypeError, "arange() does not take complex numbers");
-    int dtype = o.dtype >= 0 ? o.dtype : all_int ? PCS_INT64 : pcs_default_dtype();
-    /* torch counts an integer range in int64, so all three must fit it: an
-     * int in [2^63, 2^64) is refused there with its checked-conversion error */
-    const pcs_scalar *ends[3] = {&start, &end, &step};
-    for (int i = 0; pcs_is_integral(dtype, false) && i < 3; i++)
-        if (pcs_scalar_check_fits(PCS_INT64, *ends[i], PCS_CHECK_FILL) < 0)
-            return NULL;
-    double s0 = pcs_scalar_as_double(start), e0 = pcs_scalar_as_double(end),
-           st = pcs_scalar_as_double(step);
-    if (st == 0)
-        return PyErr_Format(PyExc_RuntimeError, "step must be nonzero");
-    if (!isfinite(s0) || !isfinite(e0))
-    {
-        char msg[128];
-        snprintf(msg, sizeof msg, "unsupported range: %g -> %g", s0, e0);
-        PyErr_SetString(PyExc_RuntimeError, msg);
-        return NULL;
-    }
-    if ((st > 0 && e0 < s0) || (st < 0 && e0 > s0))
-        return PyErr_Format(PyExc_RuntimeError, "upper bound and larger bound inconsistent with step sign");
-    int64_t n;
-    /* exact for large int64 ranges; a u64 bound (an int in [2^63, 2^64))
-     * has only its bit pattern in .i, so it counts through the doubles */
-    if (all_int && !start.u64 && !end.u64 && !step.u64)
-        n = step.i > 0 ? (end.i - start.i + step.i - 1) / step.i : (start.i - end.i - step.i - 1) / -step.i;
-    else
-        n = (int64_t)ceil((e0 - s0) / st);
-    PcsTensor *t = pcs_tensor_empty(1, &n, dtype, -1, o.pinned);
-    if (!t)
-        return NULL;
-    char *p = t->storage->data;
-    int isz = pcs_itemsize(dtype);
-    for (int64_t i = 0; i < n; i++) {
-        pcs_scalar v = {PCS_SK_FLOAT, 0, s0 + st * (double)i, 0};
-        if (all_int && pcs_is_integral(dtype, true)) {
-            v.kind = PCS_SK_INT;
-            v.i = start.i + step.i * i;
-        }
-        pcs_scalar_store(dtype, p + i * isz, v);
-    }
-    return to_device(t, o.device);
-}
-
-static PyObject *f_linspace(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
-{
-    PCS_UNUSED(m);
-    static const char *const extra[] = {"start", "end", "steps", NULL};
-    factory_opts o;
-    if (parse_opts(args, nargs, kw, "linspace", extra, &o) < 0)
-        return NULL;
-    PyObject *a = pcs_arg(args, nargs, kw, 0, "start"), *b = pcs_arg(args, nargs, kw, 1, "end"),
-             *c = pcs_arg(args, nargs, kw, 2, "steps");
-    if (!a || !b || !c)
-        return PyErr_Format(PyExc_TypeError, "linspace(start, end, steps, *, dtype=None, device=None)");
-    pcs_scalar s0, e0;
-    long long steps = PyLong_AsLongLong(c);
-    if ((steps == -1 && PyErr_Occurred()) || number_arg(a, &s0) < 0 || number_arg(b, &e0) < 0)
-        return NULL;
-    if (steps < 0)
-        return PyErr_Format(PyExc_RuntimeError, "number of steps must be non-negative");
-    if (s0.kind == PCS_SK_COMPLEX || e0.kind == PCS_SK_COMPLEX)
-        return PyErr_Format(PyExc_NotImplementedError, "linspace with complex ends is not supported");
-    int dtype = o.dtype >= 0 ? o.dtype : pcs_default_dtype();
-    double start = pcs_scalar_as_double(s0), end = pcs_scalar_as_double(e0);
-    int64_t n = steps;
-    PcsTensor *t = pcs_tensor_empty(1, &n, dtype, -1, o.pinned);
-    if (!t)
-        return NULL;
-    char *p = t->storage->data;
-    int isz = pcs_itemsize(dtype);
-    /* PyTorch's scheme: the first half counts up from start, the second
-     * down from end, so both ends are exact; float32 computes in float. */
-    int64_t half = n / 2;
-    double stepd = n > 1 ? (end - start) / (double)(n - 1) : 0;
-    float stepf = n > 1 ? ((float)end - (float)start) / (float)(n - 1) : 0;
-    for (int64_t i = 0; i < n; i++) {
-        double v;
-        if (n == 1)
-            v = start;
-        else if (dtype == PCS_FLOAT32)
-            v = i < half ? (float)start + stepf * (float)i : (float)end - stepf * (float)(n - i - 1);
-        else
-            v = i < half ? start + stepd * (double)i : end - stepd * (double)(n - i - 1);
-        pcs_scalar s = {PCS_SK_FLOAT, 0, v, 0};
-        pcs_scalar_store(dtype, p + i * isz, s);
-    }
-    return to_device(t, o.device);
-}
-
-static PyObject *f_eye(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
-{
-    PCS_UNUSED(m);
-    static const char *const extra[] = {"n", "m", NULL};
-    factory_opts o;
-    if (parse_opts(args, nargs, kw, "eye", extra, &o) < 0)
-        return NULL;
-    PyObject *a = pcs_arg(args, nargs, kw, 0, "n"), *b = pcs_arg(args, nargs, kw, 1, "m");
-    if (!a)
-        return PyErr_Format(PyExc_TypeError, "eye(n, m=None, *, dtype=None, device=None)");
-    int64_t sizes[2];
-    sizes[0] = PyLong_AsLongLong(a);
-    sizes[1] = b && b != Py_None ? PyLong_AsLongLong(b) : sizes[0];
-    if (PyErr_Occurred())
-        return NULL;
-    if (sizes[0] < 0 || sizes[1] < 0)
-        return PyErr_Format(PyExc_RuntimeError, "n and m must be greater or equal to 0");
-    int dtype = o.dtype >= 0 ? o.dtype : pcs_default_dtype();
-    PcsTensor *t = pcs_tensor_zeros(2, sizes, dtype, o.device, o.pinned);
-    if (!t)
-        return NULL;
-    /* The diagonal is a strided view: one fill, on whichever device. */
-    int64_t dn = sizes[0] < sizes[1] ? sizes[0] : sizes[1], ds = sizes[1] + 1;
-    PcsTensor *diag = pcs_tensor_alias(t, 0, 1, &dn, &ds);
-    PyObject *one = PyLong_FromLong(1);
-    int r = diag && one ? pcs_tensor_fill(diag, one) : -1;
-    Py_XDECREF(one);
-    Py_XDECREF(diag);
-    if (r < 0)
-        Py_CLEAR(t);
-    return (PyObject *)t;
-}
-
-/* ------------------------------------------------------------------------ */
 /* tensor / as_tensor / from_numpy                                           */
 
 static PyObject *f_tensor(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
     PCS_UNUSED(m);
     static const char *const extra[] = {"data", NULL};
-    factory_opts o;
-    if (parse_opts(args, nargs, kw, "tensor", extra, &o) < 0)
+    pcs_factory_opts o;
+    if (pcs_factory_opts_parse(args, nargs, kw, "tensor", extra, &o) < 0)
         return NULL;
     PyObject *data = pcs_arg(args, nargs, kw, 0, "data");
     if (!data || nargs > 1)
@@ -441,12 +272,12 @@ static PyObject *f_as_tensor(PyObject *m, PyObject *const *args, Py_ssize_t narg
      * so they are refused first, with torch's TypeError; so is a second
      * positional argument, which would otherwise be dropped unread. */
     static const char *const names[] = {"data", "dtype", "device", NULL};
-    factory_opts o;
+    pcs_factory_opts o;
     if (nargs > 1)
         return PyErr_Format(PyExc_TypeError,
                             "as_tensor() takes 1 positional argument but %zd were given", nargs);
     if (pcs_check_kwargs(kw, "as_tensor", names) < 0 ||
-        parse_opts(args, nargs, kw, "as_tensor", names, &o) < 0)
+        pcs_factory_opts_parse(args, nargs, kw, "as_tensor", names, &o) < 0)
         return NULL;
     PyObject *data = pcs_arg(args, nargs, kw, 0, "data");
     if (!data)
@@ -499,8 +330,8 @@ static PyObject *like(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, con
                       int kind /* 0 empty 1 zeros 2 ones 3 full */)
 {
     static const char *const extra[] = {"input", "fill_value", NULL};
-    factory_opts o;
-    if (parse_opts(args, nargs, kw, fname, extra, &o) < 0)
+    pcs_factory_opts o;
+    if (pcs_factory_opts_parse(args, nargs, kw, fname, extra, &o) < 0)
         return NULL;
     PyObject *in = pcs_arg(args, nargs, kw, 0, "input");
     if (!in || !PcsTensor_Check(in))
@@ -688,12 +519,6 @@ static PyMethodDef factory_methods[] = {
      "host memory."},
     {"empty_strided", FASTKW(f_empty_strided), "empty_strided(size, stride, dtype=None, device=None, pin_memory=False)\n\nAn uninitialised tensor "
      "with the given strides, backed by just enough memory."},
-    {"arange", FASTKW(f_arange), "arange(start=0, end, step=1, dtype=None, device=None, pin_memory=False)\n\nValues from start up to "
-     "(not including) end; int64 for integer arguments, the default dtype otherwise."},
-    {"linspace", FASTKW(f_linspace), "linspace(start, end, steps, dtype=None, device=None, pin_memory=False)\n\n`steps` evenly spaced "
-     "values from start to end inclusive."},
-    {"eye", FASTKW(f_eye), "eye(n, m=None, dtype=None, device=None, pin_memory=False)\n\nAn n x m (n x n) matrix with ones on "
-     "the diagonal."},
     {"tensor", FASTKW(f_tensor), "tensor(data, dtype=None, device=None, pin_memory=False): "
                                  "a new tensor holding a copy of data."},
     {"as_tensor", FASTKW(f_as_tensor), "as_tensor(data, *, dtype=None, device=None): shares memory "

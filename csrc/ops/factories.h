@@ -4,9 +4,24 @@
 #ifndef PCS_FACTORIES_H
 #define PCS_FACTORIES_H
 
+#include "core/scalar.h"
 #include "tensor/tensor.h"
 
 int pcs_factories_init(PyObject *module);
+int pcs_ranges_init(PyObject *module); /* ranges.c */
+
+/* The keyword options every factory takes (dtype=, device=, pin_memory=,
+ * requires_grad=False, out=None, layout=); `extra` names the factory's own
+ * keywords. The positional args are the caller's business. */
+typedef struct {
+    int dtype; /* -1 when not given */
+    int device;
+    bool pinned;
+} pcs_factory_opts;
+int pcs_factory_opts_parse(PyObject *const *args, Py_ssize_t nargs, PyObject *kw,
+                           const char *fname, const char *const *extra, pcs_factory_opts *o);
+/* A number argument; a one-element tensor counts as its value. */
+int pcs_number_arg(PyObject *o, pcs_scalar *s);
 /* Tensor.new_empty/zeros/ones/full/tensor and the legacy new(). */
 extern PyMethodDef pcs_tensor_factory_methods[];
 /* Allocates a like-tensor and fills with the scalar (factories and new_*). */

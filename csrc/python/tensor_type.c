@@ -65,6 +65,8 @@ int pcs_tensor_type_init(PyObject *m)
         return -1;
     if (pcs_copy_init(m) < 0)
         return -1;
-    return pcs_factories_init(m);
+    if (pcs_factories_init(m) < 0)
+        return -1;
+    return pcs_ranges_init(m);
 }
 
