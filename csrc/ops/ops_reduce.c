@@ -193,9 +193,15 @@ static PyObject *axes_tuple(const bool *mask, int nd)
     for (int i = 0; i < nd; i++)
         k += mask[i];
     PyObject *t = PyTuple_New(k);
-    for (int i = 0, j = 0; t && i < nd; i++)
-        if (mask[i])
-            PyTuple_SET_ITEM(t, j++, PyLong_FromLong(i));
+    for (int i = 0, j = 0; t && i < nd; i++) {
+        if (!mask[i])
+            continue;
+        PyObject *v = PyLong_FromLong(i);
+        if (!v)
+            Py_CLEAR(t);
+        else
+            PyTuple_SET_ITEM(t, j++, v);
+    }
     return t;
 }
 
@@ -205,7 +211,10 @@ static PyObject *np_out(PcsTensor *t, PcsTensor **tmp)
     *tmp = NULL;
     if (pcs_ops_cpu_dtype(t->dtype) != t->dtype) {
         *tmp = pcs_tensor_empty(t->ndim, t->sizes, pcs_ops_cpu_dtype(t->dtype), -1, false);
-        return *tmp ? pcs_tensor_numpy(*tmp) : NULL;
+        PyObject *a = *tmp ? pcs_tensor_numpy(*tmp) : NULL;
+        if (!a)
+            Py_CLEAR(*tmp);
+        return a;
     }
     return pcs_tensor_numpy(t);
 }
@@ -216,12 +225,14 @@ static int reduce_cpu(const red_call *c, PcsTensor *x, const bool *mask, PcsTens
     PyObject *fn = pcs_ops_numpy_fn("reduce");
     if (!fn)
         return -1;
+    /* One step at a time: nothing may run with an earlier step's exception
+     * pending (NumPy could clear it, and the caller would return NULL with
+     * no exception set). */
     PcsTensor *tmp = NULL;
-    PyObject *xa = pcs_ops_numpy_in(x, x->dtype), *axes = axes_tuple(mask, x->ndim);
-    PyObject *oa = res ? np_out(res, &tmp) : Py_NewRef(Py_None);
-    PyObject *ia = idx ? pcs_tensor_numpy(idx) : Py_NewRef(Py_None);
-    PyObject *rr = NULL;
-    if (xa && axes && oa && ia)
+    PyObject *xa = NULL, *axes = NULL, *oa = NULL, *ia = NULL, *rr = NULL;
+    if ((xa = pcs_ops_numpy_in(x, x->dtype)) && (axes = axes_tuple(mask, x->ndim)) &&
+        (oa = res ? np_out(res, &tmp) : Py_NewRef(Py_None)) &&
+        (ia = idx ? pcs_tensor_numpy(idx) : Py_NewRef(Py_None)))
         rr = PyObject_CallFunction(fn, "sOOOOd", c->name, xa, axes, oa, ia, c->param);
     int r = rr ? 0 : -1;
     if (r == 0 && tmp)
@@ -674,15 +685,14 @@ static PyObject *scan_entry(int op, PyObject *self, PyObject *const *args, Py_ss
             goto fail;
     } else {
         PyObject *fn = pcs_ops_numpy_fn("scan");
-        PcsTensor *tmp;
+        PcsTensor *tmp = NULL;
         PyObject *xa = fn ? pcs_ops_numpy_in(c, dt) : NULL, *oa = xa ? np_out(res, &tmp) : NULL;
         PyObject *rr = oa ? PyObject_CallFunction(fn, "sOiO", fname, xa, c->ndim ? d : 0, oa) : NULL;
         int r = rr ? (tmp ? pcs_copy(res, tmp, false) : 0) : -1;
         Py_XDECREF(rr);
         Py_XDECREF(xa);
         Py_XDECREF(oa);
-        if (oa)
-            Py_XDECREF(tmp);
+        Py_XDECREF(tmp);
         if (r < 0)
             goto fail;
     }
