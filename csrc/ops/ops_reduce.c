@@ -47,15 +47,23 @@ static int parse_dims(PyObject *dim, int ndim, bool *mask)
         return 0;
     }
 seq:;
-    PyObject *f = PySequence_Fast(dim, "dim must be an int, a tuple of ints or None");
-    if (!f)
+    /* A tuple snapshot, not PySequence_Fast: an item's __index__ may change
+     * a list while it is read, which would free the borrowed item. */
+    PyObject *f = PySequence_Check(dim) ? PySequence_Tuple(dim) : NULL;
+    if (!f) {
+        if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "dim must be an int, a tuple of ints or None, not %.100s",
+                         Py_TYPE(dim)->tp_name);
+        }
         return -1;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(f);
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(f);
     if (n == 0)
         for (int i = 0; i < ndim; i++)
             mask[i] = true;
     for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t d = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(f, i));
+        int64_t d = PyLong_AsLongLong(PyTuple_GET_ITEM(f, i));
         int w = (d == -1 && PyErr_Occurred()) ? -1 : pcs_wrap_dim(d, ndim);
         if (w < 0) {
             Py_DECREF(f);
@@ -515,8 +523,12 @@ static PyObject *var_like(bool is_std, PyObject *self, PyObject *const *args, Py
         dim = NULL;
     }
     double correction = 1.0;
-    if (unb && unb != Py_None)
-        correction = PyObject_IsTrue(unb) ? 1.0 : 0.0;
+    if (unb && unb != Py_None) {
+        int u = PyObject_IsTrue(unb);
+        if (u < 0)
+            return NULL;
+        correction = u ? 1.0 : 0.0;
+    }
     if (corr && corr != Py_None && (correction = PyFloat_AsDouble(corr)) == -1.0 && PyErr_Occurred())
         return NULL;
     PcsTensor *t = (PcsTensor *)x;
