@@ -307,9 +307,11 @@ CASES = [
     ("expand-mismatch", False, lambda: _T().expand(3, 3), RuntimeError, "expanded size"),
     ("expand-fewer-dims", False, lambda: _T().expand(3), RuntimeError, "number of sizes provided"),
     ("expand-negative", False, lambda: _T().expand(-2, 3), RuntimeError, "expanded size"),
+    # torch refuses the view itself: "numel: integer multiplication overflow"
     ("expand-huge-contiguous", False, lambda: _T().expand(BIG, 2, 3).contiguous(), RuntimeError,
-     "overflows"),
-    ("as-strided-negative", False, lambda: _T().as_strided((2,), (-1,)), RuntimeError, "negative"),
+     "overflow"),
+    ("as-strided-negative", False, lambda: _T().as_strided((2,), (-1,)), RuntimeError,
+     "Negative strides"),
     ("as-strided-past-end", False, lambda: _T().as_strided((10,), (1,)), RuntimeError,
      "past the end of the storage"),
     ("transpose-dim", False, lambda: _T().transpose(0, 2), IndexError, "Dimension out of range"),

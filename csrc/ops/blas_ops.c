@@ -5,6 +5,7 @@
  * (blas.c) and CPU tensors to NumPy's matmul (float16/bfloat16 computed in
  * float32), after the same checks, so errors read the same on both. */
 #include "ops/blas.h"
+#include "ops/ops.h"
 
 #include <string.h>
 
@@ -84,6 +85,8 @@ static PyObject *numpy_mod(void)
 /* NumPy view of t for computing: float16/bfloat16 widened to float32. */
 static PyObject *np_operand(PcsTensor *t)
 {
+    if (pcs_ops_check_cpu_size(t) < 0)
+        return NULL;
     if (t->dtype == PCS_FLOAT16 || t->dtype == PCS_BFLOAT16) {
         PcsTensor *f = pcs_tensor_to(t, PCS_FLOAT32, -1, false, false, false);
         if (!f)
@@ -157,7 +160,11 @@ static PyObject *cpu_product(PcsTensor *a, PcsTensor *b, PcsTensor *input, pcs_s
 done:
     Py_XDECREF(x);
     Py_XDECREF(y);
-    return r ? from_np(PyObject_CallMethod(np, "asarray", "O", r), a->dtype) : NULL;
+    if (!r)
+        return NULL;
+    PyObject *arr = PyObject_CallMethod(np, "asarray", "O", r);
+    Py_DECREF(r);
+    return from_np(arr, a->dtype);
 }
 
 /* ------------------------------------------------------------------------ */

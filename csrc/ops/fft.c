@@ -135,6 +135,9 @@ static void push_front(plan_cache *c, plan_entry *e)
  * waits for work still using it, so eviction is always safe. */
 static void destroy_entry(int device, plan_entry *e)
 {
+    /* also runs on error paths: an exception already set must survive */
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
     PcsDeviceGuard g;
     if (pcs_device_guard_enter(&g, device) == 0) {
         cufftDestroy(e->plan);
@@ -142,6 +145,7 @@ static void destroy_entry(int device, plan_entry *e)
     } else {
         PyErr_Clear();
     }
+    PyErr_Restore(et, ev, tb);
     PyMem_RawFree(e);
 }
 
@@ -155,19 +159,18 @@ static void shrink_to(int device, int64_t limit)
     }
 }
 
-/* The plan for key on the current device (made and cached on a miss). The
- * entry is owned by the cache, unless *uncached is set (max_size 0): then the
- * caller destroys it after use. */
-static plan_entry *get_plan(int device, const plan_key *key, bool *uncached)
+/* The plan for key on the current device, checked out of the cache (made on
+ * a miss): the caller owns it until release_plan. A plan binds one stream and
+ * one work area, and making the work area can release the GIL (cudaMalloc),
+ * so a plan in use must be out of another thread's reach: a second thread
+ * asking for the same key meanwhile makes a plan of its own, and eviction
+ * (shrink_to) never sees an entry in use. */
+static plan_entry *get_plan(int device, const plan_key *key)
 {
     plan_cache *c = cache_of(device);
-    *uncached = false;
     for (plan_entry *e = c->head; e; e = e->next) {
         if (!memcmp(&e->key, key, sizeof *key)) {
-            if (e != c->head) {
-                unlink_entry(c, e);
-                push_front(c, e);
-            }
+            unlink_entry(c, e);
             return e;
         }
     }
@@ -181,18 +184,29 @@ static plan_entry *get_plan(int device, const plan_key *key, bool *uncached)
     PCS_CUFFT_CHECK_GOTO(cufftMakePlanMany64(e->plan, key->rank, n, NULL, 1, 0, NULL, 1, 0,
                                              (cufftType)key->type, key->batch, &e->work_size),
                          fail);
-    if (c->max_size == 0) {
-        *uncached = true;
-        return e;
-    }
-    shrink_to(device, c->max_size - 1);
-    push_front(c, e);
     return e;
 fail:
     cufftDestroy(e->plan);
 fail_alloc:
     PyMem_RawFree(e);
     return NULL;
+}
+
+/* Gives a checked-out plan back: the hottest entry of the cache, unless
+ * caching is off (max_size 0) or another thread has cached the same key
+ * meanwhile; then it is destroyed. */
+static void release_plan(int device, plan_entry *e)
+{
+    plan_cache *c = cache_of(device);
+    bool dup = false;
+    for (plan_entry *o = c->head; o && !dup; o = o->next)
+        dup = !memcmp(&o->key, &e->key, sizeof e->key);
+    if (c->max_size == 0 || dup) {
+        destroy_entry(device, e);
+        return;
+    }
+    push_front(c, e);
+    shrink_to(device, c->max_size);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -297,9 +311,8 @@ static PcsTensor *run_transform(PcsTensor *x, int kind, int rank, const int64_t 
         return NULL;
     }
     cudaStream_t stream = pcs_current_stream(dev);
-    bool uncached = false;
     pcs_block *work = NULL;
-    plan_entry *e = get_plan(dev, &key, &uncached);
+    plan_entry *e = get_plan(dev, &key);
     if (!e)
         goto done;
     if (conj_in) {
@@ -334,8 +347,8 @@ static PcsTensor *run_transform(PcsTensor *x, int kind, int rank, const int64_t 
 done:
     if (work)
         pcs_free(work); /* stream-ordered: reused only by later work on this stream */
-    if (uncached && e)
-        destroy_entry(dev, e);
+    if (e)
+        release_plan(dev, e);
     pcs_device_guard_exit(&guard);
     if (r < 0)
         Py_CLEAR(out);
@@ -352,10 +365,23 @@ static PyObject *f_fft_cuda(PyObject *m, PyObject *const *args, Py_ssize_t nargs
         return PyErr_Format(PyExc_TypeError,
                             "_fft_cuda(x, kind, dims, sizes, norm, forward, conj_in, conj_out)");
     PcsTensor *x0 = (PcsTensor *)args[0];
-    int kind = (int)PyLong_AsLong(args[1]), norm = (int)PyLong_AsLong(args[4]);
-    int forward = PyObject_IsTrue(args[5]), conj_in = PyObject_IsTrue(args[6]),
-        conj_out = PyObject_IsTrue(args[7]);
-    if (PyErr_Occurred())
+    /* A private function, but a Python user can call it: every argument is
+     * checked as a public one would be, one at a time, so that no check runs
+     * with an earlier one's exception pending. */
+    long kind = PyLong_AsLong(args[1]);
+    if (kind == -1 && PyErr_Occurred())
+        return NULL;
+    long norm = PyLong_AsLong(args[4]);
+    if (norm == -1 && PyErr_Occurred())
+        return NULL;
+    if (kind < KIND_C2C || kind > KIND_C2R)
+        return PyErr_Format(PyExc_ValueError, "_fft_cuda: kind must be 0 (c2c), 1 (r2c) or 2 (c2r), not %ld", kind);
+    if (norm < NORM_NONE || norm > NORM_BY_SQRT_N)
+        return PyErr_Format(PyExc_ValueError, "_fft_cuda: norm must be 0, 1 or 2, not %ld", norm);
+    int forward = PyObject_IsTrue(args[5]);
+    int conj_in = forward < 0 ? -1 : PyObject_IsTrue(args[6]);
+    int conj_out = conj_in < 0 ? -1 : PyObject_IsTrue(args[7]);
+    if (conj_out < 0)
         return NULL;
     if (x0->device < 0 || x0->ndim == 0)
         return PyErr_Format(PyExc_RuntimeError, "_fft_cuda: expected a CUDA tensor of 1 or more dims");
@@ -370,7 +396,7 @@ static PyObject *f_fft_cuda(PyObject *m, PyObject *const *args, Py_ssize_t nargs
         ns = nd;
         for (int i = 0; i < nd; i++) {
             int64_t m = (dims[i] >= 0 && dims[i] < x0->ndim) ? x0->sizes[dims[i]] : 1;
-            sig[i] = (kind == KIND_C2R && i == nd - 1) ? 2 * (m - 1) : m;
+            sig[i] = (kind == KIND_C2R && i == nd - 1) ? (m > INT64_MAX / 2 ? -1 : 2 * (m - 1)) : m;
         }
     } else if ((ns = pcs_parse_ints(&args[3], 1, sig)) < 0) {
         return NULL;
@@ -444,7 +470,7 @@ static PyObject *f_fft_cuda(PyObject *m, PyObject *const *args, Py_ssize_t nargs
         osz[x->ndim - 1] = sig[nd - 1] / 2 + 1;
     else if (kind == KIND_C2R)
         osz[x->ndim - 1] = sig[nd - 1];
-    PcsTensor *out = run_transform(x, kind, nd, sig, osz, norm, forward, conj_in, conj_out);
+    PcsTensor *out = run_transform(x, (int)kind, nd, sig, osz, (int)norm, forward, conj_in, conj_out);
     Py_DECREF(x);
     if (!out)
         return NULL;
@@ -476,21 +502,31 @@ static PyObject *f_fft_roll(PyObject *m, PyObject *const *args, Py_ssize_t nargs
     PCS_UNUSED(m);
     if (nargs != 3 || !PcsTensor_Check(args[0]))
         return PyErr_Format(PyExc_TypeError, "_fft_roll(x, shifts, dims)");
+    PcsTensor *x = (PcsTensor *)args[0];
     int64_t shifts[PCS_MAX_DIMS], dims[PCS_MAX_DIMS];
-    int ns = pcs_parse_ints(&args[1], 1, shifts), nd = pcs_parse_ints(&args[2], 1, dims);
+    int ns = pcs_parse_ints(&args[1], 1, shifts), nd = ns < 0 ? -1 : pcs_parse_ints(&args[2], 1, dims);
     if (ns < 0 || nd < 0)
         return NULL;
     if (ns != nd)
         return PyErr_Format(PyExc_RuntimeError, "shifts and dimensions must align. shifts: %d, dims:%d", ns, nd);
-    PcsTensor *cur = pcs_tensor_contiguous((PcsTensor *)args[0], true);
+    /* Every dim is checked before anything is made: a 0-dim tensor has no
+     * size to roll along (torch's roll asks self.size(dim) and fails). */
+    int wd[PCS_MAX_DIMS];
+    for (int i = 0; i < nd; i++) {
+        if ((wd[i] = pcs_wrap_dim(dims[i], x->ndim)) < 0)
+            return NULL;
+        if (x->ndim == 0)
+            return PyErr_Format(PyExc_IndexError,
+                                "Dimension specified as %lld but tensor has no dimensions",
+                                (long long)dims[i]);
+    }
+    PcsTensor *cur = pcs_tensor_contiguous(x, true);
     for (int i = 0; cur && i < nd; i++) {
-        int d = pcs_wrap_dim(dims[i], cur->ndim);
-        if (d < 0) {
-            Py_CLEAR(cur);
-            break;
-        }
+        int d = wd[i];
         int64_t n = cur->sizes[d];
-        int64_t s = n ? ((shifts[i] % n) + n) % n : 0;
+        int64_t s = n ? shifts[i] % n : 0; /* in (-n, n): s + n cannot overflow */
+        if (s < 0)
+            s += n;
         if (s == 0)
             continue;
         PcsTensor *out = pcs_tensor_empty(cur->ndim, cur->sizes, cur->dtype, cur->device, false);

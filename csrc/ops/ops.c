@@ -257,8 +257,27 @@ PyObject *pcs_ops_numpy_fn(const char *name)
 
 int pcs_ops_cpu_dtype(int dtype) { return dtype == PCS_BFLOAT16 ? PCS_FLOAT32 : dtype; }
 
+int pcs_ops_check_cpu_size(const PcsTensor *t)
+{
+    /* An expanded view can count more elements than memory holds bytes
+     * (zeros(1).expand(2**62, 4)): NumPy refuses it with a ValueError, torch
+     * would loop for ages; say why, as a RuntimeError, before either. */
+    int64_t nbytes;
+    if (__builtin_mul_overflow(pcs_tensor_numel(t), (int64_t)pcs_itemsize(t->dtype), &nbytes) ||
+        (uint64_t)nbytes > (uint64_t)PTRDIFF_MAX) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "a tensor of %lld elements of %d bytes is too large to compute on: its "
+                     "byte count overflows the address space",
+                     (long long)pcs_tensor_numel(t), pcs_itemsize(t->dtype));
+        return -1;
+    }
+    return 0;
+}
+
 PyObject *pcs_ops_numpy_in(PcsTensor *t, int dtype)
 {
+    if (pcs_ops_check_cpu_size(t) < 0)
+        return NULL;
     PcsTensor *c = pcs_tensor_to(t, pcs_ops_cpu_dtype(dtype), -1, false, false, false);
     if (!c)
         return NULL;

@@ -83,6 +83,9 @@ PyObject *pcs_ew_run(const pcs_ew_call *c, pcs_operand *ops, PyObject *out);
 
 /* The NumPy kernel `name` of pycuda_sem._ops (borrowed), or NULL with exception. */
 PyObject *pcs_ops_numpy_fn(const char *name);
+/* -1 with RuntimeError when numel * itemsize of t overflows the address
+ * space (an expanded view), so no CPU path hands NumPy what it refuses. */
+int pcs_ops_check_cpu_size(const PcsTensor *t);
 /* A NumPy array for a CPU tensor computed in `dtype` (bfloat16 computes in float32). */
 PyObject *pcs_ops_numpy_in(PcsTensor *t, int dtype);
 /* The dtype NumPy computes in for `dtype` on the CPU. */

@@ -47,15 +47,23 @@ static int parse_dims(PyObject *dim, int ndim, bool *mask)
         return 0;
     }
 seq:;
-    PyObject *f = PySequence_Fast(dim, "dim must be an int, a tuple of ints or None");
-    if (!f)
+    /* A tuple snapshot, not PySequence_Fast: an item's __index__ may change
+     * a list while it is read, which would free the borrowed item. */
+    PyObject *f = PySequence_Check(dim) ? PySequence_Tuple(dim) : NULL;
+    if (!f) {
+        if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "dim must be an int, a tuple of ints or None, not %.100s",
+                         Py_TYPE(dim)->tp_name);
+        }
         return -1;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(f);
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(f);
     if (n == 0)
         for (int i = 0; i < ndim; i++)
             mask[i] = true;
     for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t d = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(f, i));
+        int64_t d = PyLong_AsLongLong(PyTuple_GET_ITEM(f, i));
         int w = (d == -1 && PyErr_Occurred()) ? -1 : pcs_wrap_dim(d, ndim);
         if (w < 0) {
             Py_DECREF(f);
@@ -193,9 +201,15 @@ static PyObject *axes_tuple(const bool *mask, int nd)
     for (int i = 0; i < nd; i++)
         k += mask[i];
     PyObject *t = PyTuple_New(k);
-    for (int i = 0, j = 0; t && i < nd; i++)
-        if (mask[i])
-            PyTuple_SET_ITEM(t, j++, PyLong_FromLong(i));
+    for (int i = 0, j = 0; t && i < nd; i++) {
+        if (!mask[i])
+            continue;
+        PyObject *v = PyLong_FromLong(i);
+        if (!v)
+            Py_CLEAR(t);
+        else
+            PyTuple_SET_ITEM(t, j++, v);
+    }
     return t;
 }
 
@@ -205,7 +219,10 @@ static PyObject *np_out(PcsTensor *t, PcsTensor **tmp)
     *tmp = NULL;
     if (pcs_ops_cpu_dtype(t->dtype) != t->dtype) {
         *tmp = pcs_tensor_empty(t->ndim, t->sizes, pcs_ops_cpu_dtype(t->dtype), -1, false);
-        return *tmp ? pcs_tensor_numpy(*tmp) : NULL;
+        PyObject *a = *tmp ? pcs_tensor_numpy(*tmp) : NULL;
+        if (!a)
+            Py_CLEAR(*tmp);
+        return a;
     }
     return pcs_tensor_numpy(t);
 }
@@ -216,12 +233,14 @@ static int reduce_cpu(const red_call *c, PcsTensor *x, const bool *mask, PcsTens
     PyObject *fn = pcs_ops_numpy_fn("reduce");
     if (!fn)
         return -1;
+    /* One step at a time: nothing may run with an earlier step's exception
+     * pending (NumPy could clear it, and the caller would return NULL with
+     * no exception set). */
     PcsTensor *tmp = NULL;
-    PyObject *xa = pcs_ops_numpy_in(x, x->dtype), *axes = axes_tuple(mask, x->ndim);
-    PyObject *oa = res ? np_out(res, &tmp) : Py_NewRef(Py_None);
-    PyObject *ia = idx ? pcs_tensor_numpy(idx) : Py_NewRef(Py_None);
-    PyObject *rr = NULL;
-    if (xa && axes && oa && ia)
+    PyObject *xa = NULL, *axes = NULL, *oa = NULL, *ia = NULL, *rr = NULL;
+    if ((xa = pcs_ops_numpy_in(x, x->dtype)) && (axes = axes_tuple(mask, x->ndim)) &&
+        (oa = res ? np_out(res, &tmp) : Py_NewRef(Py_None)) &&
+        (ia = idx ? pcs_tensor_numpy(idx) : Py_NewRef(Py_None)))
         rr = PyObject_CallFunction(fn, "sOOOOd", c->name, xa, axes, oa, ia, c->param);
     int r = rr ? 0 : -1;
     if (r == 0 && tmp)
@@ -504,8 +523,12 @@ static PyObject *var_like(bool is_std, PyObject *self, PyObject *const *args, Py
         dim = NULL;
     }
     double correction = 1.0;
-    if (unb && unb != Py_None)
-        correction = PyObject_IsTrue(unb) ? 1.0 : 0.0;
+    if (unb && unb != Py_None) {
+        int u = PyObject_IsTrue(unb);
+        if (u < 0)
+            return NULL;
+        correction = u ? 1.0 : 0.0;
+    }
     if (corr && corr != Py_None && (correction = PyFloat_AsDouble(corr)) == -1.0 && PyErr_Occurred())
         return NULL;
     PcsTensor *t = (PcsTensor *)x;
@@ -674,15 +697,14 @@ static PyObject *scan_entry(int op, PyObject *self, PyObject *const *args, Py_ss
             goto fail;
     } else {
         PyObject *fn = pcs_ops_numpy_fn("scan");
-        PcsTensor *tmp;
+        PcsTensor *tmp = NULL;
         PyObject *xa = fn ? pcs_ops_numpy_in(c, dt) : NULL, *oa = xa ? np_out(res, &tmp) : NULL;
         PyObject *rr = oa ? PyObject_CallFunction(fn, "sOiO", fname, xa, c->ndim ? d : 0, oa) : NULL;
         int r = rr ? (tmp ? pcs_copy(res, tmp, false) : 0) : -1;
         Py_XDECREF(rr);
         Py_XDECREF(xa);
         Py_XDECREF(oa);
-        if (oa)
-            Py_XDECREF(tmp);
+        Py_XDECREF(tmp);
         if (r < 0)
             goto fail;
     }

@@ -69,6 +69,24 @@ bool pcs_tensor_is_dense(const PcsTensor *t)
     return true;
 }
 
+/* torch's assert_no_internal_overlap: a destination whose elements share
+ * memory (a stride-0 dim of size > 1, as expand makes) cannot be written
+ * element by element; it would also make a copy loop over every alias of an
+ * expanded view of 2^62 elements. */
+static int check_writable(const PcsTensor *dst) /* dst not empty */
+{
+    for (int i = 0; i < dst->ndim; i++) {
+        if (dst->sizes[i] > 1 && dst->strides[i] == 0) {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "unsupported operation: more than one element of the written-to "
+                            "tensor refers to a single memory location. Please clone() the "
+                            "tensor before performing the operation.");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Both sides cover memory the same way, so the bytes can move in one block. */
 static bool same_dense_layout(const PcsTensor *a, const PcsTensor *b)
 {
@@ -451,6 +469,8 @@ int pcs_copy(PcsTensor *dst, PcsTensor *src, bool non_blocking)
 {
     if (dst == src)
         return 0;
+    if (pcs_tensor_numel(dst) > 0 && check_writable(dst) < 0)
+        return -1;
     PcsTensor *srcx = NULL;
     bool same_shape = dst->ndim == src->ndim &&
                       memcmp(dst->sizes, src->sizes, dst->ndim * sizeof(int64_t)) == 0;
@@ -482,6 +502,8 @@ int pcs_fill_bytes(PcsTensor *dst, const void *value)
     int isz = pcs_itemsize(dst->dtype);
     if (n == 0)
         return 0;
+    if (check_writable(dst) < 0)
+        return -1;
     bool zero = true;
     for (int i = 0; i < isz; i++)
         zero &= ((const unsigned char *)value)[i] == 0;

@@ -21,6 +21,11 @@
 PcsTensor *pcs_tensor_make_view(PcsStorage *storage, int64_t offset, int ndim,
                                 const int64_t *sizes, const int64_t *strides, int dtype)
 {
+    /* The last line of defence for the fixed size/stride arrays and for
+     * numel: callers check before they build, this catches the one that did
+     * not before anything is copied. */
+    if (pcs_check_shape(ndim, sizes) < 0)
+        return NULL;
     PcsTensor *t = PyObject_New(PcsTensor, &PcsTensor_Type);
     if (!t)
         return NULL;

@@ -116,6 +116,16 @@ extern PyGetSetDef pcs_tensor_core_getset[];
 extern PyNumberMethods pcs_tensor_as_number;
 
 /* tensor_views.c */
+/* A shape every tensor must have: 0..PCS_MAX_DIMS dims, sizes >= 0, and an
+ * element count that fits an int64 (so that pcs_tensor_numel and the
+ * products of sizes elsewhere never overflow). -1 with RuntimeError (torch's
+ * "numel: integer multiplication overflow" for the count). Builders of sizes
+ * check the dim count with pcs_check_ndim before they write fixed arrays;
+ * pcs_tensor_make_view checks the whole shape again. */
+int pcs_check_shape(int ndim, const int64_t *sizes);
+/* -1 with `exc` (RuntimeError, or IndexError for indexing) naming the limit
+ * when ndim > PCS_MAX_DIMS; else 0. */
+int pcs_check_ndim(int64_t ndim, PyObject *exc);
 PcsTensor *pcs_tensor_view(PcsTensor *t, int ndim, const int64_t *sizes); /* -1 allowed */
 PcsTensor *pcs_tensor_reshape(PcsTensor *t, int ndim, const int64_t *sizes);
 PcsTensor *pcs_tensor_expand(PcsTensor *t, int ndim, const int64_t *sizes);

@@ -58,15 +58,17 @@ static int apply_index(PcsTensor *t, PyObject *index, view_geom *g)
         items = &index;
         n = 1;
     }
-    int consumed = 0, ellipses = 0, added = 0;
+    int consumed = 0, ellipses = 0, added = 0, ints = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *o = items[i];
         if (o == Py_Ellipsis)
             ellipses++;
         else if (o == Py_None)
             added++;
-        else if (PySlice_Check(o) || is_int_index(o))
+        else if (PySlice_Check(o))
             consumed++;
+        else if (is_int_index(o))
+            consumed++, ints++;
         else
             return unsupported(o);
     }
@@ -78,15 +80,15 @@ static int apply_index(PcsTensor *t, PyObject *index, view_geom *g)
         PyErr_Format(PyExc_IndexError, "too many indices for tensor of dimension %d", t->ndim);
         return -1;
     }
+    /* The result's dims, known before g's fixed arrays are written: slices
+     * and Ellipsis keep dims, ints drop one, None adds one. */
+    if (pcs_check_ndim((int64_t)t->ndim - ints + added, PyExc_IndexError) < 0)
+        return -1;
     g->offset = t->offset;
     g->ndim = 0;
     int src = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *o = items[i];
-        if (g->ndim >= PCS_MAX_DIMS && (o == Py_None || PySlice_Check(o))) {
-            PyErr_Format(PyExc_IndexError, "tensors have at most %d dimensions", PCS_MAX_DIMS);
-            return -1;
-        }
         if (o == Py_Ellipsis) {
             for (int k = 0; k < t->ndim - consumed; k++, src++) {
                 g->sizes[g->ndim] = t->sizes[src];

@@ -214,9 +214,12 @@ static PyObject *m_type(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
             return NULL;
         }
         dtype = ((PcsDType *)d)->id;
-        cuda = PyObject_IsTrue(c) == 1;
+        int is_cuda = PyObject_IsTrue(c);
         Py_DECREF(d);
         Py_DECREF(c);
+        if (is_cuda < 0)
+            return NULL;
+        cuda = is_cuda;
     }
     int device = t->device;
     if (cuda && device < 0) {

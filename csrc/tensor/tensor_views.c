@@ -40,11 +40,48 @@ static void format_shape(char *buf, size_t cap, int ndim, const int64_t *sizes)
         snprintf(buf + k, cap - k, "]");
 }
 
+/* ------------------------------------------------------------------------ */
+/* Shape checks                                                              */
+
+int pcs_check_ndim(int64_t ndim, PyObject *exc)
+{
+    if (ndim <= PCS_MAX_DIMS)
+        return 0;
+    PyErr_Format(exc, "tensors have at most %d dimensions (got %lld)", PCS_MAX_DIMS,
+                 (long long)ndim);
+    return -1;
+}
+
+int pcs_check_shape(int ndim, const int64_t *sizes)
+{
+    if (ndim < 0 || pcs_check_ndim(ndim, PyExc_RuntimeError) < 0) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_RuntimeError, "invalid number of dimensions %d", ndim);
+        return -1;
+    }
+    /* torch's safe_compute_numel: the product of the non-zero sizes must fit,
+     * so that no partial product of sizes (strides, spans) overflows either */
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (sizes[i] < 0) {
+            PyErr_Format(PyExc_RuntimeError, "Trying to create tensor with negative dimension %lld",
+                         (long long)sizes[i]);
+            return -1;
+        }
+        if (sizes[i] && __builtin_mul_overflow(n, sizes[i], &n)) {
+            PyErr_SetString(PyExc_RuntimeError, "numel: integer multiplication overflow");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Resolves one -1 in `shape` against numel (torch's infer_size). */
 static int infer_size(int ndim, int64_t *shape, int64_t numel)
 {
     int infer = -1;
     int64_t prod = 1;
+    bool zero = false, overflow = false;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] == -1) {
             if (infer >= 0) {
@@ -55,16 +92,31 @@ static int infer_size(int ndim, int64_t *shape, int64_t numel)
         } else if (shape[i] < 0) {
             PyErr_Format(PyExc_RuntimeError, "invalid shape dimension %lld", (long long)shape[i]);
             return -1;
+        } else if (shape[i] == 0) {
+            zero = true;
         } else {
-            prod *= shape[i];
+            overflow |= __builtin_mul_overflow(prod, shape[i], &prod);
         }
     }
-    if (numel == prod || (infer >= 0 && prod > 0 && numel % prod == 0)) {
-        if (infer >= 0)
-            shape[infer] = numel / prod;
+    if (zero)
+        prod = 0;
+    else if (overflow) /* more elements than any tensor holds: never numel */
+        prod = -1;
+    char buf[256];
+    if (prod >= 0 && (numel == prod || (infer >= 0 && prod > 0 && numel % prod == 0))) {
+        if (infer < 0)
+            return 0;
+        if (prod == 0) { /* 0 elements: -1 could be any size */
+            format_shape(buf, sizeof buf, ndim, shape);
+            PyErr_Format(PyExc_RuntimeError,
+                         "cannot reshape tensor of 0 elements into shape %s because the "
+                         "unspecified dimension size -1 can be any value and is ambiguous",
+                         buf);
+            return -1;
+        }
+        shape[infer] = numel / prod;
         return 0;
     }
-    char buf[256];
     format_shape(buf, sizeof buf, ndim, shape);
     PyErr_Format(PyExc_RuntimeError, "shape '%s' is invalid for input of size %lld", buf,
                  (long long)numel);
@@ -347,8 +399,8 @@ static PyObject *m_unsqueeze(PyObject *self, PyObject *const *args, Py_ssize_t n
     PyObject *dimobj = pcs_arg(args, nargs, kw, 0, "dim");
     if (!dimobj)
         return PyErr_Format(PyExc_TypeError, "unsqueeze() missing required argument 'dim'");
-    if (t->ndim >= PCS_MAX_DIMS)
-        return PyErr_Format(PyExc_RuntimeError, "tensors have at most %d dimensions", PCS_MAX_DIMS);
+    if (pcs_check_ndim(t->ndim + 1, PyExc_RuntimeError) < 0)
+        return NULL;
     int64_t dl;
     if (parse_i64(dimobj, &dl) < 0)
         return NULL;
@@ -507,19 +559,40 @@ static PyObject *m_as_strided(PyObject *self, PyObject *const *args, Py_ssize_t 
     if (!so || !st)
         return PyErr_Format(PyExc_TypeError, "as_strided(size, stride, storage_offset=None)");
     int64_t sizes[PCS_MAX_DIMS], strides[PCS_MAX_DIMS], offset = t->offset;
-    int n = pcs_parse_sizes(&so, 1, sizes), m = n < 0 ? -1 : pcs_parse_sizes(&st, 1, strides);
+    int n = pcs_parse_sizes(&so, 1, sizes), m = n < 0 ? -1 : pcs_parse_ints(&st, 1, strides);
     if (n < 0 || m < 0 || (off && off != Py_None && parse_i64(off, &offset) < 0))
         return NULL;
     if (n != m)
         return PyErr_Format(PyExc_RuntimeError, "mismatch in length of strides and shape");
-    /* Stay inside the storage: a view past its end would read freed memory. */
-    int64_t last = offset;
-    bool empty = false;
-    for (int i = 0; i < n; i++) {
-        empty |= sizes[i] == 0;
-        last += (sizes[i] - 1) * strides[i];
+    for (int i = 0; i < m; i++) {
+        if (strides[i] < 0) {
+            char buf[256];
+            format_shape(buf, sizeof buf, m, strides);
+            return PyErr_Format(PyExc_RuntimeError,
+                                "as_strided: Negative strides are not supported at the moment, "
+                                "got strides: %s", buf);
+        }
     }
-    if (offset < 0 || (!empty && (uint64_t)(last + 1) * pcs_itemsize(t->dtype) > t->storage->nbytes))
+    if (offset < 0)
+        return PyErr_Format(PyExc_RuntimeError, "Tensor: invalid storage offset %lld",
+                            (long long)offset);
+    if (pcs_check_shape(n, sizes) < 0)
+        return NULL;
+    /* Stay inside the storage: a view past its end would read freed memory.
+     * The span is computed with checked arithmetic, so that huge sizes or
+     * strides cannot wrap around into a small, accepted figure. */
+    bool empty = false;
+    for (int i = 0; i < n; i++)
+        empty |= sizes[i] == 0;
+    int64_t end = offset, span, nbytes; /* end: one past the last element reached */
+    bool overflow = false;
+    for (int i = 0; !empty && i < n; i++) {
+        overflow |= __builtin_mul_overflow(sizes[i] - 1, strides[i], &span);
+        overflow |= __builtin_add_overflow(end, span, &end);
+    }
+    overflow |= __builtin_add_overflow(end, 1, &end);
+    overflow |= __builtin_mul_overflow(end, (int64_t)pcs_itemsize(t->dtype), &nbytes);
+    if (!empty && (overflow || (uint64_t)nbytes > t->storage->nbytes))
         return PyErr_Format(PyExc_RuntimeError,
                             "setStorage: sizes and strides reach past the end of the storage");
     return (PyObject *)pcs_tensor_alias(t, offset, n, sizes, strides);
