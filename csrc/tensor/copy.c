@@ -28,6 +28,7 @@
  * device), as PyTorch's copy_ does. Temporaries are allocated on the current
  * stream of the device that uses them, so freeing them is stream-ordered. */
 #include "tensor/copy.h"
+#include "core/iter.h"
 
 #include <string.h>
 
@@ -80,33 +81,27 @@ static bool same_dense_layout(const PcsTensor *a, const PcsTensor *b)
     return pcs_tensor_is_dense(a);
 }
 
-/* The shared geometry of dst and src (same sizes), with size-1 dims dropped
- * and adjacent dims merged where both sides allow it. */
-static void make_geom(const PcsTensor *dst, const PcsTensor *src, pcs_copy_geom *g)
+/* The core's view of a copy's side. */
+static pcs_iter_operand iter_op(const PcsTensor *t)
 {
-    g->ndim = 0;
-    for (int i = 0; i < dst->ndim; i++) {
-        if (dst->sizes[i] == 1)
-            continue;
-        int k = g->ndim;
-        if (k > 0 && g->dst_strides[k - 1] == dst->sizes[i] * dst->strides[i] &&
-            g->src_strides[k - 1] == dst->sizes[i] * src->strides[i]) {
-            g->sizes[k - 1] *= dst->sizes[i];
-            g->dst_strides[k - 1] = dst->strides[i];
-            g->src_strides[k - 1] = src->strides[i];
-            continue;
-        }
-        g->sizes[k] = dst->sizes[i];
-        g->dst_strides[k] = dst->strides[i];
-        g->src_strides[k] = src->strides[i];
-        g->ndim++;
-    }
+    pcs_iter_operand o = {pcs_tensor_data(t), t->ndim, t->sizes, t->strides, pcs_itemsize(t->dtype)};
+    return o;
+}
+
+/* The shared geometry of dst and src (same sizes), planned by the core:
+ * size-1 dims dropped, dims in dst's memory order, merged where both allow. */
+static void make_geom(const PcsTensor *dst, const PcsTensor *src, pcs_ew_geom *g)
+{
+    pcs_iter_operand io[2] = {iter_op(dst), iter_op(src)};
+    pcs_iter_plan plan;
+    pcs_iter_build(&plan, dst->ndim, dst->sizes, 2, io);
+    *g = plan.geom;
 }
 
 /* ------------------------------------------------------------------------ */
 /* CPU                                                                       */
 
-static void cpu_strided_copy(char *dst, int dd, const char *src, int sd, const pcs_copy_geom *g)
+static void cpu_strided_copy(char *dst, int dd, const char *src, int sd, const pcs_ew_geom *g)
 {
     int dsz = pcs_itemsize(dd), ssz = pcs_itemsize(sd);
     if (g->ndim == 0) { /* one element */
@@ -118,13 +113,13 @@ static void cpu_strided_copy(char *dst, int dd, const char *src, int sd, const p
     }
     int64_t idx[PCS_MAX_DIMS] = {0};
     int last = g->ndim - 1;
-    int64_t inner = g->sizes[last], ds = g->dst_strides[last] * dsz,
-            ss = g->src_strides[last] * ssz;
+    int64_t inner = g->sizes[last], ds = g->strides[0][last] * dsz,
+            ss = g->strides[1][last] * ssz;
     for (;;) {
         int64_t doff = 0, soff = 0;
         for (int i = 0; i < last; i++) {
-            doff += idx[i] * g->dst_strides[i];
-            soff += idx[i] * g->src_strides[i];
+            doff += idx[i] * g->strides[0][i];
+            soff += idx[i] * g->strides[1][i];
         }
         char *d = dst + doff * dsz;
         const char *s = src + soff * ssz;
@@ -173,7 +168,7 @@ static int copy_cpu(PcsTensor *dst, PcsTensor *src)
         }
         return 0;
     }
-    pcs_copy_geom g;
+    pcs_ew_geom g;
     make_geom(dst, src, &g);
     if (nbytes >= GIL_RELEASE_BYTES) {
         Py_BEGIN_ALLOW_THREADS
@@ -208,7 +203,7 @@ static int copy_same_device(PcsTensor *dst, PcsTensor *src)
                                             cudaMemcpyDeviceToDevice, stream),
                             fail);
     } else {
-        pcs_copy_geom g;
+        pcs_ew_geom g;
         bool contig = pcs_tensor_is_contiguous(dst) && pcs_tensor_is_contiguous(src);
         if (!contig)
             make_geom(dst, src, &g);
@@ -451,6 +446,10 @@ int pcs_copy(PcsTensor *dst, PcsTensor *src, bool non_blocking)
 {
     if (dst == src)
         return 0;
+    /* torch's copy_ refuses an expanded dst and one partly overlapping src. */
+    pcs_iter_operand od = iter_op(dst), os = iter_op(src);
+    if (pcs_iter_check_overlap(&od, 1, &os) < 0)
+        return -1;
     PcsTensor *srcx = NULL;
     bool same_shape = dst->ndim == src->ndim &&
                       memcmp(dst->sizes, src->sizes, dst->ndim * sizeof(int64_t)) == 0;
@@ -496,7 +495,7 @@ int pcs_fill_bytes(PcsTensor *dst, const void *value)
         PcsTensor src = *dst;
         for (int i = 0; i < src.ndim; i++)
             src.strides[i] = 0;
-        pcs_copy_geom g;
+        pcs_ew_geom g;
         make_geom(dst, &src, &g);
         if (contig) {
             for (int64_t i = 0; i < n; i++)
@@ -516,7 +515,7 @@ int pcs_fill_bytes(PcsTensor *dst, const void *value)
         if (err != cudaSuccess)
             r = pcs_cuda_error(err, "cudaMemsetAsync", __FILE__, __LINE__);
     } else {
-        pcs_copy_geom g;
+        pcs_ew_geom g;
         if (!contig)
             make_geom(dst, dst, &g);
         clear_stale_error();
