@@ -155,22 +155,26 @@ def test_as_strided_span_cannot_wrap():
     assert t.as_strided((0, 2**62), (2**62, 1)).shape == (0, 2**62)
 
 
-def test_writes_into_expanded_views_are_refused():
+def test_writes_into_expanded_views():
+    """torch refuses copy_ into an expanded view, but fill_ is idempotent and
+    allowed (set_check_mem_overlap(false)); a fill writes each distinct element
+    once, so expand(2**62, 1).fill_ returns at once instead of looping."""
     x = torch.zeros(1)
     e = x.expand(3)
     msg = "more than one element of the written-to tensor refers to a single memory location"
     with pytest.raises(RuntimeError, match=msg):
-        e.fill_(1)
-    with pytest.raises(RuntimeError, match=msg):
-        e.zero_()
-    with pytest.raises(RuntimeError, match=msg):
         e.copy_(torch.ones(3))
-    with pytest.raises(RuntimeError, match=msg):
-        e[:] = 2
-    with pytest.raises(RuntimeError, match=msg):
-        torch.zeros(1).expand(2**62, 1).fill_(1)  # refused before any loop
     assert x.item() == 0
-    # size-1 and empty expanded dims are fine, as in torch
+    e.fill_(1)
+    assert x.item() == 1
+    e.zero_()
+    assert x.item() == 0
+    e[:] = 2
+    assert x.item() == 2
+    torch.zeros(1).expand(2**62, 1).fill_(1)
+    y = torch.zeros(2, 1)
+    y.expand(2, 2**40).fill_(7)
+    assert y.tolist() == [[7.0], [7.0]]
     torch.zeros(1).expand(1, 1).fill_(5)
     torch.zeros(1, 1).expand(0, 2).fill_(5)
 

@@ -9,8 +9,10 @@
 // so they never convert at all.
 //
 // Paths: contiguous on both sides -> each thread moves VEC elements with
-// packed loads when the pointers are aligned (the bandwidth path); otherwise
-// the general strided path computes offsets from the (coalesced) geometry.
+// packed loads when the pointers are aligned (the bandwidth path); a
+// same-dtype copy whose two sides have different fastest dims -> the tiled
+// transpose; otherwise the strided path computes offsets from the geometry
+// the iteration core planned (32-bit where it fits, offsets.cuh).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
@@ -20,6 +22,7 @@
 
 #include "kernels.h"
 #include "launch.cuh"
+#include "offsets.cuh"
 
 namespace {
 
@@ -134,38 +137,111 @@ __global__ void copy_contig(D *__restrict__ dst, const S *__restrict__ src, int6
     }
 }
 
-template <typename D, typename S>
-__global__ void copy_strided(D *dst, const S *src, int64_t n, pcs_copy_geom g)
+// Any geometry the core planned, UNROLL elements a thread a block-wide tile
+// apart, every load issued before the stores; offsets from offsets.cuh.
+constexpr int UNROLL = 4;
+
+template <typename D, typename S, typename Off>
+__global__ void __launch_bounds__(THREADS) copy_strided(D *dst, const S *src, typename Off::index_t n, Off g)
 {
-    int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        int64_t rem = i, doff = 0, soff = 0;
-        for (int d = g.ndim - 1; d >= 0; d--) {
-            int64_t c = rem % g.sizes[d];
-            rem /= g.sizes[d];
-            doff += c * g.dst_strides[d];
-            soff += c * g.src_strides[d];
+    using I = typename Off::index_t;
+    constexpr I kTile = THREADS * UNROLL;
+    for (I base = (I)blockIdx.x * kTile; base < n; base += (I)gridDim.x * kTile) {
+        int64_t off[UNROLL][2];
+        S v[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            I i = base + u * THREADS + threadIdx.x;
+            if (i < n) {
+                g.get(i, off[u]);
+                v[u] = src[off[u][1]];
+            }
         }
-        dst[doff] = convert<D>(src[soff]);
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++)
+            if (base + u * THREADS + threadIdx.x < n)
+                dst[off[u][0]] = convert<D>(v[u]);
     }
 }
 
-template <typename T>
-__global__ void fill_kernel(T *dst, T value, int64_t n, pcs_copy_geom g, bool contig)
+template <typename T, typename Off>
+__global__ void fill_kernel(T *dst, T value, typename Off::index_t n, Off g)
 {
-    int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        int64_t off = i;
-        if (!contig) {
-            int64_t rem = i;
-            off = 0;
-            for (int d = g.ndim - 1; d >= 0; d--) {
-                off += (rem % g.sizes[d]) * g.dst_strides[d];
-                rem /= g.sizes[d];
-            }
-        }
-        dst[off] = value;
+    using I = typename Off::index_t;
+    for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (I)gridDim.x * blockDim.x) {
+        int64_t off[1];
+        g.get(i, off);
+        dst[off[0]] = value;
     }
+}
+
+// Transposing copies: the source's fastest dim j is not the destination's
+// fastest dim i, so one side would be read or written a stride apart. A
+// block moves 32 x 32 tiles through shared memory (+1 column so that the
+// column reads hit 32 different banks): it reads rows along j and writes
+// rows along i, both coalesced; each thread moves TILE / TROWS elements.
+// An optional third dim b batches the tiles (a permuted 3-D copy).
+constexpr int TILE = 32, TROWS = 8;
+
+struct TransposeGeom {
+    int64_t ni, nj, nb;
+    int64_t dsi, dsj, dsb, ssi, ssj, ssb;
+};
+
+template <typename T> __global__ void __launch_bounds__(TILE * TROWS) copy_transpose(T *dst, const T *src, TransposeGeom g)
+{
+    __shared__ T tile[TILE][TILE + 1];
+    const int64_t ti = (g.ni + TILE - 1) / TILE, tj = (g.nj + TILE - 1) / TILE;
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    for (int64_t t = blockIdx.x; t < ti * tj * g.nb; t += gridDim.x) {
+        int64_t b = t / (ti * tj), r = t - b * ti * tj;
+        int64_t i0 = (r / tj) * TILE, j0 = (r % tj) * TILE;
+        const T *s = src + b * g.ssb;
+        T *d = dst + b * g.dsb;
+#pragma unroll
+        for (int k = ty; k < TILE; k += TROWS) {
+            int64_t i = i0 + k, j = j0 + tx;
+            if (i < g.ni && j < g.nj)
+                tile[k][tx] = s[i * g.ssi + j * g.ssj];
+        }
+        __syncthreads();
+#pragma unroll
+        for (int k = ty; k < TILE; k += TROWS) {
+            int64_t j = j0 + k, i = i0 + tx;
+            if (i < g.ni && j < g.nj)
+                d[i * g.dsi + j * g.dsj] = tile[tx][k];
+        }
+        __syncthreads(); // the tile is reused by the next iteration
+    }
+}
+
+// Is g (2 or 3 dims) a transpose worth tiling? Both tile dims long enough
+// to fill a tile's rows, and the two fastest dims different.
+bool as_transpose(const pcs_ew_geom &g, TransposeGeom *t)
+{
+    if (g.ndim < 2 || g.ndim > 3)
+        return false;
+    auto mag = [](int64_t x) { return x < 0 ? -x : x; };
+    int i = 0, j = -1; // j: the source's fastest dim that is not broadcast
+    for (int d = 0; d < g.ndim; d++) {
+        if (mag(g.strides[0][d]) < mag(g.strides[0][i]))
+            i = d;
+        if (g.strides[1][d] != 0 && (j < 0 || mag(g.strides[1][d]) < mag(g.strides[1][j])))
+            j = d;
+    }
+    if (j < 0 || i == j || g.sizes[i] < 16 || g.sizes[j] < 16)
+        return false;
+    int b = 3 - i - j; // the third dim when there are three
+    t->ni = g.sizes[i];
+    t->nj = g.sizes[j];
+    t->dsi = g.strides[0][i];
+    t->dsj = g.strides[0][j];
+    t->ssi = g.strides[1][i];
+    t->ssj = g.strides[1][j];
+    t->nb = g.ndim == 3 ? g.sizes[b] : 1;
+    t->dsb = g.ndim == 3 ? g.strides[0][b] : 0;
+    t->ssb = g.ndim == 3 ? g.strides[1][b] : 0;
+    return true;
 }
 
 unsigned blocks_for(int64_t work)
@@ -176,13 +252,29 @@ unsigned blocks_for(int64_t work)
 }
 
 template <typename D, typename S>
-void launch_pair(void *dst, const void *src, int64_t n, const pcs_copy_geom *g, cudaStream_t st)
+void launch_pair(void *dst, const void *src, int64_t n, const pcs_ew_geom *g, cudaStream_t st)
 {
-    if (!g)
+    if (!g) {
         pcs::launch_kernel(copy_contig<D, S>, blocks_for((n + VEC - 1) / VEC), THREADS, st, (D *)dst,
                            (const S *)src, n);
+        return;
+    }
+    if constexpr (std::is_same_v<D, S>) {
+        TransposeGeom t;
+        if (as_transpose(*g, &t)) {
+            int64_t tiles = ((t.ni + TILE - 1) / TILE) * ((t.nj + TILE - 1) / TILE) * t.nb;
+            unsigned grid = (unsigned)(tiles < 65536 ? tiles : 65536);
+            pcs::launch_kernel(copy_transpose<D>, grid, dim3(TILE, TROWS), st, (D *)dst, (const S *)src, t);
+            return;
+        }
+    }
+    unsigned grid = blocks_for((n + UNROLL - 1) / UNROLL);
+    if (g->index32 && n <= INT32_MAX)
+        pcs::launch_kernel(copy_strided<D, S, pcs::Off32<2>>, grid, THREADS, st, (D *)dst, (const S *)src,
+                           (uint32_t)n, pcs::make_off32<2>(*g));
     else
-        pcs::launch_kernel(copy_strided<D, S>, blocks_for(n), THREADS, st, (D *)dst, (const S *)src, n, *g);
+        pcs::launch_kernel(copy_strided<D, S, pcs::Off64<2>>, grid, THREADS, st, (D *)dst, (const S *)src, n,
+                           pcs::make_off64<2>(*g));
 }
 
 // ---------------------------------------------------------------------------
@@ -233,7 +325,7 @@ int dtype_size(int dtype)
 }  // namespace
 
 extern "C" int pcs_launch_copy(void *dst, int dst_dtype, const void *src, int src_dtype,
-                               int64_t n, const pcs_copy_geom *geom, cudaStream_t stream)
+                               int64_t n, const pcs_ew_geom *geom, cudaStream_t stream)
 {
     if (n <= 0)
         return 0;
@@ -257,20 +349,21 @@ extern "C" int pcs_launch_copy(void *dst, int dst_dtype, const void *src, int sr
 }
 
 extern "C" int pcs_launch_fill(void *dst, int itemsize, const void *value, int64_t n,
-                               const pcs_copy_geom *geom, cudaStream_t stream)
+                               const pcs_ew_geom *geom, cudaStream_t stream)
 {
     if (n <= 0)
         return 0;
-    pcs_copy_geom g;
-    if (geom)
-        g = *geom;
-    else
-        g.ndim = 0;
+    pcs_ew_geom g = geom ? *geom : pcs::flat_geom(n);
     bool ok = with_carrier(itemsize, [&](auto t) {
         using T = typename decltype(t)::type;
         T v;
         memcpy(&v, value, sizeof v);
-        pcs::launch_kernel(fill_kernel<T>, blocks_for(n), THREADS, stream, (T *)dst, v, n, g, geom == nullptr);
+        if (g.index32 && n <= INT32_MAX)
+            pcs::launch_kernel(fill_kernel<T, pcs::Off32<1>>, blocks_for(n), THREADS, stream, (T *)dst, v,
+                               (uint32_t)n, pcs::make_off32<1>(g));
+        else
+            pcs::launch_kernel(fill_kernel<T, pcs::Off64<1>>, blocks_for(n), THREADS, stream, (T *)dst, v, n,
+                               pcs::make_off64<1>(g));
     });
     return ok ? 0 : -1;
 }

@@ -4,12 +4,13 @@
 // One generic kernel pair carries every op: a vectorized path for contiguous
 // operands (each thread moves 4 packs of 16 bytes per operand, loaded before
 // any math so that many loads are in flight; this is what reaches the
-// device's bandwidth) and a strided path for any geometry the host has
-// coalesced. Ops are small functors over the compute type (float for
+// device's bandwidth) and a strided path for any geometry the iteration
+// core planned, indexing in 32 bits where the plan allows. Ops are small functors over the compute type (float for
 // float16/bfloat16, as torch does), instantiated only for the dtypes where
 // they make sense; everything else returns -1 and the host has already
 // raised a readable error before getting here.
 #include "ew_common.cuh"
+#include "offsets.cuh"
 
 using namespace pcs;
 
@@ -404,27 +405,37 @@ __global__ void __launch_bounds__(kThreads) ew_vector(Args<F, A, B, Cc> p, int64
     }
 }
 
-template <class F, class A, class B, class Cc>
-__global__ void __launch_bounds__(kThreads) ew_strided(Args<F, A, B, Cc> p, int64_t n, pcs_ew_geom g)
+// Any geometry the core planned: each thread takes kUnroll elements a
+// block-wide tile apart, computes their offsets (Off32 or Off64, see
+// offsets.cuh) and issues every load before any math, as ew_vector does.
+template <class Off, class F, class A, class B, class Cc>
+__global__ void __launch_bounds__(kThreads)
+ew_strided(Args<F, A, B, Cc> p, typename Off::index_t n, Off g)
 {
-    for (int64_t i = (int64_t)blockIdx.x * kThreads + threadIdx.x; i < n;
-         i += (int64_t)gridDim.x * kThreads) {
-        int64_t o0 = 0, o1 = 0, o2 = 0, o3 = 0, r = i;
-        for (int d = g.ndim - 1; d >= 0; d--) {
-            int64_t q = r / g.sizes[d], c = r - q * g.sizes[d];
-            r = q;
-            o0 += c * g.strides[0][d];
-            o1 += c * g.strides[1][d];
-            o2 += c * g.strides[2][d];
-            o3 += c * g.strides[3][d];
+    using I = typename Off::index_t;
+    constexpr I kTile = kThreads * kUnroll;
+    for (I base = (I)blockIdx.x * kTile; base < n; base += (I)gridDim.x * kTile) {
+        int64_t off[kUnroll][PCS_EW_OPERANDS];
+        A x[kUnroll];
+        B y[kUnroll];
+        Cc z[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; u++) {
+            I i = base + u * kThreads + threadIdx.x;
+            x[u] = A{};
+            y[u] = B{};
+            z[u] = Cc{};
+            if (i < n) {
+                g.get(i, off[u]);
+                if (p.a) x[u] = p.a[off[u][1]];
+                if (p.b) y[u] = p.b[off[u][2]];
+                if (p.c) z[u] = p.c[off[u][3]];
+            }
         }
-        A x{};
-        B y{};
-        Cc z{};
-        if (p.a) x = p.a[o1];
-        if (p.b) y = p.b[o2];
-        if (p.c) z = p.c[o3];
-        p.out[o0] = p.f(x, y, z);
+#pragma unroll
+        for (int u = 0; u < kUnroll; u++)
+            if (base + u * kThreads + threadIdx.x < n)
+                p.out[off[u][0]] = p.f(x[u], y[u], z[u]);
     }
 }
 
@@ -449,15 +460,19 @@ int launch(const Args<F, A, B, Cc> &p, int64_t n, const pcs_ew_geom *geom, cudaS
     }
     pcs_ew_geom flat;
     if (!geom) { // contiguous but misaligned: one strided dim
-        flat.ndim = 1;
-        flat.sizes[0] = n;
-        for (int k = 0; k < PCS_EW_OPERANDS; k++)
-            flat.strides[k][0] = 1;
+        flat = flat_geom(n);
         geom = &flat;
     }
-    int64_t blocks = (n + kThreads - 1) / kThreads;
-    int64_t cap = (int64_t)sm_count() * 64;
-    launch_kernel(ew_strided<F, A, B, Cc>, (unsigned)(blocks < cap ? blocks : cap), kThreads, s, p, n, *geom);
+    // Enough blocks for a few waves; the grid-stride loop covers the rest.
+    int64_t blocks = (n + kThreads * kUnroll - 1) / (kThreads * kUnroll);
+    int64_t cap = (int64_t)sm_count() * 32;
+    unsigned grid = (unsigned)(blocks < cap ? blocks : cap);
+    if (geom->index32 && n <= INT32_MAX)
+        launch_kernel(ew_strided<Off32<PCS_EW_OPERANDS>, F, A, B, Cc>, grid, kThreads, s, p, (uint32_t)n,
+                      make_off32<PCS_EW_OPERANDS>(*geom));
+    else
+        launch_kernel(ew_strided<Off64<PCS_EW_OPERANDS>, F, A, B, Cc>, grid, kThreads, s, p, n,
+                      make_off64<PCS_EW_OPERANDS>(*geom));
     return 0;
 }
 

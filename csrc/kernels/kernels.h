@@ -39,26 +39,34 @@ typedef enum {
  * by value, so it bounds the parameter size). */
 #define PCS_MAX_DIMS 16
 
-/* The geometry of an elementwise copy: a shared shape and each side's
- * strides, in elements. Host code coalesces dimensions before launching so
- * kernels usually see one or two. */
+/* Strided geometry of one elementwise launch, copy or fill, planned by the
+ * iteration core (core/iter.h): the shared shape, outermost dim first and
+ * the fastest last, with each operand's strides in elements. strides[0] is
+ * the output's (a copy's destination), strides[1..3] the inputs' (0
+ * broadcasts). index32: the element count and every operand's offsets fit
+ * in int32, so kernels may index in 32 bits (fast divisions, fewer
+ * registers); otherwise they use 64-bit offsets. */
+#define PCS_EW_OPERANDS 4
 typedef struct {
     int ndim;
+    int index32;
     int64_t sizes[PCS_MAX_DIMS];
-    int64_t dst_strides[PCS_MAX_DIMS];
-    int64_t src_strides[PCS_MAX_DIMS];
-} pcs_copy_geom;
+    int64_t strides[PCS_EW_OPERANDS][PCS_MAX_DIMS];
+} pcs_ew_geom;
 
-/* dst[i] = (dst_dtype) src[i] for n elements. geom NULL means both sides are
- * contiguous (the vectorized fast path). Returns 0, or -1 for a dtype the
- * launcher does not know (nothing is launched then). */
+/* dst[i] = (dst_dtype) src[i] for n elements (geom: strides[0] dst's,
+ * strides[1] src's). geom NULL means both sides are contiguous (the
+ * vectorized fast path). Same-dtype copies whose two fastest dims differ (a
+ * transpose, a permuted copy) go through a shared-memory tiled kernel.
+ * Returns 0, or -1 for a dtype the launcher does not know (nothing is
+ * launched then). */
 int pcs_launch_copy(void *dst, int dst_dtype, const void *src, int src_dtype, int64_t n,
-                    const pcs_copy_geom *geom, cudaStream_t stream);
+                    const pcs_ew_geom *geom, cudaStream_t stream);
 
 /* Writes the `itemsize`-byte pattern `value` (1, 2, 4, 8 or 16 bytes) into n
- * elements of dst; geom (only dst_strides used) NULL means contiguous. */
+ * elements of dst; geom (only strides[0] used) NULL means contiguous. */
 int pcs_launch_fill(void *dst, int itemsize, const void *value, int64_t n,
-                    const pcs_copy_geom *geom, cudaStream_t stream);
+                    const pcs_ew_geom *geom, cudaStream_t stream);
 
 /* ---- testing (testing.cu) ----------------------------------------------- */
 
@@ -131,15 +139,6 @@ typedef struct {
     int64_t i;
     double re, im;
 } pcs_kscalar;
-
-/* Strided geometry of one elementwise launch, coalesced by the host:
- * strides[0] is the output's, strides[1..3] the inputs' (0 broadcasts). */
-#define PCS_EW_OPERANDS 4
-typedef struct {
-    int ndim;
-    int64_t sizes[PCS_MAX_DIMS];
-    int64_t strides[PCS_EW_OPERANDS][PCS_MAX_DIMS];
-} pcs_ew_geom;
 
 /* geom NULL: every tensor operand is contiguous with n elements (the
  * vectorized fast path). scalars has 3 entries (a, b, extra). */

@@ -11,8 +11,10 @@
 //             at once; they stride through the row together and write
 //             partial accumulators, and a second pass combines them.
 //   partials  that second pass: one block per row.
-//   outer     B > 1: one thread per output walks K with stride B, so
-//             neighbouring threads read neighbouring addresses.
+//   outer     B > 1: threads across B read whole lines of each row (vector
+//             loads), the block's other threads and, when the outputs are
+//             too few to fill the GPU, other blocks split K; partials are
+//             combined in a fixed order (no atomics: bit-identical results).
 // An op is a small struct (identity, map, combine, store); float16 and
 // bfloat16 accumulate in float, integers in int64, as torch does.
 #include <cuda/std/limits>
@@ -360,19 +362,166 @@ __global__ void reduce_partials(Rd r, const typename Rd::Acc *partial, int split
         r.store(acc, out, idx, row);
 }
 
-template <class Rd, class T>
-__global__ void reduce_outer(Rd r, const T *in, int64_t A, int64_t K, int64_t B,
-                             typename Rd::Out *out, int64_t *idx)
+// Outer reductions (B > 1). A block owns bx * V neighbouring columns of one
+// a and a range of K (its split); thread (x, y) walks rows y, y + by, ...
+// of the range with V-element vector loads, 4 rows in flight, so a warp
+// reads whole 128-512 byte lines of each row. The by accumulators of a
+// column are then combined through shared memory in a fixed tree, and with
+// more than one split, written as partials for reduce_outer_partials: a
+// fixed order everywhere, so a result is bit-identical from run to run.
+constexpr int kOuterThreads = 256;
+
+// Elements per vector load of the outer kernel: up to 4 (16 bytes for
+// float, 8 for half; wider would only grow the shared-memory exchange).
+template <class T> constexpr int outer_vec()
 {
-    for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < A * B;
+    return 16 / sizeof(T) >= 4 ? 4 : 16 / sizeof(T) > 0 ? int(16 / sizeof(T)) : 1;
+}
+
+template <class Rd, class T, int V>
+__global__ void __launch_bounds__(kOuterThreads)
+reduce_outer(Rd r, const T *in, int64_t A, int64_t K, int64_t B, int64_t ktile,
+             typename Rd::Acc *partial, typename Rd::Out *out, int64_t *idx)
+{
+    using Acc = typename Rd::Acc;
+    __shared__ char smem_raw[sizeof(Acc) * V * kOuterThreads];
+    Acc *smem = reinterpret_cast<Acc *>(smem_raw);
+    const int bx = blockDim.x, by = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
+    const int64_t ctiles = (B + (int64_t)bx * V - 1) / ((int64_t)bx * V);
+    const int64_t k0 = (int64_t)blockIdx.y * ktile;
+    const int64_t k1 = k0 + ktile < K ? k0 + ktile : K;
+    for (int64_t tile = blockIdx.x; tile < A * ctiles; tile += gridDim.x) {
+        const int64_t a = tile / ctiles;
+        const int64_t b0 = ((tile - a * ctiles) * bx + tx) * V;
+        Acc acc[V];
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            acc[j] = r.ident();
+        if (b0 < B) {
+            const T *p = in + a * K * B + b0;
+            int64_t k = k0 + ty;
+            if constexpr (V > 1) { // B % V == 0: a pack never crosses a row
+                using P = Pack<T, V>;
+                for (; k + 3 * by < k1; k += 4 * by) {
+                    P v[4];
+#pragma unroll
+                    for (int u = 0; u < 4; u++)
+                        v[u] = *reinterpret_cast<const P *>(p + (k + u * by) * B);
+#pragma unroll
+                    for (int u = 0; u < 4; u++)
+#pragma unroll
+                        for (int j = 0; j < V; j++)
+                            acc[j] = r.comb(acc[j], r.map(v[u].v[j], k + u * by));
+                }
+                for (; k < k1; k += by) {
+                    P v = *reinterpret_cast<const P *>(p + k * B);
+#pragma unroll
+                    for (int j = 0; j < V; j++)
+                        acc[j] = r.comb(acc[j], r.map(v.v[j], k));
+                }
+            } else {
+                for (; k + 3 * by < k1; k += 4 * by) {
+                    T v[4];
+#pragma unroll
+                    for (int u = 0; u < 4; u++)
+                        v[u] = p[(k + u * by) * B];
+#pragma unroll
+                    for (int u = 0; u < 4; u++)
+                        acc[0] = r.comb(acc[0], r.map(v[u], k + u * by));
+                }
+                for (; k < k1; k += by)
+                    acc[0] = r.comb(acc[0], r.map(p[k * B], k));
+            }
+        }
+        // by is a power of two: halve it in a fixed tree.
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            smem[(ty * bx + tx) * V + j] = acc[j];
+        __syncthreads();
+        for (int h = by / 2; h > 0; h /= 2) {
+            if (ty < h)
+#pragma unroll
+                for (int j = 0; j < V; j++)
+                    smem[(ty * bx + tx) * V + j] =
+                        r.comb(smem[(ty * bx + tx) * V + j], smem[((ty + h) * bx + tx) * V + j]);
+            __syncthreads();
+        }
+        if (ty == 0 && b0 < B) {
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                if (b0 + j >= B)
+                    break;
+                int64_t o = a * B + b0 + j;
+                if (gridDim.y == 1)
+                    r.store(smem[tx * V + j], out, idx, o);
+                else
+                    partial[(int64_t)blockIdx.y * A * B + o] = smem[tx * V + j];
+            }
+        }
+        __syncthreads(); // smem is reused by the next tile
+    }
+}
+
+// Second pass of a split outer reduction: partials [splits][n], combined in
+// split order for each output.
+template <class Rd>
+__global__ void reduce_outer_partials(Rd r, const typename Rd::Acc *partial, int splits, int64_t n,
+                                      typename Rd::Out *out, int64_t *idx)
+{
+    for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < n;
          o += (int64_t)gridDim.x * blockDim.x) {
-        int64_t a = o / B, b = o - a * B;
-        const T *p = in + a * K * B + b;
-        typename Rd::Acc acc = r.ident();
-        for (int64_t k = 0; k < K; k++)
-            acc = r.comb(acc, r.map(p[k * B], k));
+        typename Rd::Acc acc = partial[o];
+        for (int s = 1; s < splits; s++)
+            acc = r.comb(acc, partial[(int64_t)s * n + o]);
         r.store(acc, out, idx, o);
     }
+}
+
+static int pow2_ceil(int64_t x, int cap)
+{
+    int p = 1;
+    while (p < x && p < cap)
+        p *= 2;
+    return p;
+}
+
+// How an outer reduction is laid out: block (bx, by), splits of K, rows a split.
+struct OuterPlan {
+    int bx, by, splits;
+    int64_t ktile, tiles;
+};
+
+// Threads across B (up to a warp of columns), the rest of the block down K;
+// when the column tiles cannot fill the GPU, K is split over blocks until
+// they do, keeping at least 16 rows a thread.
+inline OuterPlan plan_outer(int64_t A, int64_t K, int64_t B, int V, int splits_fixed)
+{
+    OuterPlan p;
+    int64_t cb = (B + V - 1) / V;
+    p.bx = pow2_ceil(cb, 32);
+    p.by = kOuterThreads / p.bx;
+    if (K < p.by) {
+        p.by = pow2_ceil(K, kOuterThreads);
+        p.bx = pow2_ceil(cb, kOuterThreads / p.by);
+    }
+    p.tiles = A * ((cb + p.bx - 1) / p.bx);
+    int64_t want = (int64_t)sm_count() * (2048 / (p.bx * p.by));
+    int64_t s = 1;
+    if (splits_fixed > 0) {
+        s = splits_fixed;
+    } else if (p.tiles < want) {
+        s = want / p.tiles;
+        int64_t by_work = K / ((int64_t)p.by * 16);
+        if (s > by_work)
+            s = by_work;
+        if (s > 65535)
+            s = 65535;
+        if (s < 1)
+            s = 1;
+    }
+    p.ktile = K > 0 ? (K + s - 1) / s : 1;
+    p.splits = K > 0 ? (int)((K + p.ktile - 1) / p.ktile) : 1;
+    return p;
 }
 
 // How an inner reduction is laid out: threads per row, rows per block, splits.
@@ -430,8 +579,10 @@ template <int OP, class T> size_t workspace_for(int64_t A, int64_t K, int64_t B)
     if constexpr (std::is_void_v<Rd>) {
         return 0;
     } else {
-        if (B != 1)
-            return 0;
+        if (B != 1) {
+            OuterPlan q = plan_outer(A, K, B, B % outer_vec<T>() == 0 ? outer_vec<T>() : 1, 0);
+            return q.splits > 1 ? (size_t)A * B * q.splits * sizeof(typename Rd::Acc) : 0;
+        }
         Plan p = plan_inner<Rd, T>(A, K);
         return p.splits > 1 ? (size_t)A * p.splits * sizeof(typename Rd::Acc) : 0;
     }
@@ -452,8 +603,25 @@ int run_reduce(void *out, int64_t *idx, const void *in, int64_t A, int64_t K, in
         if (A * B == 0)
             return 0;
         if (B != 1) {
-            int64_t blocks = (A * B + 255) / 256, cap = (int64_t)sm_count() * 16;
-            launch_kernel(reduce_outer<Rd, T>, (unsigned)(blocks < cap ? blocks : cap), 256, s, r, x, A, K, B, o, idx);
+            // The split count is fixed by the vector plan (the workspace was
+            // sized for it); a misaligned input keeps it with scalar loads.
+            constexpr int V = outer_vec<T>();
+            bool vec = V > 1 && B % V == 0 && (uintptr_t)x % (sizeof(T) * V) == 0;
+            OuterPlan q = plan_outer(A, K, B, B % V == 0 ? V : 1, 0);
+            if (!vec)
+                q = plan_outer(A, K, B, 1, q.splits);
+            auto *partial = (typename Rd::Acc *)ws;
+            dim3 grid((unsigned)(q.tiles < 0x7fffffff ? q.tiles : 0x7fffffff), q.splits);
+            dim3 block(q.bx, q.by);
+            if (vec)
+                launch_kernel(reduce_outer<Rd, T, V>, grid, block, s, r, x, A, K, B, q.ktile, partial, o, idx);
+            else
+                launch_kernel(reduce_outer<Rd, T, 1>, grid, block, s, r, x, A, K, B, q.ktile, partial, o, idx);
+            if (q.splits > 1) {
+                int64_t n = A * B, blocks = (n + 255) / 256, cap = (int64_t)sm_count() * 16;
+                launch_kernel(reduce_outer_partials<Rd>, (unsigned)(blocks < cap ? blocks : cap), 256, s, r,
+                              (const typename Rd::Acc *)partial, q.splits, n, o, idx);
+            }
             return 0;
         }
         Plan p = plan_inner<Rd, T>(A, K);

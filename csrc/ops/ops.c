@@ -12,6 +12,7 @@
  * int64 + 2.5 is the default dtype, float16 + a float32 0-dim tensor stays
  * float16 and int32 + an int64 0-dim tensor stays int32. */
 #include "ops/ops.h"
+#include "core/iter.h"
 #include "runtime/device.h"
 
 #include <string.h>
@@ -135,6 +136,20 @@ bool pcs_can_cast(int from, int to)
 /* ------------------------------------------------------------------------ */
 /* Devices and broadcasting                                                  */
 
+/* The core's view of a tensor operand (NULL data: a scalar). */
+static pcs_iter_operand iter_op(const PcsTensor *t)
+{
+    pcs_iter_operand o = {NULL, 0, NULL, NULL, 1};
+    if (t) {
+        o.data = pcs_tensor_data(t);
+        o.ndim = t->ndim;
+        o.sizes = t->sizes;
+        o.strides = t->strides;
+        o.itemsize = pcs_itemsize(t->dtype);
+    }
+    return o;
+}
+
 static void device_name(int dev, char *buf, size_t n)
 {
     if (dev < 0)
@@ -189,34 +204,18 @@ static void shape_str(int ndim, const int64_t *s, char *buf, size_t n)
 
 int pcs_broadcast_shape(const pcs_operand *ops, int n, int64_t *sizes)
 {
-    int ndim = 0;
-    for (int i = 0; i < n; i++)
-        if (ops[i].t && !ops[i].is_scalar && ops[i].t->ndim > ndim)
-            ndim = ops[i].t->ndim;
-    for (int d = 0; d < ndim; d++)
-        sizes[d] = 1;
-    for (int i = 0; i < n; i++) {
-        const PcsTensor *t = ops[i].t;
-        if (!t || ops[i].is_scalar)
-            continue;
-        for (int d = 0; d < t->ndim; d++) {
-            int64_t s = t->sizes[d], *o = &sizes[ndim - t->ndim + d];
-            if (s == *o || s == 1)
-                continue;
-            if (*o == 1) {
-                *o = s;
-                continue;
-            }
-            char a[256], b[256];
-            shape_str(ndim, sizes, a, sizeof a);
-            shape_str(t->ndim, t->sizes, b, sizeof b);
-            PyErr_Format(PyExc_RuntimeError,
-                         "The size of tensor a (%lld) must match the size of tensor b (%lld) at "
-                         "non-singleton dimension %d",
-                         (long long)*o, (long long)s, d);
-            return -1;
-        }
-    }
+    pcs_iter_operand io[8];
+    int k = 0;
+    for (int i = 0; i < n && k < 8; i++)
+        if (ops[i].t && !ops[i].is_scalar)
+            io[k++] = iter_op(ops[i].t);
+    int64_t bad[3];
+    int ndim = pcs_iter_broadcast(k, io, sizes, bad);
+    if (ndim < 0)
+        PyErr_Format(PyExc_RuntimeError,
+                     "The size of tensor a (%lld) must match the size of tensor b (%lld) at "
+                     "non-singleton dimension %d",
+                     (long long)bad[0], (long long)bad[1], (int)bad[2]);
     return ndim;
 }
 
@@ -311,42 +310,6 @@ static pcs_kscalar kscalar_of(pcs_scalar s)
     return k;
 }
 
-/* Strides of t broadcast to (ndim, sizes): 0 where t is broadcast. */
-static void broadcast_strides(const PcsTensor *t, int ndim, const int64_t *sizes, int64_t *st)
-{
-    int off = ndim - t->ndim;
-    for (int d = 0; d < ndim; d++) {
-        int td = d - off;
-        st[d] = (td < 0 || t->sizes[td] != sizes[d]) ? 0 : t->strides[td];
-        if (td >= 0 && t->sizes[td] == 1)
-            st[d] = 0;
-    }
-}
-
-/* Drops size-1 dims and merges adjacent dims every operand allows. */
-static void coalesce(pcs_ew_geom *g, int nops)
-{
-    int k = 0;
-    for (int d = 0; d < g->ndim; d++) {
-        if (g->sizes[d] == 1)
-            continue;
-        bool merge = k > 0;
-        for (int o = 0; merge && o < nops; o++)
-            merge = g->strides[o][k - 1] == g->sizes[d] * g->strides[o][d];
-        if (merge) {
-            g->sizes[k - 1] *= g->sizes[d];
-            for (int o = 0; o < nops; o++)
-                g->strides[o][k - 1] = g->strides[o][d];
-            continue;
-        }
-        g->sizes[k] = g->sizes[d];
-        for (int o = 0; o < PCS_EW_OPERANDS; o++)
-            g->strides[o][k] = o < nops ? g->strides[o][d] : 0;
-        k++;
-    }
-    g->ndim = k;
-}
-
 static int run_cuda(const pcs_ew_call *c, pcs_operand *ops, PcsTensor *res, int dev)
 {
     PcsTensor *cast[3] = {NULL, NULL, NULL};
@@ -354,11 +317,13 @@ static int run_cuda(const pcs_ew_call *c, pcs_operand *ops, PcsTensor *res, int 
     pcs_kscalar ks[3];
     int r = -1;
     int64_t n = pcs_tensor_numel(res);
-    bool contig = pcs_tensor_is_contiguous(res);
+    pcs_iter_operand io[PCS_EW_OPERANDS];
+    io[0] = iter_op(res);
     for (int i = 0; i < 3; i++)
         ks[i] = c->extra[i];
     for (int i = 0; i < c->arity; i++) {
         int want = (i == 0 && c->in0_dtype >= 0) ? c->in0_dtype : c->compute;
+        io[i + 1] = iter_op(NULL);
         if (ops[i].is_scalar) {
             ks[i] = kscalar_of(ops[i].s);
             continue;
@@ -367,27 +332,15 @@ static int run_cuda(const pcs_ew_call *c, pcs_operand *ops, PcsTensor *res, int 
         if (!cast[i])
             goto out;
         ptr[i] = pcs_tensor_data(cast[i]);
-        contig = contig && pcs_tensor_is_contiguous(cast[i]) &&
-                 pcs_tensor_numel(cast[i]) == n;
+        io[i + 1] = iter_op(cast[i]);
     }
     if (n == 0) {
         r = 0;
         goto out;
     }
-    pcs_ew_geom g, *gp = NULL;
-    if (!contig) {
-        g.ndim = res->ndim;
-        memcpy(g.sizes, res->sizes, res->ndim * sizeof(int64_t));
-        memcpy(g.strides[0], res->strides, res->ndim * sizeof(int64_t));
-        for (int i = 0; i < c->arity; i++) {
-            if (cast[i])
-                broadcast_strides(cast[i], res->ndim, res->sizes, g.strides[i + 1]);
-            else
-                memset(g.strides[i + 1], 0, sizeof g.strides[i + 1]);
-        }
-        coalesce(&g, c->arity + 1);
-        gp = &g;
-    }
+    pcs_iter_plan plan;
+    pcs_iter_build(&plan, res->ndim, res->sizes, c->arity + 1, io);
+    const pcs_ew_geom *gp = plan.contiguous ? NULL : &plan.geom;
     if (pcs_cuda_set_device_raw(dev) < 0)
         goto out;
     cudaStream_t stream = pcs_current_stream(dev);
@@ -528,9 +481,17 @@ PyObject *pcs_ew_run(const pcs_ew_call *c, pcs_operand *ops, PyObject *out)
                          pcs_dtypes[c->out_dtype].legacy, pcs_dtypes[o->dtype].legacy);
             return NULL;
         }
+        /* An expanded out, or one partly overlapping an input, raises as
+         * torch does; exact aliasing (in-place ops) is fine. */
+        pcs_iter_operand oi = iter_op(o), ii[3];
+        int nin = 0;
+        for (int i = 0; i < c->arity; i++)
+            if (ops[i].t && !ops[i].is_scalar)
+                ii[nin++] = iter_op(ops[i].t);
+        if (pcs_iter_check_overlap(&oi, nin, ii) < 0)
+            return NULL;
         /* Writes straight into out when the dtype matches; the kernels
-         * handle any strides (overlapping outputs are the caller's
-         * business, as in torch). */
+         * handle any strides. */
         if (o->dtype == c->out_dtype)
             res = (PcsTensor *)Py_NewRef(o);
         else

@@ -4,12 +4,14 @@
  *
  * Dims may be an int, a tuple or None (all); keepdim keeps them as size 1.
  * On CUDA the input is presented to reduce.cu as a contiguous [A, K, B]
- * block without copying whenever its layout allows (reduced dims last, or
- * one contiguous run of dims of a contiguous tensor); otherwise the kept
- * dims are permuted to the front and a contiguous copy is made. On the CPU
+ * block without copying whenever its layout allows (the iteration core's
+ * pcs_iter_reduce_blocks: a dense tensor whose reduced dims are one run in
+ * memory order); otherwise the kept dims are permuted to the front and a
+ * contiguous copy is made. On the CPU
  * NumPy reduces zero-copy views (pycuda_sem/_ops.py). max/min with a dim
  * return a (values, indices) struct sequence as torch.return_types. */
 #include "ops/ops.h"
+#include "core/iter.h"
 #include "runtime/device.h"
 
 #include <math.h>
@@ -142,24 +144,14 @@ static int reduce_cuda(const red_call *c, PcsTensor *x, const bool *mask, PcsTen
     int64_t A = 1, K = 1, B = 1;
     PcsTensor *src = NULL, *ws = NULL;
     int r = -1;
-    /* Reduced dims one contiguous run of a contiguous tensor: [A, K, B] in place. */
-    int first = -1, last = -1;
-    for (int i = 0; i < nd; i++)
-        if (mask[i]) {
-            if (first < 0)
-                first = i;
-            last = i;
-        }
-    bool run = first >= 0;
-    for (int i = first; run && i <= last; i++)
-        run = mask[i];
-    if (run && pcs_tensor_is_contiguous(x)) {
-        for (int i = 0; i < nd; i++)
-            *(i < first ? &A : i <= last ? &K : &B) *= x->sizes[i];
+    /* A dense input whose reduced dims are one run in memory order (any
+     * permutation of a contiguous tensor, x.t() included): [A, K, B] in place. */
+    if (pcs_iter_reduce_blocks(nd, x->sizes, x->strides, mask, &A, &K, &B)) {
         src = (PcsTensor *)Py_NewRef(x);
     } else {
         int64_t sizes[PCS_MAX_DIMS], strides[PCS_MAX_DIMS];
         int k = 0;
+        A = K = B = 1;
         for (int pass = 0; pass < 2; pass++)
             for (int i = 0; i < nd; i++)
                 if (mask[i] == (pass == 1)) {

@@ -28,6 +28,7 @@
  * device), as PyTorch's copy_ does. Temporaries are allocated on the current
  * stream of the device that uses them, so freeing them is stream-ordered. */
 #include "tensor/copy.h"
+#include "core/iter.h"
 
 #include <string.h>
 
@@ -69,24 +70,6 @@ bool pcs_tensor_is_dense(const PcsTensor *t)
     return true;
 }
 
-/* torch's assert_no_internal_overlap: a destination whose elements share
- * memory (a stride-0 dim of size > 1, as expand makes) cannot be written
- * element by element; it would also make a copy loop over every alias of an
- * expanded view of 2^62 elements. */
-static int check_writable(const PcsTensor *dst) /* dst not empty */
-{
-    for (int i = 0; i < dst->ndim; i++) {
-        if (dst->sizes[i] > 1 && dst->strides[i] == 0) {
-            PyErr_SetString(PyExc_RuntimeError,
-                            "unsupported operation: more than one element of the written-to "
-                            "tensor refers to a single memory location. Please clone() the "
-                            "tensor before performing the operation.");
-            return -1;
-        }
-    }
-    return 0;
-}
-
 /* Both sides cover memory the same way, so the bytes can move in one block. */
 static bool same_dense_layout(const PcsTensor *a, const PcsTensor *b)
 {
@@ -98,33 +81,27 @@ static bool same_dense_layout(const PcsTensor *a, const PcsTensor *b)
     return pcs_tensor_is_dense(a);
 }
 
-/* The shared geometry of dst and src (same sizes), with size-1 dims dropped
- * and adjacent dims merged where both sides allow it. */
-static void make_geom(const PcsTensor *dst, const PcsTensor *src, pcs_copy_geom *g)
+/* The core's view of a copy's side. */
+static pcs_iter_operand iter_op(const PcsTensor *t)
 {
-    g->ndim = 0;
-    for (int i = 0; i < dst->ndim; i++) {
-        if (dst->sizes[i] == 1)
-            continue;
-        int k = g->ndim;
-        if (k > 0 && g->dst_strides[k - 1] == dst->sizes[i] * dst->strides[i] &&
-            g->src_strides[k - 1] == dst->sizes[i] * src->strides[i]) {
-            g->sizes[k - 1] *= dst->sizes[i];
-            g->dst_strides[k - 1] = dst->strides[i];
-            g->src_strides[k - 1] = src->strides[i];
-            continue;
-        }
-        g->sizes[k] = dst->sizes[i];
-        g->dst_strides[k] = dst->strides[i];
-        g->src_strides[k] = src->strides[i];
-        g->ndim++;
-    }
+    pcs_iter_operand o = {pcs_tensor_data(t), t->ndim, t->sizes, t->strides, pcs_itemsize(t->dtype)};
+    return o;
+}
+
+/* The shared geometry of dst and src (same sizes), planned by the core:
+ * size-1 dims dropped, dims in dst's memory order, merged where both allow. */
+static void make_geom(const PcsTensor *dst, const PcsTensor *src, pcs_ew_geom *g)
+{
+    pcs_iter_operand io[2] = {iter_op(dst), iter_op(src)};
+    pcs_iter_plan plan;
+    pcs_iter_build(&plan, dst->ndim, dst->sizes, 2, io);
+    *g = plan.geom;
 }
 
 /* ------------------------------------------------------------------------ */
 /* CPU                                                                       */
 
-static void cpu_strided_copy(char *dst, int dd, const char *src, int sd, const pcs_copy_geom *g)
+static void cpu_strided_copy(char *dst, int dd, const char *src, int sd, const pcs_ew_geom *g)
 {
     int dsz = pcs_itemsize(dd), ssz = pcs_itemsize(sd);
     if (g->ndim == 0) { /* one element */
@@ -136,13 +113,13 @@ static void cpu_strided_copy(char *dst, int dd, const char *src, int sd, const p
     }
     int64_t idx[PCS_MAX_DIMS] = {0};
     int last = g->ndim - 1;
-    int64_t inner = g->sizes[last], ds = g->dst_strides[last] * dsz,
-            ss = g->src_strides[last] * ssz;
+    int64_t inner = g->sizes[last], ds = g->strides[0][last] * dsz,
+            ss = g->strides[1][last] * ssz;
     for (;;) {
         int64_t doff = 0, soff = 0;
         for (int i = 0; i < last; i++) {
-            doff += idx[i] * g->dst_strides[i];
-            soff += idx[i] * g->src_strides[i];
+            doff += idx[i] * g->strides[0][i];
+            soff += idx[i] * g->strides[1][i];
         }
         char *d = dst + doff * dsz;
         const char *s = src + soff * ssz;
@@ -191,7 +168,7 @@ static int copy_cpu(PcsTensor *dst, PcsTensor *src)
         }
         return 0;
     }
-    pcs_copy_geom g;
+    pcs_ew_geom g;
     make_geom(dst, src, &g);
     if (nbytes >= GIL_RELEASE_BYTES) {
         Py_BEGIN_ALLOW_THREADS
@@ -226,7 +203,7 @@ static int copy_same_device(PcsTensor *dst, PcsTensor *src)
                                             cudaMemcpyDeviceToDevice, stream),
                             fail);
     } else {
-        pcs_copy_geom g;
+        pcs_ew_geom g;
         bool contig = pcs_tensor_is_contiguous(dst) && pcs_tensor_is_contiguous(src);
         if (!contig)
             make_geom(dst, src, &g);
@@ -469,7 +446,9 @@ int pcs_copy(PcsTensor *dst, PcsTensor *src, bool non_blocking)
 {
     if (dst == src)
         return 0;
-    if (pcs_tensor_numel(dst) > 0 && check_writable(dst) < 0)
+    /* torch's copy_ refuses an expanded dst and one partly overlapping src. */
+    pcs_iter_operand od = iter_op(dst), os = iter_op(src);
+    if (pcs_iter_check_overlap(&od, 1, &os) < 0)
         return -1;
     PcsTensor *srcx = NULL;
     bool same_shape = dst->ndim == src->ndim &&
@@ -496,14 +475,19 @@ int pcs_copy(PcsTensor *dst, PcsTensor *src, bool non_blocking)
 /* ------------------------------------------------------------------------ */
 /* Fill, contiguous, to, read one element                                    */
 
-int pcs_fill_bytes(PcsTensor *dst, const void *value)
+int pcs_fill_bytes(PcsTensor *dst_view, const void *value)
 {
+    if (pcs_tensor_numel(dst_view) == 0)
+        return 0;
+    /* Filling is idempotent, so torch allows it on an expanded view; writing
+     * each distinct element once (stride-0 dims taken as size 1) also keeps
+     * a fill of expand(2**62, 1) from looping over every alias. */
+    PcsTensor distinct = *dst_view, *dst = &distinct;
+    for (int i = 0; i < dst->ndim; i++)
+        if (dst->strides[i] == 0)
+            dst->sizes[i] = 1;
     int64_t n = pcs_tensor_numel(dst);
     int isz = pcs_itemsize(dst->dtype);
-    if (n == 0)
-        return 0;
-    if (check_writable(dst) < 0)
-        return -1;
     bool zero = true;
     for (int i = 0; i < isz; i++)
         zero &= ((const unsigned char *)value)[i] == 0;
@@ -518,7 +502,7 @@ int pcs_fill_bytes(PcsTensor *dst, const void *value)
         PcsTensor src = *dst;
         for (int i = 0; i < src.ndim; i++)
             src.strides[i] = 0;
-        pcs_copy_geom g;
+        pcs_ew_geom g;
         make_geom(dst, &src, &g);
         if (contig) {
             for (int64_t i = 0; i < n; i++)
@@ -538,7 +522,7 @@ int pcs_fill_bytes(PcsTensor *dst, const void *value)
         if (err != cudaSuccess)
             r = pcs_cuda_error(err, "cudaMemsetAsync", __FILE__, __LINE__);
     } else {
-        pcs_copy_geom g;
+        pcs_ew_geom g;
         if (!contig)
             make_geom(dst, dst, &g);
         clear_stale_error();

@@ -1,0 +1,172 @@
+"""Layouts: the acceptance table of issue 13. Elementwise ops, copies and
+reductions over the layouts real programs produce (transposed, permuted,
+broadcast, stepped, sliced, expanded, mixed), for float32, float16, bfloat16
+and int64 at 2^26 elements (sync closes each loop; GB/s from the bytes each op
+must move), a few host-time rows at 1024 elements, and the device-to-device
+copy bandwidth (cudaMemcpy through copy_ of contiguous tensors) as the
+reference the transposed copy and the outer-dim sum are held to.
+
+Run with the others by `make bench`, or alone:
+    python3 benchmarks/bench_layouts.py            # the whole table
+    python3 benchmarks/bench_layouts.py --quick    # float32, the issue's rows
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from harness import Case  # noqa: E402
+
+TITLE = "Layouts (2^26 elements unless named)"
+
+N = 1 << 26
+SIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "int64": 8}
+CUPY_DT = {"float32": "cupy.float32", "float16": "cupy.float16", "int64": "cupy.int64"}  # no bfloat16
+
+# Shapes of 2^26 elements.
+SQ = (8192, 8192)
+WIDE = (1024, 65536)
+TALL = (65536, 1024)
+CUBE = (512, 256, 512)
+
+
+def _setup(dt, arrays):
+    """arrays: name -> shape. ones() of that shape in dtype dt, per library."""
+    def lib_line(lib, mk):
+        return "; ".join("%s = %s" % (name, mk(shape)) for name, shape in arrays.items())
+    s = {
+        "pycuda_sem": lib_line("pcs", lambda sh: "pcs.ones(%s, device='cuda', dtype=pcs.%s)" % (sh, dt)),
+        "torch": lib_line("torch", lambda sh: "torch.ones(%s, device='cuda', dtype=torch.%s)" % (sh, dt)),
+    }
+    if dt in CUPY_DT:
+        s["cupy"] = lib_line("cupy", lambda sh: "cupy.ones(%s, dtype=%s)" % (sh, CUPY_DT[dt]))
+    return s
+
+
+def _big(name, stmt, setup, nbytes, cupy=None, dt="float32"):
+    return Case("%s, %s" % (name, dt), stmt, stmt, cupy if dt in CUPY_DT else None, setup=setup,
+                number=10, repeat=7, sync=True, bytes_moved=nbytes)
+
+
+def elementwise_cases(dt):
+    s = SIZE[dt]
+    ab = _setup(dt, {"a": SQ, "b": SQ})
+    rows = [
+        _big("a + b contiguous", "a + b", ab, 3 * N * s, "a + b", dt),
+        _big("a.t() + b.t() (transposed 2-D)", "a.t() + b.t()", ab, 3 * N * s, "a.T + b.T", dt),
+        _big("a + b.t() (mixed layouts)", "a + b.t()", ab, 3 * N * s, "a + b.T", dt),
+        _big("permute(2,0,1) + permute(2,0,1) (3-D)", "a.permute(2, 0, 1) + b.permute(2, 0, 1)",
+             _setup(dt, {"a": CUBE, "b": CUBE}), 3 * N * s,
+             "a.transpose(2, 0, 1) + b.transpose(2, 0, 1)", dt),
+        _big("a + row [1, N] (row broadcast)", "a + r", _setup(dt, {"a": SQ, "r": (1, SQ[1])}),
+             2 * N * s, "a + r", dt),
+        _big("a + col [N, 1] (column broadcast)", "a + c", _setup(dt, {"a": SQ, "c": (SQ[0], 1)}),
+             2 * N * s, "a + c", dt),
+        _big("a + v.expand (stride-0 operand)", "a + v.expand(%d, %d)" % SQ,
+             _setup(dt, {"a": SQ, "v": (SQ[0], 1)}), 2 * N * s,
+             "a + cupy.broadcast_to(v, %s)" % (SQ,), dt),
+        _big("a[:, ::2] + b[:, ::2] (stepped)", "a[:, ::2] + b[:, ::2]",
+             _setup(dt, {"a": (SQ[0], 2 * SQ[1]), "b": (SQ[0], 2 * SQ[1])}), 3 * N * s,
+             "a[:, ::2] + b[:, ::2]", dt),
+        _big("a[:, 1:-1] + b[:, 1:-1] (sliced)", "a[:, 1:-1] + b[:, 1:-1]",
+             _setup(dt, {"a": (SQ[0], SQ[1] + 2), "b": (SQ[0], SQ[1] + 2)}), 3 * N * s,
+             "a[:, 1:-1] + b[:, 1:-1]", dt),
+    ]
+    return rows
+
+
+def copy_cases(dt):
+    s = SIZE[dt]
+    return [
+        _big("copy_ contiguous (cudaMemcpy D2D reference)", "y.copy_(x)",
+             _setup(dt, {"x": SQ, "y": SQ}), 2 * N * s, "y[...] = x", dt),
+        _big("x.t().contiguous() (transposed copy)", "x.t().contiguous()", _setup(dt, {"x": SQ}),
+             2 * N * s, "cupy.ascontiguousarray(x.T)", dt),
+        _big("x.permute(2,0,1).contiguous() (3-D)", "x.permute(2, 0, 1).contiguous()",
+             _setup(dt, {"x": CUBE}), 2 * N * s, "cupy.ascontiguousarray(x.transpose(2, 0, 1))", dt),
+        _big("y.copy_(x.t()) (differently ordered)", "y.copy_(x.t())", _setup(dt, {"x": SQ, "y": SQ}),
+             2 * N * s, "y[...] = x.T", dt),
+    ]
+
+
+def reduction_cases(dt, ops=("sum",)):
+    s = SIZE[dt]
+    rows = []
+    for op in ops:
+        for shape_name, shape in (("square", SQ), ("wide", WIDE), ("tall", TALL)):
+            x = _setup(dt, {"x": shape})
+            for dname, dim, cdim in (("inner", "1", "1"), ("outer", "0", "0")):
+                rows.append(_big("x.%s(%s) %s %s" % (op, dim, dname, shape_name), "x.%s(%s)" % (op, dim),
+                                 x, N * s, "x.%s(axis=%s)" % (op, cdim), dt))
+        x3 = _setup(dt, {"x": CUBE})
+        rows.append(_big("x.%s(1) middle dim %s" % (op, CUBE,), "x.%s(1)" % op, x3, N * s,
+                         "x.%s(axis=1)" % op, dt))
+        rows.append(_big("x.%s((0, 2)) two dims %s" % (op, CUBE,), "x.%s((0, 2))" % op, x3, N * s,
+                         "x.%s(axis=(0, 2))" % op, dt))
+        rows.append(_big("x.%s() all dims" % op, "x.%s()" % op, _setup(dt, {"x": SQ}), N * s,
+                         "x.%s()" % op, dt))
+    return rows
+
+
+def float32_extra_reductions():
+    """The other reduction kinds on the outer dim, float32 (torch names them the same)."""
+    x = _setup("float32", {"x": SQ})
+    rows = []
+    for stmt, cstmt in (("x.amax(0)", "x.max(axis=0)"), ("x.argmax(0)", "x.argmax(axis=0)"),
+                        ("x.mean(0)", "x.mean(axis=0)"), ("x.var(0)", "x.var(axis=0, ddof=1)"),
+                        ("x.norm(dim=0)", None), ("x.logsumexp(0)", None), ("x.max(0)", None)):
+        rows.append(_big("%s outer square" % stmt, stmt, x, N * 4, cstmt, "float32"))
+    return rows
+
+
+def host_cases():
+    """Host time at 1024 elements: the layout path must not cost launch time."""
+    def small(arrays):
+        return _setup("float32", arrays)
+    sq = (32, 32)
+    rows = []
+    for name, stmt, arrays in (
+            ("a + b contiguous", "a + b", {"a": sq, "b": sq}),
+            ("a.t() + b.t()", "a.t() + b.t()", {"a": sq, "b": sq}),
+            ("a + row", "a + r", {"a": sq, "r": (1, 32)}),
+            ("a[:, ::2] + b[:, ::2]", "a[:, ::2] + b[:, ::2]", {"a": (32, 64), "b": (32, 64)}),
+            ("x.t().contiguous()", "x.t().contiguous()", {"x": sq}),
+            ("x.sum(0)", "x.sum(0)", {"x": sq}),
+            ("x.sum(1)", "x.sum(1)", {"x": sq})):
+        cst = stmt.replace(".t()", ".T").replace("x.T.contiguous()", "cupy.ascontiguousarray(x.T)")
+        cst = cst.replace("sum(0)", "sum(axis=0)").replace("sum(1)", "sum(axis=1)")
+        rows.append(Case("%s, 1024 float32 (host loop)" % name, stmt, stmt, cst, setup=small(arrays),
+                         number=20000))
+    return rows
+
+
+def cases(quick=False):
+    if quick:
+        s = SIZE["float32"]
+        rows = copy_cases("float32")[:2]
+        rows += [r for r in elementwise_cases("float32") if "row" in r.name or "stepped" in r.name
+                 or "contiguous" in r.name]
+        x = _setup("float32", {"x": SQ})
+        rows += [_big("x.sum(0) outer square", "x.sum(0)", x, N * s, "x.sum(axis=0)"),
+                 _big("x.sum(1) inner square", "x.sum(1)", x, N * s, "x.sum(axis=1)")]
+        rows += host_cases()[:3]
+        return rows
+    rows = []
+    for dt in ("float32", "float16", "bfloat16", "int64"):
+        rows += copy_cases(dt) + elementwise_cases(dt) + reduction_cases(dt)
+    rows += float32_extra_reductions() + host_cases()
+    return rows
+
+
+CASES = cases()
+
+
+if __name__ == "__main__":
+    import harness
+    import pycuda_sem
+    if not pycuda_sem.cuda.is_available():
+        print("bench_layouts: no CUDA GPU here.")
+        sys.exit(0)
+    quick = "--quick" in sys.argv[1:]
+    harness.save([harness.run(cases(quick), TITLE + (" (quick)" if quick else ""))])

@@ -1,0 +1,201 @@
+"""Every layout on the GPU (issue 13): random shapes up to 5 dims, permuted,
+stepped, offset, broadcast and expanded operands through the iteration core
+(elementwise ops, copies) and every reduction kind over every dim set, with
+keepdim, compared against NumPy in float64; reductions bit-identical from run
+to run; one >2^31-element test for the 64-bit path."""
+import itertools
+
+import numpy as np
+import pytest
+
+import pycuda_sem as torch
+
+pytestmark = [pytest.mark.cuda, pytest.mark.usefixtures("balanced")]
+
+DTYPES = ["float32", "float64", "float16", "bfloat16", "int32", "int64", "uint8"]
+TOL = {"float16": 2e-2, "bfloat16": 5e-2, "float32": 1e-4, "float64": 1e-10}
+
+
+def host(t):
+    if t.dtype == torch.bfloat16:
+        t = t.float()
+    return t.cpu().numpy().astype(np.float64)
+
+
+def random_view(rng, shape, dtype, device="cuda"):
+    """A tensor of `shape` seen through a random layout: a bigger base,
+    permuted, stepped and offset; returns (view, NumPy float64 copy)."""
+    nd = len(shape)
+    perm = rng.permutation(nd)
+    steps = [int(rng.integers(1, 3)) for _ in range(nd)]
+    offs = [int(rng.integers(0, 2)) for _ in range(nd)]
+    base_shape = [shape[perm[i]] * steps[perm[i]] + offs[perm[i]] for i in range(nd)]
+    vals = rng.integers(0, 7, size=base_shape) if dtype in ("int32", "int64", "uint8") \
+        else rng.standard_normal(base_shape)
+    base = torch.tensor(np.asarray(vals).tolist(), dtype=getattr(torch, dtype), device=device)
+    inv = np.argsort(perm)
+    v = base.permute(*[int(i) for i in inv]) if nd else base
+    idx = tuple(slice(offs[d], offs[d] + shape[d] * steps[d], steps[d]) for d in range(nd))
+    v = v[idx] if nd else v
+    assert tuple(v.shape) == tuple(shape)
+    return v, host(v)
+
+
+def random_shape(rng, nd, big=6):
+    return [int(rng.integers(1, big)) for _ in range(nd)]
+
+
+def close(got, want, dtype):
+    if dtype in TOL:
+        np.testing.assert_allclose(got, want, rtol=TOL[dtype], atol=TOL[dtype])
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_random_layouts_elementwise_and_copy(dtype):
+    rng = np.random.default_rng(13 + DTYPES.index(dtype))
+    for trial in range(25):
+        nd = int(rng.integers(0, 6))
+        shape = random_shape(rng, nd)
+        a, an = random_view(rng, shape, dtype)
+        # b broadcasts: some dims 1, some missing, sometimes an expanded view
+        bshape = [s if rng.random() < 0.6 else 1 for s in shape][int(rng.integers(0, nd + 1)) if nd else 0:]
+        b, bn = random_view(rng, bshape, dtype)
+        if rng.random() < 0.3 and nd:
+            b = b.expand(*shape)
+        close(host(a + b), an + bn, dtype)
+        close(host(a * b), an * bn, dtype)
+        # copy into a random destination layout, and contiguous()
+        d, _ = random_view(rng, shape, dtype)
+        d.copy_(a)
+        close(host(d), an, dtype)
+        close(host(a.contiguous()), an, dtype)
+        if nd >= 2:
+            p = [int(i) for i in rng.permutation(nd)]
+            close(host(a.permute(*p).contiguous()), np.transpose(an, p), dtype)
+
+
+@pytest.mark.parametrize("shape", [(64, 48), (1000, 3), (3, 1000), (33, 65), (5, 40, 37), (17, 1, 130)])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int64", "uint8", "complex64"])
+def test_transposed_copies(shape, dtype):
+    vals = np.arange(int(np.prod(shape))).reshape(shape) % 251
+    x = torch.tensor(vals.tolist(), dtype=getattr(torch, dtype), device="cuda")
+    for p in itertools.permutations(range(len(shape))):
+        got = x.permute(*p).contiguous().cpu().numpy()
+        np.testing.assert_array_equal(got, np.transpose(vals, p).astype(got.dtype))
+    y = torch.empty(*shape[::-1], dtype=x.dtype, device="cuda")
+    y.copy_(x.permute(*range(len(shape) - 1, -1, -1)))
+    np.testing.assert_array_equal(y.cpu().numpy(), np.transpose(vals).astype(got.dtype))
+
+
+REDUCTIONS = {
+    "sum": lambda x, d, k: x.sum(d, keepdim=k),
+    "mean": lambda x, d, k: x.mean(d, keepdim=k),
+    "prod": lambda x, d, k: x.prod(d, keepdim=k),
+    "amax": lambda x, d, k: x.amax(d, keepdim=k),
+    "amin": lambda x, d, k: x.amin(d, keepdim=k),
+    "all": lambda x, d, k: x.all(d, keepdim=k),
+    "any": lambda x, d, k: x.any(d, keepdim=k),
+    "var": lambda x, d, k: x.var(d, keepdim=k),
+    "std": lambda x, d, k: x.std(d, keepdim=k),
+    "norm": lambda x, d, k: x.norm(dim=d, keepdim=k),
+    "logsumexp": lambda x, d, k: x.logsumexp(d, keepdim=k),
+}
+NP_REDUCTIONS = {
+    "sum": lambda x, d, k: x.sum(d, keepdims=k),
+    "mean": lambda x, d, k: x.mean(d, keepdims=k),
+    "prod": lambda x, d, k: x.prod(d, keepdims=k),
+    "amax": lambda x, d, k: x.max(d, keepdims=k),
+    "amin": lambda x, d, k: x.min(d, keepdims=k),
+    "all": lambda x, d, k: (x != 0).all(d, keepdims=k),
+    "any": lambda x, d, k: (x != 0).any(d, keepdims=k),
+    "var": lambda x, d, k: x.var(d, ddof=1, keepdims=k),
+    "std": lambda x, d, k: x.std(d, ddof=1, keepdims=k),
+    "norm": lambda x, d, k: np.sqrt((x * x).sum(d, keepdims=k)),
+    "logsumexp": lambda x, d, k: np.log(np.exp(x).sum(d, keepdims=k)),
+}
+
+
+@pytest.mark.parametrize("op", sorted(REDUCTIONS))
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64"])
+def test_reductions_every_dim_set(op, dtype):
+    if op in ("mean", "var", "std", "norm", "logsumexp") and dtype == "int64":
+        pytest.skip("floating-point only")
+    rng = np.random.default_rng(7)
+    for nd in (1, 2, 3, 4):
+        shape = random_shape(rng, nd, big=7 if nd < 4 else 5)
+        x, xn = random_view(rng, shape, dtype)
+        if op == "prod" and dtype != "int64":
+            x, xn = x * 0.5 + 1, xn * 0.5 + 1  # keep products of order 1
+            xn = host(x)
+        for r in range(1, nd + 1):
+            for dims in itertools.combinations(range(nd), r):
+                keep = bool(rng.integers(0, 2))
+                if op in ("var", "std") and np.prod([shape[d] for d in dims]) < 2:
+                    continue
+                got = host(REDUCTIONS[op](x, dims, keep))
+                want = NP_REDUCTIONS[op](xn, dims, keep)
+                assert got.shape == want.shape, (op, shape, dims, keep)
+                tol = max(TOL.get(dtype, 0), 1e-5) * (10 if op in ("var", "std", "prod") else 1)
+                np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=str((op, shape, dims)))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int64"])
+def test_max_min_argmax_every_dim(dtype):
+    rng = np.random.default_rng(11)
+    for shape in ([7, 300], [300, 7], [5, 64, 9], [3, 4, 5, 6]):
+        x, xn = random_view(rng, shape, dtype)
+        for d in range(len(shape)):
+            for keep in (False, True):
+                v, i = x.max(d, keepdim=keep)
+                np.testing.assert_array_equal(host(v), xn.max(d, keepdims=keep))
+                ii = i.cpu().numpy()
+                taken = np.take_along_axis(xn, ii if keep else np.expand_dims(ii, d), d)
+                np.testing.assert_array_equal(taken.squeeze(d) if not keep else taken,
+                                              xn.max(d, keepdims=keep))
+                np.testing.assert_array_equal(x.argmin(d, keepdim=keep).cpu().numpy(),
+                                              xn.argmin(d) if not keep else np.expand_dims(xn.argmin(d), d))
+
+
+@pytest.mark.parametrize("shape,dim", [((8192, 4096), 0), ((64, 20000, 33), 1), ((4, 1 << 20), 1),
+                                       ((1 << 20, 3), 0), ((2000, 2000), (0, 1))])
+def test_reductions_bit_identical_runs(shape, dim):
+    torch.manual_seed(0)
+    x = torch.randn(*shape, device="cuda")
+    for op in ("sum", "mean", "var", "norm", "logsumexp", "amax"):
+        f = REDUCTIONS[op]
+        first = f(x, dim, False).cpu().numpy()
+        for _ in range(3):
+            np.testing.assert_array_equal(f(x, dim, False).cpu().numpy(), first)
+    i0 = x.argmax(0).cpu().numpy()
+    np.testing.assert_array_equal(x.argmax(0).cpu().numpy(), i0)
+
+
+def test_outer_reduction_matches_numpy_large():
+    rng = np.random.default_rng(3)
+    xn = rng.standard_normal((4096, 1000)).astype(np.float32)
+    x = torch.tensor(xn.tolist(), device="cuda")
+    np.testing.assert_allclose(x.sum(0).cpu().numpy(), xn.astype(np.float64).sum(0), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(x.t().sum(1).cpu().numpy(), xn.astype(np.float64).sum(0), rtol=1e-4, atol=1e-3)
+    np.testing.assert_array_equal(x.argmax(0).cpu().numpy(), xn.argmax(0))
+
+
+def test_64bit_path_over_2_31_elements():
+    free, _ = torch.cuda.mem_get_info()
+    if free < 10 * (1 << 30):
+        pytest.skip("needs ~10 GB of free GPU memory")
+    n = (1 << 31) + 4096
+    x = torch.ones(2, n // 2, dtype=torch.uint8, device="cuda")
+    y = x[:, ::1].t()  # [n/2, 2], strided: the elementwise strided path in 64 bits
+    z = y + y
+    assert z.shape == (n // 2, 2)
+    assert int(z[-1, 1].item()) == 2 and int(z[0, 0].item()) == 2
+    del z
+    c = y.contiguous()  # a copy over > 2^31 elements, transposed
+    assert int(c.sum().item()) == n
+    del c
+    x[1, -1] = 5
+    assert int(x.sum().item()) == n + 4
+    assert int(x.amax().item()) == 5
+    assert int(x.sum(0)[-1].item()) == 6  # outer reduction, 2^30 outputs
