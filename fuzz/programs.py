@@ -64,8 +64,6 @@ class Program:
     def __init__(self, torch, data, echo=None):
         self.torch = torch
         self.r = Reader(data)
-        self.cuda = bool(torch.cuda.is_available())
-        self.n_gpus = torch.cuda.device_count() if self.cuda else 0
         self.env = []          # tensors (and streams, events) the program made
         self.trace = []        # the calls, as Python
         self.echo = echo       # a file to print each call to before making it
@@ -93,13 +91,13 @@ class Program:
         if old and self.r.below(3):
             t = self.r.pick(old)
         else:
-            text, thunk = self.r.pick(MAKERS)(self)
-            t = self.call(text, thunk)
+            made = self.build(self.r.pick(MAKERS))
+            t = self.call(*made) if made else None
         if not isinstance(t, T):
             t = self.call("torch.zeros(2, 3)", lambda: self.torch.zeros(2, 3))
         for _ in range(self.r.pick([0, 0, 1, 1, 2])):
-            text, thunk = self.r.pick(VIEWS)(self, t)
-            v = self.call(text, thunk)
+            made = self.build(self.r.pick(VIEWS), t)
+            v = self.call(*made) if made else None
             if isinstance(v, T):
                 t = v
         return t
@@ -117,8 +115,9 @@ class Program:
         old = [v for v in self.env if isinstance(v, self.torch.cuda.Stream)]
         if old and self.r.below(2):
             return self.r.pick(old)
-        return self.r.pick([None, 0, "s", BadIndex(), self.torch.cuda.Stream]
-                           + ([self.torch.cuda.current_stream()] if self.cuda else []))
+        if self.r.below(2):  # without a GPU, this raises: a bad stream like the others
+            return self.torch.cuda.current_stream()
+        return self.r.pick([None, 0, "s", BadIndex(), self.torch.cuda.Stream])
 
     # calls --------------------------------------------------------------------
     def call(self, text, thunk):
@@ -134,10 +133,21 @@ class Program:
         except Exception:
             return None
 
+    def build(self, gen, *args):
+        """(text, thunk) from a generator; None when building itself failed
+        (a hostile value that broke the interpreter's own bookkeeping)."""
+        try:
+            return gen(self, *args)
+        except SystemError:
+            raise
+        except Exception:
+            return None
+
     def run(self):
         for _ in range(1 + self.r.below(6)):
-            text, thunk = self.r.pick(ACTIONS)(self)
-            self.call(text, thunk)
+            made = self.build(self.r.pick(ACTIONS))
+            if made:
+                self.call(*made)
         if self.system_errors:
             raise self.system_errors[0]
 
@@ -236,7 +246,7 @@ def make_random(p):
 
 def make_strided(p):
     size, stride = shape_for_alloc(p), gen_shape(p.r, p)
-    if heavy([abs(s) for s in stride if type(s) is int] + [2]):
+    if isinstance(stride, tuple) and heavy([abs(s) for s in stride if type(s) is int] + [2]):
         stride = (1,)
     return ("torch.empty_strided(%r, %r)" % (size, stride),
             lambda: p.torch.empty_strided(size, stride))
@@ -650,7 +660,7 @@ def act_cross_device(p):
 def act_threads(p):
     """One call made from 2 to 4 threads at once (the GIL is released inside)."""
     inner = p.r.pick([a for a in ACTIONS if a is not act_threads])
-    text, thunk = inner(p)
+    text, thunk = inner(p)  # a failure to build is the caller's (Program.build)
     n = p.r.pick([2, 3, 4])
     barrier = threading.Barrier(n)
 

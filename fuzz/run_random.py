@@ -13,7 +13,9 @@ is reported by the child and confirmed the same way.
     python fuzz/run_random.py --seconds 600 --crashes fuzz/crashes [--seed N]
 """
 import argparse
+import collections
 import os
+import re
 import random
 import select
 import signal
@@ -83,14 +85,33 @@ def run_batch(first, count, timeout, trace_path=None):
     return ran, failures
 
 
+def crash_key(what, trace_path):
+    """What failed, and the call that was running without its arguments:
+    the random engine keeps only KEEP inputs of each (triage.py --asan says
+    exactly where each crashes)."""
+    with open(trace_path) as f:
+        calls = [ln[4:].strip() for ln in f if ln.startswith(">>> ")]
+    call = re.sub(r"^in \d threads: ", "", calls[-1] if calls else "")
+    call = re.sub(r"^v\d+", "v", re.split(r"[([]", call, maxsplit=1)[0])
+    return re.sub(r"0x[0-9a-f]+", "", what), call
+
+
+KEEP = 2
+seen = collections.Counter()
+
+
 def confirm(seed, timeout, crashes):
-    """Run one seed alone; save it when it fails again. Returns the verdict."""
+    """Run one seed alone; save it when it fails again and is not the KEEP+1th
+    of its kind. Returns the verdict."""
     path = os.path.join(crashes, "crash-random-%d" % seed)
     ran, failures = run_batch(seed, 1, timeout, path + ".txt")
     what = [w for s, w in failures if s == seed and w != "timeout"]
-    if not what:
+    key = crash_key(what[0], path + ".txt") if what else None
+    if key:
+        seen[key] += 1
+    if not what or seen[key] > KEEP:
         os.unlink(path + ".txt")
-        return None
+        return what[0] + " (seen %d times)" % seen[key] if what else None
     with open(path, "wb") as f:
         f.write(program_bytes(seed))
     with open(path + ".txt", "a") as f:
@@ -106,7 +127,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=30)
     args = ap.parse_args()
     os.makedirs(args.crashes, exist_ok=True)
-    end, seed, total, found = time.time() + args.seconds, args.seed, 0, []
+    end, seed, total, found, failed = time.time() + args.seconds, args.seed, 0, [], 0
     print("random fuzzing from seed %d for %.0f s" % (seed, args.seconds), flush=True)
     while time.time() < end:
         ran, failures = run_batch(seed, BATCH, args.timeout)
@@ -115,12 +136,15 @@ def main():
             if s is None:
                 continue
             verdict = confirm(s, args.timeout, args.crashes)
-            line = "seed %d: %s%s" % (s, what, "" if verdict else " (not alone: not saved)")
-            print(line, flush=True)
-            if verdict:
+            if verdict is None:
+                print("seed %d: %s (not alone: not saved)" % (s, what), flush=True)
+            elif "(seen" not in verdict:
+                print("seed %d: %s" % (s, what), flush=True)
                 found.append(s)
+            failed += 1
         seed += max(ran, 1)  # resume after the seed that stopped the batch
-    print("random fuzzing: %d programs, %d crashes saved in %s" % (total, len(found), args.crashes))
+    print("random fuzzing: %d programs, %d failed, %d kinds of failure, %d inputs saved in %s"
+          % (total, failed, len(seen), len(found), args.crashes))
     return 0
 
 

@@ -187,6 +187,15 @@ PROGRAMS = {
             return torch.zeros(1).expand([2**63 - 1, -1]).max()
         raises((RuntimeError, ValueError), run)
     """,
+    "reduction_of_empty_tensor_with_huge_dim": """
+        # found by the fuzzer: torch gives 0 (sum) and empty or NaN results here
+        t = torch.zeros(0, 2**62)
+        r = ok_or_raises(RuntimeError, t.sum)
+        assert r is None or r.item() == 0
+        for f in (lambda: t.std(dim=1), lambda: t.norm(keepdim=True), lambda: t.all(keepdim=True),
+                  lambda: t.any(dtype=torch.int8), lambda: t.argmin(dim=0)):
+            ok_or_raises((RuntimeError, IndexError, TypeError), f)
+    """,
     "set_default_dtype_none": """
         raises(TypeError, torch.set_default_dtype, None)
         assert torch.get_default_dtype() == torch.float32
