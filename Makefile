@@ -14,12 +14,12 @@ endif
 
 PYTEST_ARGS ?= -q -ra
 
-.PHONY: build test demo bench test-asan sanitize gpu-report clean
+.PHONY: build test demo bench test-asan sanitize gpu-report clean fuzz fuzz-build
 
 .venv/.ready:
 	python3 -m venv .venv
 	.venv/bin/python -m pip install -q --upgrade pip
-	.venv/bin/python -m pip install -q numpy pytest setuptools
+	.venv/bin/python -m pip install -q numpy pytest setuptools hypothesis
 	touch $@
 
 build: $(VENV_DEP)
@@ -88,4 +88,55 @@ test-asan: $(VENV_DEP)
 	$(PY) setup.py -q build_ext --inplace --force
 
 clean:
-	rm -rf build pycuda_sem/*.so .venv
+	rm -rf build build-fuzz pycuda_sem/*.so .venv
+
+# ---- fuzzing (issue 18) -----------------------------------------------------
+# `make fuzz` runs fuzz/programs.py's program interpreter for FUZZ_SECONDS.
+# FUZZ_ENGINE=atheris (the default where atheris and clang are present):
+# coverage-guided, over an ASan + libFuzzer-instrumented copy of the extension
+# built with clang into build-fuzz/ (the normal build is untouched; the nvcc
+# objects are reused). FUZZ_ENGINE=random (the default elsewhere, e.g. the GPU
+# machine): seeded random programs, each in a forked child, over the normal
+# build. Either way the corpus stays in fuzz/corpus/ and every input that
+# kills the interpreter or raises SystemError lands in fuzz/crashes/, which
+# tests/test_fuzz_regressions.py replays.
+FUZZ_SECONDS ?= 600
+FUZZ_CLANG ?= clang
+FUZZ_ENGINE ?= $(shell $(PY) -c "import atheris" >/dev/null 2>&1 && command -v $(FUZZ_CLANG) >/dev/null && echo atheris || echo random)
+FUZZ_DIR := build-fuzz
+FUZZ_PKG := $(FUZZ_DIR)/pkg
+# libFuzzer merged into the ASan runtime, as atheris' own setup does: preloading
+# plain ASan would shadow libFuzzer's coverage callbacks with its weak stubs.
+FUZZ_RT := $(FUZZ_DIR)/asan_with_fuzzer.so
+# protect_shadow_gap=0: the CUDA driver maps memory in ASan's shadow gap.
+# max_allocation_size_mb: a hostile size fails at once instead of paging.
+FUZZ_ASAN ?= detect_leaks=0:protect_shadow_gap=0:allocator_may_return_null=1:max_allocation_size_mb=2048:symbolize=1
+FUZZ_FLAGS ?= -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -timeout=30 -rss_limit_mb=6144 -max_len=512
+
+$(FUZZ_RT):
+	mkdir -p $(FUZZ_DIR)/rt
+	cp $$($(FUZZ_CLANG) -print-file-name=libclang_rt.asan-x86_64.a) $(FUZZ_DIR)/rt/asan.a
+	ar d $(FUZZ_DIR)/rt/asan.a asan_preinit.cc.o asan_preinit.cpp.o 2>/dev/null || true
+	$(FUZZ_CLANG)++ -Wl,--whole-archive $$($(FUZZ_CLANG) -print-file-name=libclang_rt.fuzzer_no_main-x86_64.a) \
+	    $(FUZZ_DIR)/rt/asan.a -Wl,--no-whole-archive -lpthread -ldl -shared -o $@
+
+fuzz-build: $(VENV_DEP) $(FUZZ_RT)
+	mkdir -p $(FUZZ_DIR)/temp/csrc/kernels
+	-cp -n -p build/temp.*/csrc/kernels/*.o $(FUZZ_DIR)/temp/csrc/kernels/ 2>/dev/null
+	CC=$(FUZZ_CLANG) LDSHARED="$(FUZZ_CLANG) -shared" PYCUDA_SEM_FUZZ=1 \
+	    $(PY) setup.py -q build_ext --build-temp $(FUZZ_DIR)/temp --build-lib $(FUZZ_DIR)/lib
+	rm -rf $(FUZZ_PKG) && mkdir -p $(FUZZ_PKG)
+	cp -r pycuda_sem $(FUZZ_PKG)/ && rm -f $(FUZZ_PKG)/pycuda_sem/*.so
+	cp $(FUZZ_DIR)/lib/pycuda_sem/*.so $(FUZZ_PKG)/pycuda_sem/
+
+ifeq ($(FUZZ_ENGINE),atheris)
+fuzz: fuzz-build
+	mkdir -p fuzz/corpus fuzz/crashes
+	PYCUDA_SEM_FUZZ_PKG=$(FUZZ_PKG) ASAN_OPTIONS=$(FUZZ_ASAN) LD_PRELOAD=$(abspath $(FUZZ_RT)) PYTHONMALLOC=malloc \
+	    $(PY) fuzz/fuzz_api.py $(FUZZ_FLAGS) -max_total_time=$(FUZZ_SECONDS) \
+	    -artifact_prefix=fuzz/crashes/ fuzz/corpus
+else
+fuzz: build
+	mkdir -p fuzz/crashes
+	$(PY) fuzz/run_random.py --seconds $(FUZZ_SECONDS) --crashes fuzz/crashes
+endif

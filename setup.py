@@ -129,6 +129,10 @@ c_flags = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Wno-missing-field-initialize
            "-Werror=implicit-function-declaration"]
 if os.environ.get("PYCUDA_SEM_SANITIZE"):
     c_flags += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-O1", "-g"]
+# `make fuzz`: clang, ASan, and libFuzzer's coverage hooks (resolved at run time
+# by the preloaded ASan+libFuzzer runtime, so nothing extra is linked in).
+if os.environ.get("PYCUDA_SEM_FUZZ"):
+    c_flags += ["-fsanitize=address,fuzzer-no-link", "-fno-omit-frame-pointer", "-O1", "-g"]
 
 # One folder a layer (csrc/core, runtime, tensor, ops, python; kernels for .cu).
 sources = sorted(glob.glob("csrc/*/*.c")) + sorted(glob.glob("csrc/kernels/*.cu"))
