@@ -1,4 +1,4 @@
-// ew_common.cuh: what elementwise.cu and reduce.cu share: the storage types
+// ew_common.cuh: what the elementwise kernels (ew_ops.cuh) and reduce.cu share: the storage types
 // behind pcs_dtype ids, the type each one computes in (float for float16 and
 // bfloat16, int for the narrow integers, as torch's "opmath" types), the
 // conversions between them, and the one dtype switch that turns a runtime

@@ -93,7 +93,7 @@ int pcs_launch_rng_fill(void *out, int dtype, int64_t n, const struct pcs_rng_pa
 void pcs_launch_fft_scale(void *data, int is_double, int64_t n, double s_even, double s_odd,
                           cudaStream_t stream);
 
-/* ---- compute: elementwise ops, reductions, scans (elementwise.cu, reduce.cu) */
+/* ---- compute: elementwise ops, reductions, scans (ew_*.cu, reduce.cu) */
 /* Launched by ops*.c. Every operand of one launch has the same compute dtype
  * (the host casts first where dtypes differ); outputs are that dtype except
  * where an op says otherwise. A NULL input pointer means "use the matching

@@ -228,8 +228,19 @@ static int reduce_cpu(const red_call *c, PcsTensor *x, const bool *mask, PcsTens
     /* One step at a time: nothing may run with an earlier step's exception
      * pending (NumPy could clear it, and the caller would return NULL with
      * no exception set). */
-    PcsTensor *tmp = NULL;
+    PcsTensor *tmp = NULL, *shrunk = NULL;
     PyObject *xa = NULL, *axes = NULL, *oa = NULL, *ia = NULL, *rr = NULL;
+    /* An empty input may have dims NumPy cannot describe (zeros(0, 2**62)
+     * is "too big" for it). With no element, a reduced dim's length changes
+     * nothing, so those dims shrink to 1 (the empty ones stay 0). */
+    if (pcs_tensor_numel(x) == 0) {
+        int64_t sz[PCS_MAX_DIMS];
+        for (int i = 0; i < x->ndim; i++)
+            sz[i] = mask[i] && x->sizes[i] > 1 ? 1 : x->sizes[i];
+        if (!(shrunk = pcs_tensor_alias(x, x->offset, x->ndim, sz, x->strides)))
+            return -1;
+        x = shrunk;
+    }
     if ((xa = pcs_ops_numpy_in(x, x->dtype)) && (axes = axes_tuple(mask, x->ndim)) &&
         (oa = res ? np_out(res, &tmp) : Py_NewRef(Py_None)) &&
         (ia = idx ? pcs_tensor_numpy(idx) : Py_NewRef(Py_None)))
@@ -243,6 +254,7 @@ static int reduce_cpu(const red_call *c, PcsTensor *x, const bool *mask, PcsTens
     Py_XDECREF(oa);
     Py_XDECREF(ia);
     Py_XDECREF(tmp);
+    Py_XDECREF(shrunk);
     return r;
 }
 

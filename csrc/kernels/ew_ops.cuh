@@ -1,14 +1,18 @@
-// elementwise.cu: unary, binary and ternary elementwise kernels for every
-// dtype, behind pcs_launch_unary/binary/ternary (kernels.h).
+// ew_ops.cuh: the elementwise kernels and op functors behind
+// pcs_launch_unary/binary/ternary (kernels.h), one launcher a .cu file
+// (ew_unary.cu, ew_binary.cu, ew_ternary.cu) so the three instantiate their
+// op-by-dtype tables in parallel builds instead of one long compile.
 //
 // One generic kernel pair carries every op: a vectorized path for contiguous
 // operands (each thread moves 4 packs of 16 bytes per operand, loaded before
 // any math so that many loads are in flight; this is what reaches the
 // device's bandwidth) and a strided path for any geometry the iteration
-// core planned, indexing in 32 bits where the plan allows. Ops are small functors over the compute type (float for
-// float16/bfloat16, as torch does), instantiated only for the dtypes where
+// core planned, indexing in 32 bits where the plan allows. Ops are small
+// functors over the compute type (float for float16/bfloat16, as torch does), instantiated only for the dtypes where
 // they make sense; everything else returns -1 and the host has already
 // raised a readable error before getting here.
+#pragma once
+
 #include "ew_common.cuh"
 #include "offsets.cuh"
 
@@ -486,68 +490,3 @@ template <int I, int COUNT, class F> inline int dispatch_op(int op, F &&f)
 }
 
 } // namespace
-
-extern "C" int pcs_launch_binary(int op, int dtype, void *out, const void *a, const void *b,
-                                 const pcs_kscalar *sc, int64_t n, const pcs_ew_geom *geom,
-                                 cudaStream_t stream)
-{
-    return dispatch_dtype(dtype, [&](auto tv) -> int {
-        using T = decltype(tv);
-        return dispatch_op<0, PCS_NUM_BOPS>(op, [&](auto opc) -> int {
-            constexpr int OP = decltype(opc)::value;
-            if constexpr (!bop_ok<OP, T>()) {
-                return -1;
-            } else {
-                using F = BinF<OP, T>;
-                using C = typename F::C;
-                F f{from_k<C>(sc[0]), from_k<C>(sc[1]), from_k<C>(sc[2]), a == nullptr, b == nullptr};
-                Args<F, T, T, char> p{(typename F::Out *)out, (const T *)a, (const T *)b, nullptr, f};
-                return launch(p, n, geom, stream);
-            }
-        });
-    });
-}
-
-extern "C" int pcs_launch_unary(int op, int dtype, void *out, const void *a,
-                                const pcs_kscalar *params, int64_t n, const pcs_ew_geom *geom,
-                                cudaStream_t stream)
-{
-    return dispatch_dtype(dtype, [&](auto tv) -> int {
-        using T = decltype(tv);
-        return dispatch_op<0, PCS_NUM_UOPS>(op, [&](auto opc) -> int {
-            constexpr int OP = decltype(opc)::value;
-            if constexpr (!uop_ok<OP, T>()) {
-                return -1;
-            } else {
-                using F = UnF<OP, T>;
-                using C = typename F::C;
-                F f{{from_k<C>(params[0]), from_k<C>(params[1]), from_k<C>(params[2])}};
-                Args<F, T, char, char> p{(typename F::Out *)out, (const T *)a, nullptr, nullptr, f};
-                return launch(p, n, geom, stream);
-            }
-        });
-    });
-}
-
-extern "C" int pcs_launch_ternary(int op, int dtype, void *out, const void *a, const void *b,
-                                  const void *c, const pcs_kscalar *sc, int64_t n,
-                                  const pcs_ew_geom *geom, cudaStream_t stream)
-{
-    return dispatch_dtype(dtype, [&](auto tv) -> int {
-        using T = decltype(tv);
-        return dispatch_op<0, PCS_NUM_TOPS>(op, [&](auto opc) -> int {
-            constexpr int OP = decltype(opc)::value;
-            if constexpr (!top_ok<OP, T>()) {
-                return -1;
-            } else {
-                using F = TerF<OP, T>;
-                using C = typename F::C;
-                using A = typename F::A;
-                F f{{from_k<C>(sc[0]), from_k<C>(sc[1]), from_k<C>(sc[2])},
-                    {a == nullptr, b == nullptr, c == nullptr}};
-                Args<F, A, T, T> p{(T *)out, (const A *)a, (const T *)b, (const T *)c, f};
-                return launch(p, n, geom, stream);
-            }
-        });
-    });
-}
