@@ -1,6 +1,5 @@
 // ew_binary.cu: pcs_launch_binary (kernels.h): the binary ops (add ... rshift)
 // for every dtype, over the kernels of ew_ops.cuh.
-// over the kernels of ew_ops.cuh.
 #include "ew_ops.cuh"
 
 extern "C" int pcs_launch_binary(int op, int dtype, void *out, const void *a, const void *b,
