@@ -365,7 +365,7 @@ static PyObject *m_random_(PyObject *self, PyObject *const *args, Py_ssize_t nar
     } else {
         if (a && a != Py_None)
             low = PyLong_AsLongLong(a);
-        if (b && b != Py_None)
+        if (b && b != Py_None && !PyErr_Occurred()) /* not with from's error set */
             high = PyLong_AsLongLong(b);
     }
     if (PyErr_Occurred())
