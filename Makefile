@@ -44,7 +44,7 @@ CLANG_TIDY ?= $(shell command -v clang-tidy-14 || command -v clang-tidy)
 LINT_JOBS ?= $(shell nproc 2>/dev/null || echo 4)
 LINT_SRCS = $(shell find csrc -name '*.c' | sort)
 LINT_CUDA = $(shell d=$$(command -v nvcc) && dirname $$(dirname $$(readlink -f $$d)) || echo /usr/local/cuda)
-LINT_INCS = $(addprefix -I,$(sort $(patsubst %/,%,$(dir $(shell find csrc -name '*.h'))))) \
+LINT_INCS = -Icsrc $(addprefix -I,$(filter-out csrc,$(sort $(patsubst %/,%,$(dir $(shell find csrc -name '*.h')))))) \
 	-I$(LINT_CUDA)/include \
 	-I$(shell $(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])') \
 	-I$(shell $(PY) -c 'import numpy; print(numpy.get_include())')
