@@ -14,7 +14,7 @@ endif
 
 PYTEST_ARGS ?= -q -ra
 
-.PHONY: build test demo bench test-asan sanitize gpu-report clean fuzz fuzz-build
+.PHONY: build test demo bench lint check-errors test-asan sanitize gpu-report clean fuzz fuzz-build
 
 .venv/.ready:
 	python3 -m venv .venv
@@ -33,6 +33,36 @@ demo: build
 
 bench: build
 	$(PY) benchmarks/run.py
+
+# Static checks, not part of `make test` (they need clang-tidy, which CI does
+# not have). `make lint` runs clang-tidy with the checks in .clang-tidy over
+# every C file under csrc/, in parallel, and fails on any finding; it then
+# runs tools/check_errors.py, the exception-convention checker. The include
+# paths are the build's: csrc and each folder under it that holds headers,
+# CUDA's (next to nvcc), Python's and NumPy's, from the interpreter in use.
+CLANG_TIDY ?= $(shell command -v clang-tidy-14 || command -v clang-tidy)
+LINT_JOBS ?= $(shell nproc 2>/dev/null || echo 4)
+LINT_SRCS = $(shell find csrc -name '*.c' | sort)
+LINT_CUDA = $(shell d=$$(command -v nvcc) && dirname $$(dirname $$(readlink -f $$d)) || echo /usr/local/cuda)
+LINT_INCS = -Icsrc $(addprefix -I,$(filter-out csrc,$(sort $(patsubst %/,%,$(dir $(shell find csrc -name '*.h')))))) \
+	-I$(LINT_CUDA)/include \
+	-I$(shell $(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])') \
+	-I$(shell $(PY) -c 'import numpy; print(numpy.get_include())')
+LINT_FLAGS = -std=c11 -DPY_SSIZE_T_CLEAN $(LINT_INCS)
+
+lint: $(VENV_DEP)
+	@test -n "$(CLANG_TIDY)" || { echo "make lint: clang-tidy not found (apt-get install clang-tidy)"; exit 2; }
+	@echo "clang-tidy over $(words $(LINT_SRCS)) files"
+	@mkdir -p build
+	@printf '%s\n' $(LINT_SRCS) | xargs -P $(LINT_JOBS) -I{} \
+	    $(CLANG_TIDY) --quiet {} -- $(LINT_FLAGS) > build/lint.log 2>&1; st=$$?; \
+	  grep -v -E '^[0-9]+ warnings? (and [0-9]+ errors? )?generated\.$$' build/lint.log; \
+	  if [ $$st -ne 0 ]; then echo "make lint: clang-tidy findings (log: build/lint.log)"; exit 1; fi
+	@echo "clang-tidy: no findings"
+	$(PY) tools/check_errors.py
+
+check-errors: $(VENV_DEP)
+	$(PY) tools/check_errors.py
 
 # compute-sanitizer over the GPU tests (on the GPU machine). For each tool:
 # every process's ERROR SUMMARY, the reports counted by kernel (ours and the

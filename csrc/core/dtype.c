@@ -214,10 +214,10 @@ static PyObject *get_default_dtype(PyObject *self, PyObject *noargs)
 static PyObject *set_default_dtype(PyObject *self, PyObject *arg)
 {
     PCS_UNUSED(self);
-    int d = pcs_dtype_arg(arg, -2);
+    int d = arg == Py_None ? -1 : pcs_dtype_arg(arg, -2); /* None: the default, not an error */
     if (d == -2)
         return NULL;
-    if (!pcs_is_float(d)) {
+    if (d < 0 || !pcs_is_float(d)) {
         PyErr_Format(PyExc_TypeError,
                      "only floating-point types are supported as the default type");
         return NULL;

@@ -272,6 +272,7 @@ PCS_HD void pcs_rng_block_f64(const pcs_rng_params *p, pcs_u32x4 r, double out[2
  * modulo bias is below 2^-32 relative for ranges that fit, as torch's. */
 PCS_HD int64_t pcs_rng_int(const pcs_rng_params *p, pcs_u32x4 r, int lane)
 {
+    /* NOLINTNEXTLINE(bugprone-implicit-widening-of-multiplication-result): lane < 4 */
     uint64_t bits = p->wide ? pcs_join64(r.v[2 * lane], r.v[2 * lane + 1]) : r.v[lane];
     return p->low + (int64_t)(bits % p->range);
 }

@@ -409,8 +409,8 @@ BINARY_ENTRY(dot, "input", "tensor", {
                                PyObject *kw)                                               \
     {                                                                                      \
         PCS_UNUSED(m);                                                                     \
-        static const char *const names[] = {"input", batched ? "batch1" : "mat1",          \
-                                            batched ? "batch2" : "mat2", "beta", "alpha",  \
+        static const char *const names[] = {"input", (batched) ? "batch1" : "mat1",        \
+                                            (batched) ? "batch2" : "mat2", "beta", "alpha",\
                                             "out", NULL};                                  \
         PcsTensor *t[3];                                                                   \
         pcs_scalar beta, alpha;                                                            \

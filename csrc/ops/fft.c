@@ -423,7 +423,7 @@ static PyObject *f_fft_cuda(PyObject *m, PyObject *const *args, Py_ssize_t nargs
                             pcs_dtypes[x0->dtype].legacy);
 
     /* 1. promote */
-    PcsTensor *x = pcs_tensor_to(x0, compute_dtype(x0->dtype, kind), x0->device, false, false, false);
+    PcsTensor *x = pcs_tensor_to(x0, compute_dtype(x0->dtype, (int)kind), x0->device, false, false, false);
     if (!x)
         return NULL;
     /* 2. trim / zero-pad the signal dims (c2r: input is n/2+1 long) */

@@ -462,7 +462,7 @@ static PyObject *m_lerp_(PyObject *s, PyObject *const *a, Py_ssize_t n, PyObject
 
 BIN_LIST(BIN_WRAPPERS)
 
-#define FK METH_FASTCALL | METH_KEYWORDS
+#define FK (METH_FASTCALL | METH_KEYWORDS)
 #define FN(f) (PyCFunction)(void (*)(void))(f)
 #define TM_ENTRY(name, which)                                                                      \
     {#name, FN(m_##name), FK, "See pycuda_sem." #name "."},                                        \

@@ -496,6 +496,7 @@ static PyObject *argmax_like(bool is_max, PyObject *self, PyObject *const *args,
         int64_t ones[PCS_MAX_DIMS];
         for (int k = 0; k < ra.x->ndim; k++)
             ones[k] = 1;
+        assert(i); /* reduce_run sets *indices when it succeeds with want_idx */
         PcsTensor *o = pcs_tensor_reshape(i, ra.x->ndim, ones);
         Py_DECREF(i);
         return (PyObject *)o;
@@ -767,7 +768,7 @@ static PyObject *m_cumprod_(PyObject *self, PyObject *const *a, Py_ssize_t n, Py
     return scan_entry(1, self, a, n, kw, true);
 }
 
-#define FK METH_FASTCALL | METH_KEYWORDS
+#define FK (METH_FASTCALL | METH_KEYWORDS)
 #define FN(f) (PyCFunction)(void (*)(void))(f)
 #define RED_LIST(X)                                                                               \
     X(sum, "Sum over dims (all by default); integers sum in int64.")                             \

@@ -298,7 +298,7 @@ SPECIAL_WRAPPERS(gelu)
 SPECIAL_WRAPPERS(nan_to_num)
 SPECIAL_WRAPPERS(round)
 
-#define FK METH_FASTCALL | METH_KEYWORDS
+#define FK (METH_FASTCALL | METH_KEYWORDS)
 #define FN(f) (PyCFunction)(void (*)(void))(f)
 #define TM_ENTRY(name, op, kind, cx)                                                               \
     {#name, FN(m_##name), FK, "See pycuda_sem." #name "."},                                        \

@@ -365,7 +365,7 @@ static PyObject *m_random_(PyObject *self, PyObject *const *args, Py_ssize_t nar
     } else {
         if (a && a != Py_None)
             low = PyLong_AsLongLong(a);
-        if (b && b != Py_None)
+        if (b && b != Py_None && !PyErr_Occurred()) /* not with from's error set */
             high = PyLong_AsLongLong(b);
     }
     if (PyErr_Occurred())
@@ -417,6 +417,7 @@ static int parse_opts(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, con
             return -1;
         o->pinned = p;
     }
+    /* NOLINT(pcs-errors): -1 takes the error path too, only its message is replaced */
     if ((v = pcs_arg(args, nargs, kw, -1, "requires_grad")) && PyObject_IsTrue(v)) {
         PyErr_SetString(PyExc_NotImplementedError, "requires_grad=True: pycuda_sem has no autograd");
         return -1;

@@ -196,6 +196,8 @@ static PyObject *f_eye(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyO
         return PyErr_Format(PyExc_TypeError, "eye(n, m=None, *, dtype=None, device=None)");
     int64_t sizes[2];
     sizes[0] = PyLong_AsLongLong(a);
+    if (sizes[0] == -1 && PyErr_Occurred()) /* before m's __index__ runs */
+        return NULL;
     sizes[1] = b && b != Py_None ? PyLong_AsLongLong(b) : sizes[0];
     if (PyErr_Occurred())
         return NULL;

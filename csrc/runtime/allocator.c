@@ -165,6 +165,7 @@ static bool pool_insert(Pool *p, pcs_block *b)
 {
     if (p->n == p->cap) {
         size_t cap = p->cap ? p->cap * 2 : 64;
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): sizeof one element, a pointer */
         pcs_block **v = realloc(p->v, cap * sizeof *v);
         if (!v)
             return false;
@@ -172,6 +173,7 @@ static bool pool_insert(Pool *p, pcs_block *b)
         p->cap = cap;
     }
     size_t i = pool_lower_bound(p, b->stream, b->size, b->ptr);
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): sizeof one element, a pointer */
     memmove(p->v + i + 1, p->v + i, (p->n - i) * sizeof *p->v);
     p->v[i] = b;
     p->n++;
@@ -182,6 +184,7 @@ static void pool_remove(Pool *p, pcs_block *b)
 {
     size_t i = pool_lower_bound(p, b->stream, b->size, b->ptr);
     if (i < p->n && p->v[i] == b) {
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): sizeof one element, a pointer */
         memmove(p->v + i, p->v + i + 1, (p->n - i - 1) * sizeof *p->v);
         p->n--;
     }
@@ -205,6 +208,7 @@ static bool segs_add(DeviceAlloc *d, pcs_block *head)
 {
     if (d->nsegs == d->cap_segs) {
         size_t cap = d->cap_segs ? d->cap_segs * 2 : 64;
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): sizeof one element, a pointer */
         pcs_block **v = realloc(d->segs, cap * sizeof *v);
         if (!v)
             return false;
@@ -541,11 +545,16 @@ static pcs_status alloc_uncached(int device, size_t size, size_t rounded, cudaSt
         return PCS_ERR_HOST_OOM;
     }
     pthread_mutex_lock(&d->lock);
+    if (!segs_add(d, b)) {
+        pthread_mutex_unlock(&d->lock);
+        free(b);
+        device_free(device, ptr);
+        return PCS_ERR_HOST_OOM;
+    }
     d->used = true;
     stat_pool(d->stats.segment, small, 1);
     stat_pool(d->stats.reserved_bytes, small, (int64_t)rounded);
     d->stats.num_device_alloc++;
-    segs_add(d, b);
     take_block(d, b, rounded, size);
     pthread_mutex_unlock(&d->lock);
     *out = b;
@@ -624,13 +633,16 @@ pcs_status pcs_alloc(int device, size_t size, cudaStream_t stream, pcs_block **o
         return PCS_ERR_HOST_OOM;
     }
     pthread_mutex_lock(&d->lock);
+    if (!segs_add(d, b)) {
+        /* Not recorded anywhere: give the segment back, or it leaks. */
+        pthread_mutex_unlock(&d->lock);
+        free(b);
+        device_free(device, ptr);
+        return PCS_ERR_HOST_OOM;
+    }
     stat_pool(d->stats.segment, small, 1);
     stat_pool(d->stats.reserved_bytes, small, (int64_t)seg);
     d->stats.num_device_alloc++;
-    if (!segs_add(d, b)) {
-        pthread_mutex_unlock(&d->lock);
-        return PCS_ERR_HOST_OOM;
-    }
     pcs_status st = take_block(d, b, rounded, size);
     pthread_mutex_unlock(&d->lock);
     *out = b;
@@ -727,6 +739,7 @@ pcs_status pcs_record_stream(pcs_block *b, cudaStream_t stream)
     }
     if (b->n_uses == b->cap_uses) {
         int cap = b->cap_uses ? b->cap_uses * 2 : 4;
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): sizeof one element, a pointer */
         cudaStream_t *v = realloc(b->uses, (size_t)cap * sizeof *v);
         if (!v) {
             pthread_mutex_unlock(&d->lock);

@@ -304,7 +304,7 @@ static PyObject *Device_str(PcsDevice *d)
 
 static Py_hash_t Device_hash(PcsDevice *d)
 {
-    Py_hash_t h = (Py_hash_t)(d->type * 1000003 + d->index + 17);
+    Py_hash_t h = (Py_hash_t)d->type * 1000003 + d->index + 17;
     return h == -1 ? -2 : h;
 }
 

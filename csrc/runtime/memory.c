@@ -29,9 +29,9 @@ static int device_or_none(PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
 
 #define DEVICE_OR_RETURN(dev, fname, on_none)                                     \
     int dev = device_or_none(args, nargs, kwnames, fname);                         \
-    if (dev == -2)                                                                 \
+    if ((dev) == -2)                                                               \
         return NULL;                                                               \
-    if (dev == -1)                                                                 \
+    if ((dev) == -1)                                                               \
         return on_none;
 
 static PyObject *py_memory_allocated(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
@@ -135,7 +135,7 @@ static void format_size(char *buf, size_t n, size_t bytes)
 {
     if (bytes < 1024)
         snprintf(buf, n, "%zu bytes", bytes);
-    else if (bytes < 1024 * 1024)
+    else if (bytes < (size_t)1024 * 1024)
         snprintf(buf, n, "%.2f KiB", bytes / 1024.0);
     else if (bytes < (size_t)1024 * 1024 * 1024)
         snprintf(buf, n, "%.2f MiB", bytes / 1048576.0);

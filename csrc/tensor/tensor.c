@@ -494,6 +494,9 @@ static PyObject *m_array(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 
 static PyObject *m_format(PyObject *self, PyObject *spec)
 {
+    if (!PyUnicode_Check(spec))
+        return PyErr_Format(PyExc_TypeError, "format spec must be str, not %.100s",
+                            Py_TYPE(spec)->tp_name);
     /* 0-dim tensors format like their value (f"{t:.2f}"), as in torch. */
     if (T(self)->ndim == 0) {
         PyObject *v = pcs_tensor_item(T(self));

@@ -371,8 +371,9 @@ static PyObject *m_squeeze(PyObject *self, PyObject *const *args, Py_ssize_t nar
             drop[i] = t->sizes[i] == 1;
     } else {
         int64_t dims[PCS_MAX_DIMS];
-        int n = PyIndex_Check(dimobj) ? 1 : pcs_parse_ints(&dimobj, 1, dims);
-        if (n < 0 || (PyIndex_Check(dimobj) && parse_i64(dimobj, &dims[0]) < 0))
+        bool one = PyIndex_Check(dimobj);
+        int n = one ? 1 : pcs_parse_ints(&dimobj, 1, dims);
+        if (n < 0 || (one && parse_i64(dimobj, &dims[0]) < 0))
             return NULL;
         for (int i = 0; i < n; i++) {
             int d = pcs_wrap_dim(dims[i], t->ndim);
