@@ -529,8 +529,8 @@ static PyObject *f_randint(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     }
     if (!high_o || !size_o)
         return PyErr_Format(PyExc_TypeError, "randint() missing 'high' or 'size'");
-    int64_t low = low_o ? PyLong_AsLongLong(low_o) : 0, high = PyLong_AsLongLong(high_o);
-    if (PyErr_Occurred())
+    int64_t low = 0, high;
+    if ((low_o && pcs_int64_arg(low_o, &low) < 0) || pcs_int64_arg(high_o, &high) < 0)
         return NULL;
     int64_t sizes[PCS_MAX_DIMS];
     int ndim = pcs_parse_sizes(&size_o, 1, sizes);
@@ -561,8 +561,8 @@ static PyObject *f_randperm(PyObject *m, PyObject *const *args, Py_ssize_t nargs
     PyObject *n_o = pcs_arg(args, nargs, kw, 0, "n");
     if (!n_o)
         return PyErr_Format(PyExc_TypeError, "randperm() missing required argument 'n'");
-    int64_t n = PyLong_AsLongLong(n_o);
-    if (n == -1 && PyErr_Occurred())
+    int64_t n;
+    if (pcs_int64_arg(n_o, &n) < 0)
         return NULL;
     if (n < 0)
         return PyErr_Format(PyExc_RuntimeError, "n must be non-negative, got%lld", (long long)n);

@@ -149,8 +149,8 @@ static PyObject *spaced(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, b
         base = pcs_scalar_as_double(bs);
     }
     pcs_scalar s0, e0;
-    long long steps = PyLong_AsLongLong(c);
-    if ((steps == -1 && PyErr_Occurred()) || pcs_number_arg(a, &s0) < 0 || pcs_number_arg(b, &e0) < 0)
+    int64_t steps;
+    if (pcs_int64_arg(c, &steps) < 0 || pcs_number_arg(a, &s0) < 0 || pcs_number_arg(b, &e0) < 0)
         return NULL;
     if (steps < 0)
         return PyErr_Format(PyExc_RuntimeError, "number of steps must be non-negative");

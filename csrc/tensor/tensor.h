@@ -76,6 +76,15 @@ int pcs_wrap_dim(int64_t dim, int ndim);
 int pcs_parse_sizes(PyObject *const *args, Py_ssize_t nargs, int64_t *sizes);
 /* Same, without the non-negative check (view(-1), permute(...)). */
 int pcs_parse_ints(PyObject *const *args, Py_ssize_t nargs, int64_t *out);
+/* A sequence argument as a tuple owning its items (new reference), or NULL
+ * with TypeError(msg): read items from it, never from a list, when reading
+ * one can run Python code (__index__, __float__) that changes the list. */
+PyObject *pcs_sequence_tuple(PyObject *obj, const char *msg);
+
+/* An int argument (through __index__) as int64: 0, or -1 with TypeError or
+ * OverflowError. One call per argument, checked before the next: a second
+ * conversion must never run with the first one's exception still set. */
+int pcs_int64_arg(PyObject *obj, int64_t *out);
 
 /* Argument `pos` of a METH_FASTCALL|METH_KEYWORDS call, given positionally or
  * by `name`; NULL (no exception) when absent. */
@@ -101,7 +110,15 @@ PyObject *pcs_tensor_device_object(const PcsTensor *t);
 PyObject *pcs_tensor_tolist(PcsTensor *t);
 PyObject *pcs_tensor_numpy(PcsTensor *t);
 PyObject *pcs_tensor_array_interface(PcsTensor *t);
+/* A CPU tensor sharing an ndarray's memory; TypeError for anything else. */
 PcsTensor *pcs_tensor_from_numpy(PyObject *array);
+/* A CPU tensor sharing the memory of anything NumPy reads as an array, read
+ * and validated by NumPy's C-API; warn_readonly: torch's warning for memory
+ * NumPy marks read-only (from_numpy and as_tensor share it; tensor() copies). */
+PcsTensor *pcs_tensor_from_array_like(PyObject *obj, bool warn_readonly);
+/* 1 if tensor(data) reads `data` through NumPy (an ndarray, a NumPy scalar,
+ * anything with __array_interface__), 0 if not, -1 with exception. */
+int pcs_has_array_interface(PyObject *obj);
 /* tensor(data, dtype, device, pin_memory): dtype -1 infers; device
  * PCS_DEVICE_UNSET keeps a tensor's device (the CPU for other data). */
 #define PCS_DEVICE_UNSET (-3)

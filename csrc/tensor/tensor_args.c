@@ -30,7 +30,10 @@ static PyObject *size_numel(PyObject *self, PyObject *noargs)
         int64_t v = PyLong_AsLongLong(PyTuple_GET_ITEM(self, i));
         if (v == -1 && PyErr_Occurred())
             return NULL;
-        n *= v;
+        if (__builtin_mul_overflow(n, v, &n)) {
+            PyErr_SetString(PyExc_RuntimeError, "numel: integer multiplication overflow");
+            return NULL;
+        }
     }
     return PyLong_FromLongLong(n);
 }
@@ -139,6 +142,15 @@ static int size_from_obj(PyObject *o, int64_t *out)
     return 0;
 }
 
+int pcs_int64_arg(PyObject *obj, int64_t *out)
+{
+    long long v = PyLong_AsLongLong(obj);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    *out = v;
+    return 0;
+}
+
 int pcs_parse_sizes(PyObject *const *args, Py_ssize_t nargs, int64_t *sizes)
 {
     int n = pcs_parse_ints(args, nargs, sizes);
@@ -153,15 +165,30 @@ int pcs_parse_sizes(PyObject *const *args, Py_ssize_t nargs, int64_t *sizes)
     return n;
 }
 
+PyObject *pcs_sequence_tuple(PyObject *obj, const char *msg)
+{
+    if (PyTuple_Check(obj))
+        return Py_NewRef(obj);
+    PyObject *seq = PySequence_Fast(obj, msg);
+    if (!seq || PyTuple_Check(seq))
+        return seq;
+    PyObject *tup = PyList_AsTuple(seq);
+    Py_DECREF(seq);
+    return tup;
+}
+
 int pcs_parse_ints(PyObject *const *args, Py_ssize_t nargs, int64_t *sizes)
 {
+    /* Reading an item calls its __index__, which may change a list argument:
+     * the items are read from a tuple that owns them. Varargs are owned by
+     * the caller for the whole call. */
     PyObject *seq = NULL;
     if (nargs == 1 && !PyIndex_Check(args[0])) {
-        seq = PySequence_Fast(args[0], "sizes must be ints or a sequence of ints");
+        seq = pcs_sequence_tuple(args[0], "sizes must be ints or a sequence of ints");
         if (!seq)
             return -1;
-        args = PySequence_Fast_ITEMS(seq);
-        nargs = PySequence_Fast_GET_SIZE(seq);
+        args = &PyTuple_GET_ITEM(seq, 0);
+        nargs = PyTuple_GET_SIZE(seq);
     }
     int r = (int)nargs;
     if (nargs > PCS_MAX_DIMS) {
