@@ -12,6 +12,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
@@ -140,7 +141,8 @@ sources = sorted(glob.glob("csrc/*/*.c")) + sorted(glob.glob("csrc/kernels/*.cu"
 ext = Extension(
     "pycuda_sem._C",
     sources=sources,
-    include_dirs=["csrc", CUDA_INC],
+    # NumPy's C-API headers: csrc/core/numpy_interop.c is the one file that uses them
+    include_dirs=["csrc", CUDA_INC, numpy.get_include()],
     library_dirs=[CUDA_LIB],
     runtime_library_dirs=[CUDA_LIB],
     # cudart is linked statically so the module does not depend on where the

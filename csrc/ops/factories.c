@@ -16,6 +16,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/numpy_interop.h"
 #include "core/scalar.h"
 
 #define FASTKW(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL | METH_KEYWORDS
@@ -286,10 +287,13 @@ static PyObject *f_as_tensor(PyObject *m, PyObject *const *args, Py_ssize_t narg
                      pcs_arg(args, nargs, kw, -1, "device") != Py_None;
     /* Shares memory when nothing has to change, as torch does. */
     PcsTensor *base = NULL;
+    int ai = PcsTensor_Check(data) ? 0 : pcs_has_array_interface(data);
+    if (ai < 0)
+        return NULL;
     if (PcsTensor_Check(data))
         base = (PcsTensor *)Py_NewRef(data);
-    else if (!PyList_Check(data) && !PyTuple_Check(data) && PyObject_HasAttrString(data, "__array_interface__"))
-        base = pcs_tensor_from_numpy(data);
+    else if (ai && !(base = pcs_tensor_from_array_like(data, true)))
+        return NULL;
     if (base) {
         int dtype = o.dtype < 0 ? base->dtype : o.dtype;
         int device = dev_given ? o.device : base->device;
@@ -297,8 +301,6 @@ static PyObject *f_as_tensor(PyObject *m, PyObject *const *args, Py_ssize_t narg
         Py_DECREF(base);
         return (PyObject *)r;
     }
-    if (PyErr_Occurred())
-        return NULL;
     return (PyObject *)pcs_tensor_from_data(data, o.dtype, dev_given ? o.device : PCS_DEVICE_UNSET,
                                             false);
 }
@@ -306,21 +308,13 @@ static PyObject *f_as_tensor(PyObject *m, PyObject *const *args, Py_ssize_t narg
 static PyObject *f_from_numpy(PyObject *m, PyObject *arr)
 {
     PCS_UNUSED(m);
-    PyObject *np = PyImport_ImportModule("numpy");
-    if (!np)
-        return NULL;
-    PyObject *nd = PyObject_GetAttrString(np, "ndarray");
-    Py_DECREF(np);
-    if (!nd)
-        return NULL;
-    int ok = PyObject_IsInstance(arr, nd);
-    Py_DECREF(nd);
+    int ok = pcs_numpy_is_array(arr);
     if (ok <= 0) {
         if (ok == 0)
             PyErr_Format(PyExc_TypeError, "expected np.ndarray (got %.100s)", Py_TYPE(arr)->tp_name);
         return NULL;
     }
-    return (PyObject *)pcs_tensor_from_numpy(arr);
+    return (PyObject *)pcs_tensor_from_array_like(arr, true);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -2,15 +2,21 @@
  * (numpy(), __array_interface__, from_numpy) and tensor(data) with torch's
  * dtype inference over nested sequences.
  *
- * NumPy is reached through its array interface (a dict of shape, strides,
- * typestr and address), so no NumPy C API is needed at build time: an array
+ * NumPy is reached through numpy_interop.h, NumPy's own C-API, which
+ * validates what objects offering the array protocols describe: an array
  * made from a tensor keeps the tensor alive as its base, and a tensor made
- * from an array keeps the array alive through its storage. */
+ * from an array keeps the array alive through its storage.
+ *
+ * Reading an element can run Python code (__index__, __float__, __len__ of a
+ * user's object) that changes the containers being read, so sequences are
+ * read from tuple snapshots that own their items, never through borrowed
+ * pointers into a list. */
 #include "tensor/copy.h"
 #include "tensor/tensor.h"
 
 #include <string.h>
 
+#include "core/numpy_interop.h"
 #include "core/scalar.h"
 
 /* ------------------------------------------------------------------------ */
@@ -102,23 +108,19 @@ PyObject *pcs_tensor_array_interface(PcsTensor *t)
                          Py_False, "strides", strides, "version", 3);
 }
 
-static PyObject *numpy_module(void)
-{
-    static PyObject *np = NULL;
-    if (!np)
-        np = PyImport_ImportModule("numpy");
-    return np;
-}
-
 PyObject *pcs_tensor_numpy(PcsTensor *t)
 {
     if (check_numpy_able(t) < 0)
         return NULL;
-    PyObject *np = numpy_module();
-    if (!np)
+    int64_t byte_strides[PCS_MAX_DIMS];
+    for (int i = 0; i < t->ndim; i++)
+        byte_strides[i] = t->strides[i] * pcs_itemsize(t->dtype);
+    void *data = t->storage->data ? pcs_tensor_data(t) : NULL;
+    if (!data && pcs_tensor_numel(t)) {
+        PyErr_SetString(PyExc_RuntimeError, "the tensor's storage has no memory");
         return NULL;
-    /* asarray reads __array_interface__; the array's base is the tensor. */
-    return PyObject_CallMethod(np, "asarray", "O", (PyObject *)t);
+    }
+    return pcs_numpy_wrap(data, t->dtype, t->ndim, t->sizes, byte_strides, (PyObject *)t);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -126,81 +128,98 @@ PyObject *pcs_tensor_numpy(PcsTensor *t)
 
 PcsTensor *pcs_tensor_from_numpy(PyObject *arr)
 {
-    PyObject *ai = PyObject_GetAttrString(arr, "__array_interface__");
-    if (!ai) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "expected np.ndarray (got %.100s)", Py_TYPE(arr)->tp_name);
+    /* torch's checks and messages (torch/csrc/utils/tensor_numpy.cpp) */
+    pcs_ndarray_info a;
+    if (pcs_numpy_info(arr, &a) < 0)
+        return NULL;
+    if (a.ndim > PCS_MAX_DIMS) {
+        PyErr_Format(PyExc_RuntimeError, "tensors have at most %d dimensions", PCS_MAX_DIMS);
         return NULL;
     }
-    PcsTensor *t = NULL;
-    PyObject *typestr = PyDict_GetItemString(ai, "typestr"), *shape = PyDict_GetItemString(ai, "shape"),
-             *strides = PyDict_GetItemString(ai, "strides"), *data = PyDict_GetItemString(ai, "data");
-    if (!typestr || !shape || !data || !PyTuple_Check(data) || !PyTuple_Check(shape)) {
-        PyErr_SetString(PyExc_TypeError, "the array interface lacks shape, typestr or data");
-        goto out;
-    }
-    const char *ts = PyUnicode_AsUTF8(typestr);
-    if (!ts)
-        goto out;
-    int dtype = pcs_dtype_from_typestr(ts);
-    if (dtype < 0) {
+    if (a.dtype < 0) {
         PyObject *dt = PyObject_GetAttrString(arr, "dtype");
-        PyErr_Clear();
+        if (!dt)
+            return NULL;
         PyErr_Format(PyExc_TypeError,
                      "can't convert np.ndarray of type numpy.%S. The only supported types are: "
                      "float64, float32, float16, complex64, complex128, int64, int32, int16, "
-                     "int8, uint8, and bool.", dt ? dt : typestr);
-        Py_XDECREF(dt);
-        goto out;
-    }
-    int ndim = (int)PyTuple_GET_SIZE(shape);
-    if (ndim > PCS_MAX_DIMS) {
-        PyErr_Format(PyExc_RuntimeError, "tensors have at most %d dimensions", PCS_MAX_DIMS);
-        goto out;
+                     "int8, uint8, and bool.", dt);
+        Py_DECREF(dt);
+        return NULL;
     }
     int64_t sizes[PCS_MAX_DIMS], st[PCS_MAX_DIMS];
-    int isz = pcs_itemsize(dtype);
-    for (int i = 0; i < ndim; i++)
-        sizes[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
-    if (strides && strides != Py_None) {
-        for (int i = 0; i < ndim; i++) {
-            int64_t b = PyLong_AsLongLong(PyTuple_GET_ITEM(strides, i));
-            if (b < 0) {
-                PyErr_SetString(PyExc_ValueError,
-                                "At least one stride in the given numpy array is negative, and "
-                                "tensors with negative strides are not currently supported. (You "
-                                "can probably work around this by making a copy of your array "
-                                "with array.copy().) ");
-                goto out;
-            }
-            if (b % isz) {
-                PyErr_SetString(PyExc_ValueError,
-                                "given numpy array strides not a multiple of the element byte size. "
-                                "Copy the numpy array to reallocate the memory.");
-                goto out;
-            }
-            st[i] = b / isz;
+    for (int i = 0; i < a.ndim; i++) {
+        sizes[i] = a.sizes[i];
+        if (a.strides[i] < 0) {
+            PyErr_SetString(PyExc_ValueError,
+                            "At least one stride in the given numpy array is negative, and "
+                            "tensors with negative strides are not currently supported. (You "
+                            "can probably work around this by making a copy of your array "
+                            "with array.copy().) ");
+            return NULL;
         }
-    } else {
-        pcs_contiguous_strides(ndim, sizes, st);
+        if (a.strides[i] % a.itemsize) {
+            PyErr_SetString(PyExc_ValueError,
+                            "given numpy array strides not a multiple of the element byte size. "
+                            "Copy the numpy array to reallocate the memory.");
+            return NULL;
+        }
+        st[i] = a.strides[i] / a.itemsize;
     }
-    if (PyErr_Occurred())
-        goto out;
-    void *ptr = PyLong_AsVoidPtr(PyTuple_GET_ITEM(data, 0));
-    if (PyErr_Occurred())
-        goto out;
+    if (!a.native_order) {
+        PyErr_SetString(PyExc_ValueError,
+                        "given numpy array has byte order different from the native byte order. "
+                        "Conversion between byte orders is currently not supported.");
+        return NULL;
+    }
+    /* the bytes the view reaches: NumPy vouches for each size and stride, a
+     * sum that does not fit is refused rather than wrapped */
     size_t nelem = 1;
-    for (int i = 0; i < ndim; i++)
+    for (int i = 0; i < a.ndim; i++)
         nelem = sizes[i] == 0 ? 0 : nelem;
-    for (int i = 0; nelem && i < ndim; i++)
-        nelem += (size_t)((sizes[i] - 1) * st[i]);
-    PcsStorage *s = pcs_storage_wrap(ptr, nelem * isz, arr);
+    for (int i = 0; nelem && i < a.ndim; i++) {
+        size_t span;
+        if (pcs_mul_overflow_size((size_t)(sizes[i] - 1), (size_t)st[i], &span) < 0)
+            return NULL;
+        if (__builtin_add_overflow(nelem, span, &nelem)) {
+            PyErr_SetString(PyExc_RuntimeError, "size overflows the address space");
+            return NULL;
+        }
+    }
+    size_t nbytes;
+    if (pcs_mul_overflow_size(nelem, (size_t)a.itemsize, &nbytes) < 0)
+        return NULL;
+    PcsStorage *s = pcs_storage_wrap(a.data, nbytes, arr);
     if (!s)
-        goto out;
-    t = pcs_tensor_make_view(s, 0, ndim, sizes, st, dtype);
+        return NULL;
+    PcsTensor *t = pcs_tensor_make_view(s, 0, a.ndim, sizes, st, a.dtype);
     Py_DECREF(s);
-out:
-    Py_DECREF(ai);
+    return t;
+}
+
+PcsTensor *pcs_tensor_from_array_like(PyObject *obj, bool warn_readonly)
+{
+    PyObject *arr = pcs_numpy_as_array(obj);
+    if (!arr)
+        return NULL;
+    pcs_ndarray_info a;
+    if (pcs_numpy_info(arr, &a) < 0) {
+        Py_DECREF(arr);
+        return NULL;
+    }
+    if (warn_readonly && !a.writeable &&
+        PyErr_WarnEx(PyExc_UserWarning,
+                     "The given NumPy array is not writable, and PyTorch does not support "
+                     "non-writable tensors. This means writing to this tensor will result in "
+                     "undefined behavior. You may want to copy the array to protect its data or "
+                     "make it writable before converting it to a tensor. This type of warning "
+                     "will be suppressed for the rest of this program.",
+                     1) < 0) {
+        Py_DECREF(arr);
+        return NULL;
+    }
+    PcsTensor *t = pcs_tensor_from_numpy(arr);
+    Py_DECREF(arr);
     return t;
 }
 
@@ -230,17 +249,13 @@ static int leaf_dtype(PyObject *o)
         return pcs_default_complex_dtype();
     if (PcsTensor_Check(o))
         return ((PcsTensor *)o)->dtype;
-    PyObject *ai = PyObject_GetAttrString(o, "__array_interface__");
-    if (ai) { /* a NumPy scalar: its own dtype */
-        PyObject *ts = PyDict_GetItemString(ai, "typestr");
-        int d = ts && PyUnicode_Check(ts) ? pcs_dtype_from_typestr(PyUnicode_AsUTF8(ts)) : -1;
-        Py_DECREF(ai);
-        if (d >= 0)
-            return d;
-    }
-    PyErr_Clear();
+    int d = pcs_numpy_scalar_dtype(o); /* a NumPy scalar: its own dtype */
+    if (d >= 0)
+        return d;
     pcs_scalar s;
     if (pcs_scalar_from_py(o, &s) < 0) {
+        if (!PyErr_ExceptionMatches(PyExc_TypeError))
+            return -1; /* the object's own error (a raising __float__) */
         PyErr_Clear();
         PyErr_Format(PyExc_TypeError, "new(): invalid data type '%.100s'", Py_TYPE(o)->tp_name);
         return -1;
@@ -269,8 +284,8 @@ static int element_scalar(PyObject *o, int dtype, pcs_scalar *s)
     }
     if (pcs_scalar_from_py(o, s) == 0)
         return 0;
-    if (PyLong_Check(o)) /* an int out of an integer dtype's reach: keep the overflow message */
-        return -1;
+    if (PyLong_Check(o) || !PyErr_ExceptionMatches(PyExc_TypeError))
+        return -1; /* an int out of the dtype's reach, or the object's own error */
     PyErr_Clear();
     PyErr_Format(PyExc_TypeError, "new(): invalid data type '%.100s'", Py_TYPE(o)->tp_name);
     return -1;
@@ -348,10 +363,10 @@ static int walk(PyObject *o, int depth, walk_state *w)
                      (long long)w->sizes[depth], depth);
         return -1;
     }
-    PyObject *seq = PySequence_Fast(o, "not a sequence");
+    PyObject *seq = pcs_sequence_tuple(o, "not a sequence");
     if (!seq)
         return -1;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    Py_ssize_t n = PyTuple_GET_SIZE(seq);
     int r = 0;
     if (n != w->sizes[depth]) {
         PyErr_Format(PyExc_ValueError, "expected sequence of length %lld at dim %d (got %zd)",
@@ -359,18 +374,29 @@ static int walk(PyObject *o, int depth, walk_state *w)
         r = -1;
     }
     for (Py_ssize_t i = 0; r == 0 && i < n; i++)
-        r = walk(PySequence_Fast_GET_ITEM(seq, i), depth + 1, w);
+        r = walk(PyTuple_GET_ITEM(seq, i), depth + 1, w);
     Py_DECREF(seq);
     return r;
 }
 
-static bool has_array_interface(PyObject *o)
+/* Data that NumPy reads as an array: 1, 0, or -1 with exception. */
+int pcs_has_array_interface(PyObject *o)
 {
     if (PyLong_CheckExact(o) || PyFloat_CheckExact(o) || PyComplex_CheckExact(o) ||
         PyBool_Check(o) || PyList_Check(o) || PyTuple_Check(o))
-        return false;
-    int r = PyObject_HasAttrString(o, "__array_interface__");
-    return r == 1;
+        return 0;
+    int r = pcs_numpy_is_array(o);
+    if (r != 0)
+        return r;
+    PyObject *attr = PyObject_GetAttrString(o, "__array_interface__");
+    if (attr) {
+        Py_DECREF(attr);
+        return 1;
+    }
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+        return -1;
+    PyErr_Clear();
+    return 0;
 }
 
 PcsTensor *pcs_tensor_from_data(PyObject *data, int dtype, int device, bool pinned)
@@ -382,8 +408,11 @@ PcsTensor *pcs_tensor_from_data(PyObject *data, int dtype, int device, bool pinn
     }
     if (device == PCS_DEVICE_UNSET)
         device = -1;
-    if (has_array_interface(data)) {
-        PcsTensor *a = pcs_tensor_from_numpy(data);
+    int ai = pcs_has_array_interface(data);
+    if (ai < 0)
+        return NULL;
+    if (ai) {
+        PcsTensor *a = pcs_tensor_from_array_like(data, false);
         if (!a)
             return NULL;
         PcsTensor *r = pcs_tensor_to(a, dtype < 0 ? a->dtype : dtype, device, false, true, pinned);
