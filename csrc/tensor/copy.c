@@ -6,12 +6,15 @@
  *                   GIL is released for large copies.
  *   same device     one kernel or cudaMemcpyAsync on that device's current
  *                   stream; the host never waits.
- *   CPU -> CUDA     cudaMemcpyAsync on the destination's current stream. With
+ *   CPU -> CUDA     cudaMemcpyAsync on the destination's current stream (large
+ *                   copies of pageable memory: pipelined through pinned
+ *                   staging on several host threads, copy_pageable.c). With
  *                   non_blocking=True from pinned memory it returns at once
  *                   and records an event on the pinned block, so the host
  *                   allocator does not hand the block out again before the
  *                   copy has read it. Otherwise it waits for the stream.
- *   CUDA -> CPU     cudaMemcpyAsync on the source's current stream; waits
+ *   CUDA -> CPU     cudaMemcpyAsync on the source's current stream (large
+ *                   pageable copies: the same pipeline); waits
  *                   for it (GIL released) unless non_blocking=True into
  *                   pinned memory (event recorded on the block, as above).
  *   CUDA -> CUDA'   a two-way barrier first: the source's current stream
@@ -29,6 +32,7 @@
  * stream of the device that uses them, so freeing them is stream-ordered. */
 #include "tensor/copy.h"
 #include "core/iter.h"
+#include "tensor/copy_pageable.h"
 
 #include <string.h>
 
@@ -278,9 +282,17 @@ static int copy_host_device_bytes(PcsTensor *dst, PcsTensor *src, size_t nbytes,
     if (pcs_device_guard_enter(&guard, dev) < 0)
         return -1;
     cudaStream_t stream = pcs_current_stream(dev);
-    int r = memcpy_async(dense_base(dst), dense_base(src), nbytes,
-                         h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, stream);
     void *block = pinned_block(host);
+    int r = 1;
+    /* Large copies of pageable memory: our pipeline (copy_pageable.c). */
+    if (!block && pcs_pageable_pipelined(nbytes) && !pcs_host_is_pinned(dense_base(host)))
+        r = pcs_copy_pageable(dense_base(dst), dense_base(src), nbytes, h2d, dev, stream, nb);
+    if (r <= 0) {
+        pcs_device_guard_exit(&guard);
+        return r;
+    }
+    r = memcpy_async(dense_base(dst), dense_base(src), nbytes,
+                     h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, stream);
     if (r == 0 && nb && block)
         r = pcs_host_record(block, stream, dev); /* guards the block's reuse */
     else if (r == 0)
@@ -630,4 +642,9 @@ static PyMethodDef copy_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-int pcs_copy_init(PyObject *module) { return PyModule_AddFunctions(module, copy_methods); }
+int pcs_copy_init(PyObject *module)
+{
+    if (PyModule_AddFunctions(module, copy_methods) < 0)
+        return -1;
+    return pcs_copy_pageable_init(module);
+}
