@@ -39,7 +39,14 @@ CASES = [
          number=2000),
     Case("D2H 4 KB (pageable)", "h4.copy_(d4)", "h4.copy_(d4)", "d4.get(out=h4)", setup=SETUP,
          number=2000),
+    # Pageable rows are blocking copies (the host waits for the data): the
+    # pipeline of csrc/tensor/copy_pageable.c against the driver's staging.
     Case("H2D 256 MiB pageable", "dbig.copy_(hp)", "dbig.copy_(hp)", "dbig.set(hp)",
+         setup=SETUP, number=3, repeat=5, bytes_moved=MB256),
+    Case("H2D 256 MiB pageable, non_blocking", "dbig.copy_(hp, non_blocking=True)",
+         "dbig.copy_(hp, non_blocking=True)", "dbig.set(hp)", setup=SETUP, number=3,
+         repeat=5, sync=True, bytes_moved=MB256),
+    Case("D2H 256 MiB pageable", "hp.copy_(dbig)", "hp.copy_(dbig)", "dbig.get(out=hp)",
          setup=SETUP, number=3, repeat=5, bytes_moved=MB256),
     Case("H2D 256 MiB pinned", "dbig.copy_(hpin, non_blocking=True)",
          "dbig.copy_(hpin, non_blocking=True)", "dbig.set(hpin)", setup=SETUP, number=3,

@@ -319,6 +319,19 @@ undo:
 /* ------------------------------------------------------------------------ */
 /* _pageable_copy_config(min_bytes=None, chunk_bytes=None, threads=None)     */
 
+/* An optional int argument (None keeps *v); stops at its own error, so no
+ * second conversion runs with an exception set. */
+static int opt_size(PyObject *o, Py_ssize_t *v)
+{
+    if (o == Py_None)
+        return 0;
+    Py_ssize_t x = PyNumber_AsSsize_t(o, PyExc_OverflowError);
+    if (x == -1 && PyErr_Occurred())
+        return -1;
+    *v = x;
+    return 0;
+}
+
 static PyObject *py_pageable_copy_config(PyObject *m, PyObject *args, PyObject *kw)
 {
     PCS_UNUSED(m);
@@ -333,10 +346,10 @@ static PyObject *py_pageable_copy_config(PyObject *m, PyObject *args, PyObject *
                                   (unsigned long long)cfg.pipelined);
     if (!old)
         return NULL;
-    Py_ssize_t vmin = omin == Py_None ? (Py_ssize_t)cfg.min_bytes : PyLong_AsSsize_t(omin);
-    Py_ssize_t vchunk = ochunk == Py_None ? (Py_ssize_t)cfg.chunk_bytes : PyLong_AsSsize_t(ochunk);
-    long vthreads = othreads == Py_None ? cfg.threads : PyLong_AsLong(othreads);
-    if (PyErr_Occurred())
+    Py_ssize_t vmin = (Py_ssize_t)cfg.min_bytes, vchunk = (Py_ssize_t)cfg.chunk_bytes,
+               vthreads = cfg.threads;
+    if (opt_size(omin, &vmin) < 0 || opt_size(ochunk, &vchunk) < 0 ||
+        opt_size(othreads, &vthreads) < 0)
         goto bad;
     if (vmin < 0 || vchunk < (Py_ssize_t)MIN_CHUNK_BYTES || vthreads < 0 || vthreads > MAX_LANES) {
         PyErr_Format(PyExc_ValueError,
