@@ -124,4 +124,7 @@ def test_cuda_ranges_against_torch():
                                      **{k: v for k, v in kw.items() if k != "dtype"})
         a, b = ours.cpu().numpy(), theirs.cpu().numpy()
         assert a.shape == b.shape and a.dtype == b.dtype, name
-        np.testing.assert_allclose(a, b, rtol=2e-6, atol=0, err_msg=name)
+        # torch's float32 kernels fuse multiply-adds, ours round each step (to
+        # match the CPU bit for bit): a few float32 ulps of the range's scale
+        scale = float(np.abs(b).max()) if b.size else 1.0
+        np.testing.assert_allclose(a, b, rtol=2e-6, atol=4e-7 * scale, err_msg=name)

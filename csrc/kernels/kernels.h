@@ -209,6 +209,21 @@ int pcs_launch_tri_indices(void *out, int dtype, int64_t rows, int64_t cols, int
 #define PCS_HOST_DEVICE
 #endif
 
+/* Products and sums rounded one at a time on both sides: nvcc would fuse
+ * a * b + c into one FMA (one rounding) where the host compiler does not,
+ * and the ranges must give the same bits on the CPU and the GPU. */
+#ifdef __CUDA_ARCH__
+#define PCS_DMUL(a, b) __dmul_rn((a), (b))
+#define PCS_DADD(a, b) __dadd_rn((a), (b))
+#define PCS_FMUL(a, b) __fmul_rn((a), (b))
+#define PCS_FADD(a, b) __fadd_rn((a), (b))
+#else
+#define PCS_DMUL(a, b) ((double)(a) * (double)(b))
+#define PCS_DADD(a, b) ((double)(a) + (double)(b))
+#define PCS_FMUL(a, b) ((float)(a) * (float)(b))
+#define PCS_FADD(a, b) ((float)(a) + (float)(b))
+#endif
+
 /* Element i of n of a SPACED range; the host's CPU path and the kernel
  * evaluate this same function, so both devices give the same values. */
 static inline PCS_HOST_DEVICE double pcs_spaced_value(const pcs_range_params *p, int64_t i,
@@ -218,10 +233,11 @@ static inline PCS_HOST_DEVICE double pcs_spaced_value(const pcs_range_params *p,
     if (n == 1)
         v = p->d0;
     else if (p->in_float)
-        v = i < n / 2 ? (float)p->d0 + (float)p->dstep * (float)i
-                      : (float)p->d1 - (float)p->dstep * (float)(n - i - 1);
+        v = i < n / 2 ? PCS_FADD((float)p->d0, PCS_FMUL((float)p->dstep, (float)i))
+                      : PCS_FADD((float)p->d1, -PCS_FMUL((float)p->dstep, (float)(n - i - 1)));
     else
-        v = i < n / 2 ? p->d0 + p->dstep * (double)i : p->d1 - p->dstep * (double)(n - i - 1);
+        v = i < n / 2 ? PCS_DADD(p->d0, PCS_DMUL(p->dstep, (double)i))
+                      : PCS_DADD(p->d1, -PCS_DMUL(p->dstep, (double)(n - i - 1)));
     if (p->is_log)
         v = p->in_float ? (double)powf((float)p->base, (float)v) : pow(p->base, v);
     return v;

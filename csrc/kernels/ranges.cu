@@ -23,7 +23,7 @@ __global__ void arange_kernel(T *out, int64_t n, pcs_range_params p)
         if (p.is_int)
             out[i] = pcs::from_c<T>(p.i0 + p.istep * i);
         else
-            out[i] = pcs::from_c<T>(p.d0 + p.dstep * (double)i);
+            out[i] = pcs::from_c<T>(PCS_DADD(p.d0, PCS_DMUL(p.dstep, (double)i)));
     }
 }
 

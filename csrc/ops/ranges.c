@@ -53,7 +53,7 @@ static PyObject *fill_range(int kind, int64_t n, int dtype, const pcs_factory_op
             v.kind = PCS_SK_INT;
             v.i = p->i0 + p->istep * i;
         } else {
-            v.re = p->d0 + p->dstep * (double)i;
+            v.re = PCS_DADD(p->d0, PCS_DMUL(p->dstep, (double)i));
         }
         pcs_scalar_store(dtype, out + i * isz, v);
     }
