@@ -194,6 +194,8 @@ static int plan_lanes(size_t nbytes, size_t *part, size_t *chunk)
     lanes = (int)((nbytes + p - 1) / p);
     /* At least 4 chunks a lane, so the pipeline fills and drains quickly. */
     size_t c = pow2_floor(cfg.chunk_bytes);
+    if (c < MIN_CHUNK_BYTES) /* never 0: the lanes divide by it */
+        c = MIN_CHUNK_BYTES;
     while (c > MIN_CHUNK_BYTES && c * 4 > p)
         c >>= 1;
     *part = p;
