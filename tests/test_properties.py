@@ -107,6 +107,9 @@ size_items = st.one_of(st.integers(-3, 5), st.integers(2**31, 2**64), st.none(),
 @SETTINGS
 @given(st.lists(size_items, max_size=20))
 def test_factories_take_sizes_or_raise(sizes):
+    if all(isinstance(s, int) and s >= 0 for s in sizes) and \
+            int(np.prod(sizes, dtype=object)) * 8 > 2**27:
+        return  # valid but too big to make here; the bad-value cases are the point
     for make in (torch.zeros, torch.empty, torch.ones):
         try:
             t = make(sizes)
