@@ -128,7 +128,8 @@ static cudaError_t lane_wait(lane *L, int b)
 static void *lane_run(void *arg)
 {
     lane *L = arg;
-    size_t nchunks = (L->nbytes + L->chunk - 1) / L->chunk;
+    /* plan_lanes never gives a chunk below MIN_CHUNK_BYTES (64 KiB) */
+    size_t nchunks = (L->nbytes + L->chunk - 1) / L->chunk; /* NOLINT(clang-analyzer-core.DivideZero) */
     const char *call = NULL;
     cudaError_t err;
     if (L->spawned) /* the runtime's current device is per thread */
