@@ -141,6 +141,25 @@ def host_cases():
     return rows
 
 
+def factory_cases():
+    """Device-side factories at 1024 elements: host time, one launch each."""
+    setup = {"pycuda_sem": "x = pcs.ones(1024, device='cuda')",
+             "torch": "x = torch.ones(1024, device='cuda')", "cupy": "x = cupy.ones(1024)"}
+    rows = []
+    for name, stmt, cst in (
+            ("arange(1024)", "M.arange(1024, device='cuda')", "cupy.arange(1024)"),
+            ("zeros(1024)", "M.zeros(1024, device='cuda')", "cupy.zeros(1024)"),
+            ("full((1024,), 2.0)", "M.full((1024,), 2.0, device='cuda')", "cupy.full((1024,), 2.0)"),
+            ("linspace(0, 1, 1024)", "M.linspace(0, 1, 1024, device='cuda')", "cupy.linspace(0, 1, 1024)"),
+            ("logspace(0, 1, 1024)", "M.logspace(0, 1, 1024, device='cuda')", "cupy.logspace(0, 1, 1024)"),
+            ("eye(32)", "M.eye(32, device='cuda')", "cupy.eye(32)"),
+            ("tril_indices(45, 45)", "M.tril_indices(45, 45, device='cuda')", "cupy.tril_indices(45)"),
+            ("zeros_like(x)", "M.zeros_like(x)", "cupy.zeros_like(x)")):
+        rows.append(Case("%s (host loop)" % name, stmt.replace("M.", "pcs."), stmt.replace("M.", "torch."),
+                         cst, setup=setup, number=20000))
+    return rows
+
+
 def cases(quick=False):
     if quick:
         s = SIZE["float32"]
@@ -150,12 +169,18 @@ def cases(quick=False):
         x = _setup("float32", {"x": SQ})
         rows += [_big("x.sum(0) outer square", "x.sum(0)", x, N * s, "x.sum(axis=0)"),
                  _big("x.sum(1) inner square", "x.sum(1)", x, N * s, "x.sum(axis=1)")]
-        rows += host_cases()[:3]
+        ab, cube = _setup("float32", {"a": SQ, "b": SQ}), _setup("float32", {"x": CUBE})
+        rows += [_big("a.t() + b.t() (transposed 2-D)", "a.t() + b.t()", ab, 3 * N * s, "a.T + b.T"),
+                 _big("a + b.t() (mixed layouts)", "a + b.t()", ab, 3 * N * s, "a + b.T"),
+                 _big("x.sum((0, 2)) two dims", "x.sum((0, 2))", cube, N * s, "x.sum(axis=(0, 2))")]
+        rows += [r for r in elementwise_cases("float16") if "row" in r.name or "sliced" in r.name
+                 or "stepped" in r.name]
+        rows += host_cases()[:3] + factory_cases()
         return rows
     rows = []
     for dt in ("float32", "float16", "bfloat16", "int64"):
         rows += copy_cases(dt) + elementwise_cases(dt) + reduction_cases(dt)
-    rows += float32_extra_reductions() + host_cases()
+    rows += float32_extra_reductions() + host_cases() + factory_cases()
     return rows
 
 

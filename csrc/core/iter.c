@@ -136,6 +136,159 @@ void pcs_iter_build(pcs_iter_plan *p, int ndim, const int64_t *shape, int nops,
 }
 
 /* ------------------------------------------------------------------------ */
+/* The layout of a new output                                                */
+
+/* torch's TensorIterator order test for dims a and b (stride-0 operands are
+ * skipped; equal strides: the smaller dim goes inside): 1 when a is to be
+ * the faster of the two, -1 when b is, 0 when no operand decides. */
+static int faster_first(int nin, int64_t (*st)[PCS_MAX_DIMS], const int64_t *shape, int a, int b)
+{
+    for (int k = 0; k < nin; k++) {
+        int64_t sa = st[k][a], sb = st[k][b];
+        if (sa == 0 || sb == 0)
+            continue;
+        if (sa != sb)
+            return sa < sb ? -1 : 1;
+        if (shape[a] > shape[b])
+            return 1;
+    }
+    return 0;
+}
+
+/* torch's is_contiguous: row-major strides over the dims of size > 1. */
+static bool row_major(const pcs_iter_operand *t)
+{
+    int64_t expect = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        if (t->sizes[d] == 1)
+            continue;
+        if (t->sizes[d] == 0)
+            return true;
+        if (t->strides[d] != expect)
+            return false;
+        expect *= t->sizes[d];
+    }
+    return true;
+}
+
+
+/* torch's channels-last test for 4-D tensors (NHWC in memory: C fastest,
+ * then W, H, N), over the dims of size > 1. */
+static const int cl_order[4] = {1, 3, 2, 0};
+
+static bool channels_last(const pcs_iter_operand *t)
+{
+    if (t->ndim != 4)
+        return false;
+    int64_t expect = 1;
+    for (int i = 0; i < 4; i++) {
+        int d = cl_order[i];
+        if (t->sizes[d] == 1)
+            continue;
+        if (t->strides[d] != expect)
+            return false;
+        expect *= t->sizes[d];
+    }
+    return true;
+}
+
+/* torch's fast set-up: inputs of the result's shape that are all
+ * contiguous give a contiguous result, all channels-last (4-D) a
+ * channels-last one, all dense with the very same strides those strides.
+ * Returns false when none applies. */
+static bool same_layout(int ndim, const int64_t *shape, int nin, const pcs_iter_operand *ins,
+                        int64_t *strides)
+{
+    int n = 0;
+    bool contig = true, same = true, cl = ndim == 4;
+    const pcs_iter_operand *first = NULL;
+    for (int k = 0; k < nin; k++) {
+        if (!ins[k].data)
+            continue;
+        if (ins[k].ndim != ndim || memcmp(ins[k].sizes, shape, ndim * sizeof(int64_t)) != 0)
+            return false;
+        n++;
+        contig = contig && row_major(&ins[k]);
+        cl = cl && channels_last(&ins[k]);
+        if (!first)
+            first = &ins[k];
+        else
+            same = same && memcmp(first->strides, ins[k].strides, ndim * sizeof(int64_t)) == 0;
+    }
+    if (!n)
+        return false;
+    if (contig) {
+        int64_t next = 1;
+        for (int d = ndim - 1; d >= 0; d--) {
+            strides[d] = next;
+            next *= shape[d] > 1 ? shape[d] : 1;
+        }
+        return true;
+    }
+    if (cl) {
+        int64_t next = 1;
+        for (int i = 0; i < 4; i++) {
+            strides[cl_order[i]] = next;
+            next *= shape[cl_order[i]] > 1 ? shape[cl_order[i]] : 1;
+        }
+        return true;
+    }
+    if (same && pcs_iter_dense(first)) {
+        memcpy(strides, first->strides, ndim * sizeof(int64_t));
+        return true;
+    }
+    return false;
+}
+
+void pcs_iter_output_strides(int ndim, const int64_t *shape, int nin, const pcs_iter_operand *ins,
+                             int64_t *strides)
+{
+    if (same_layout(ndim, shape, nin, ins, strides))
+        return;
+    int64_t st[PCS_EW_OPERANDS][PCS_MAX_DIMS];
+    int n = 0;
+    int64_t numel = 1;
+    for (int d = 0; d < ndim; d++)
+        numel *= shape[d];
+    for (int k = 0; k < nin && n < PCS_EW_OPERANDS; k++) {
+        if (!ins[k].data)
+            continue;
+        for (int d = 0; d < ndim; d++) {
+            int od = d - (ndim - ins[k].ndim);
+            bool bcast = od < 0 || (ins[k].sizes[od] == 1 && shape[d] != 1);
+            st[n][d] = bcast ? 0 : mag(ins[k].strides[od]);
+        }
+        n++;
+    }
+    /* perm[0] is the fastest dim; start from the logical order (last dim
+     * fastest) and let the inputs reorder it by insertion, as torch does. */
+    int perm[PCS_MAX_DIMS];
+    for (int i = 0; i < ndim; i++)
+        perm[i] = ndim - 1 - i;
+    if (numel > 0) {
+        for (int i = 1; i < ndim; i++) {
+            int d1 = i;
+            for (int d0 = i - 1; d0 >= 0; d0--) {
+                int c = faster_first(n, st, shape, perm[d0], perm[d1]);
+                if (c > 0) {
+                    int t = perm[d0];
+                    perm[d0] = perm[d1];
+                    perm[d1] = t;
+                    d1 = d0;
+                } else if (c < 0) {
+                    break;
+                }
+            }
+        }
+    }
+    int64_t next = 1;
+    for (int i = 0; i < ndim; i++) {
+        strides[perm[i]] = next;
+        next *= shape[perm[i]] > 1 ? shape[perm[i]] : 1;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
 /* Reductions                                                                */
 
 bool pcs_iter_reduce_blocks(int ndim, const int64_t *sizes, const int64_t *strides,
@@ -183,11 +336,53 @@ bool pcs_iter_reduce_blocks(int ndim, const int64_t *sizes, const int64_t *strid
     return true;
 }
 
+bool pcs_iter_reduce_split(int ndim, const int64_t *sizes, const int64_t *strides,
+                           const bool *mask, int64_t blk[5])
+{
+    int perm[PCS_MAX_DIMS], n = 0;
+    for (int d = 0; d < ndim; d++) {
+        if (sizes[d] == 0)
+            return false; /* the one-pass path handles empty inputs */
+        if (sizes[d] == 1)
+            continue;
+        int j = n++;
+        for (; j > 0 && strides[perm[j - 1]] < strides[d]; j--)
+            perm[j] = perm[j - 1];
+        perm[j] = d;
+    }
+    int64_t expect = 1;
+    for (int i = n - 1; i >= 0; i--) {
+        if (strides[perm[i]] != expect)
+            return false;
+        expect *= sizes[perm[i]];
+    }
+    /* Memory order must read kept* reduced+ kept* reduced+ kept*, the kept
+     * dims ascending: blocks P, K1, M, K2, Q. */
+    for (int i = 0; i < 5; i++)
+        blk[i] = 1;
+    int slot = 0, last_kept = -1; /* even slots kept, odd reduced */
+    for (int i = 0; i < n; i++) {
+        int d = perm[i];
+        bool red = mask[d];
+        if (red != (slot % 2 == 1)) {
+            slot++;
+            if (slot > 4)
+                return false;
+        }
+        if (!red) {
+            if (d < last_kept)
+                return false;
+            last_kept = d;
+        }
+        blk[slot] *= sizes[d];
+    }
+    return slot >= 3; /* two reduced runs; one run is pcs_iter_reduce_blocks' */
+}
+
 /* ------------------------------------------------------------------------ */
 /* Overlap                                                                   */
 
-/* Strides of the non-size-1 dims pack the elements with no gap or reuse. */
-static bool dense(const pcs_iter_operand *t)
+bool pcs_iter_dense(const pcs_iter_operand *t)
 {
     int perm[PCS_MAX_DIMS], n = 0;
     for (int d = 0; d < t->ndim; d++) {
@@ -227,12 +422,12 @@ int pcs_iter_check_overlap(const pcs_iter_operand *out, int nin, const pcs_iter_
                             "performing the operation.");
             return -1;
         }
-    if (!dense(out))
+    if (!pcs_iter_dense(out))
         return 0; /* torch's "too hard": not checked */
     const char *ob = out->data, *oe = ob + numel_of(out) * out->itemsize;
     for (int i = 0; i < nin; i++) {
         const pcs_iter_operand *t = &ins[i];
-        if (!t->data || numel_of(t) == 0 || !dense(t))
+        if (!t->data || numel_of(t) == 0 || !pcs_iter_dense(t))
             continue;
         const char *b = t->data, *e = b + numel_of(t) * t->itemsize;
         bool partial;

@@ -38,12 +38,30 @@ int pcs_iter_broadcast(int nops, const pcs_iter_operand *ops, int64_t *shape, in
 void pcs_iter_build(pcs_iter_plan *p, int ndim, const int64_t *shape, int nops,
                     const pcs_iter_operand *ops);
 
+/* The strides (in elements) of a new dense output over shape, following
+ * the inputs' memory order as torch's TensorIterator does: the result of
+ * a.t() + b.t() is itself transposed, so the op runs at contiguous speed.
+ * Contiguous inputs give a contiguous output. */
+void pcs_iter_output_strides(int ndim, const int64_t *shape, int nin, const pcs_iter_operand *ins,
+                             int64_t *strides);
+
 /* Reductions: a dense input whose reduced dims (mask) form one run in
  * memory order, with the kept dims in their logical order, is the block
  * [A, K, B] read in place (the result then is contiguous in logical order).
  * Returns true and fills A, K, B; false: the caller makes such a copy. */
 bool pcs_iter_reduce_blocks(int ndim, const int64_t *sizes, const int64_t *strides,
                             const bool *mask, int64_t *A, int64_t *K, int64_t *B);
+
+/* Reductions whose reduced dims are two runs in memory order with kept
+ * dims between (x.sum((0, 2)) of a contiguous 3-D x): a dense input read in
+ * place as [P, K1, M, K2, Q] (reduced: K1 and K2), kept dims in their
+ * logical order. Returns true and fills blk; false otherwise. */
+bool pcs_iter_reduce_split(int ndim, const int64_t *sizes, const int64_t *strides,
+                           const bool *mask, int64_t blk[5]);
+
+/* Strides of the dims of size > 1 pack the elements with no gap or reuse
+ * (torch's non-overlapping-and-dense, in any memory order). */
+bool pcs_iter_dense(const pcs_iter_operand *t);
 
 /* torch's overlap rules for a written-to tensor `out` and the inputs: an
  * output where one memory location is more than one element (a stride-0

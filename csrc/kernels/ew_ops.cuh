@@ -409,22 +409,135 @@ __global__ void __launch_bounds__(kThreads) ew_vector(Args<F, A, B, Cc> p, int64
     }
 }
 
+// Broadcast rows: the plan is [rows, cols] (or one dim, rows = 1) and every
+// operand walks cols with stride 1 or 0, so a + row, a + column and
+// a + v.expand(...) move whole 16-byte packs like ew_vector: a stride-1
+// operand loads a pack, a stride-0 one loads one element and repeats it.
+// The host checks that cols is a whole number of packs and that every
+// stride-1 operand's rows start on a pack boundary.
+struct RowGeom {
+    FastDiv packs_per_row;
+    int32_t outer[PCS_EW_OPERANDS]; // row strides in elements
+    bool dense[PCS_EW_OPERANDS];    // cols stride 1 (else 0)
+};
+
+template <int N, class T>
+__device__ __forceinline__ Pack<T, N> load_row(const T *base, const RowGeom &g, int k, uint32_t row,
+                                               uint32_t col)
+{
+    Pack<T, N> r;
+    const T *q = base + (int64_t)row * g.outer[k];
+    if (g.dense[k]) {
+        r = *reinterpret_cast<const Pack<T, N> *>(q + col);
+    } else {
+        T v = *q;
+#pragma unroll
+        for (int j = 0; j < N; j++)
+            r.v[j] = v;
+    }
+    return r;
+}
+
+template <int N, class F, class A, class B, class Cc>
+__global__ void __launch_bounds__(kThreads) ew_rows(Args<F, A, B, Cc> p, uint32_t npacks, RowGeom g)
+{
+    using Out = typename F::Out;
+    constexpr uint32_t kTile = kThreads * kUnroll;
+    for (uint32_t base = blockIdx.x * kTile; base < npacks; base += gridDim.x * kTile) {
+        Pack<A, N> ra[kUnroll];
+        Pack<B, N> rb[kUnroll];
+        Pack<Cc, N> rc[kUnroll];
+        uint32_t row[kUnroll], col[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; u++) {
+            uint32_t i = base + u * kThreads + threadIdx.x;
+            if (i >= npacks)
+                continue;
+            row[u] = g.packs_per_row.div(i);
+            col[u] = (i - row[u] * g.packs_per_row.d) * N;
+            if (p.a) ra[u] = load_row<N>(p.a, g, 1, row[u], col[u]);
+            if (p.b) rb[u] = load_row<N>(p.b, g, 2, row[u], col[u]);
+            if (p.c) rc[u] = load_row<N>(p.c, g, 3, row[u], col[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; u++) {
+            if (base + u * kThreads + threadIdx.x >= npacks)
+                continue;
+            Pack<Out, N> ro;
+#pragma unroll
+            for (int k = 0; k < N; k++)
+                ro.v[k] = p.f(ra[u].v[k], rb[u].v[k], rc[u].v[k]);
+            *reinterpret_cast<Pack<Out, N> *>(p.out + (int64_t)row[u] * g.outer[0] + col[u]) = ro;
+        }
+    }
+}
+
+// Can the plan run as ew_rows with packs of N? Fills g and the pack count.
+template <int N, class F, class A, class B, class Cc>
+bool rows_plan(const Args<F, A, B, Cc> &p, const pcs_ew_geom &geom, RowGeom *g, uint32_t *npacks)
+{
+    if (!geom.index32 || geom.ndim < 1 || geom.ndim > 2)
+        return false;
+    int inner = geom.ndim - 1;
+    int64_t cols = geom.sizes[inner], rows = geom.ndim == 2 ? geom.sizes[0] : 1;
+    if (cols % N != 0 || rows * (cols / N) > INT32_MAX)
+        return false;
+    const void *ptr[PCS_EW_OPERANDS] = {p.out, p.a, p.b, p.c};
+    const int size[PCS_EW_OPERANDS] = {(int)sizeof(typename F::Out), (int)sizeof(A), (int)sizeof(B),
+                                       (int)sizeof(Cc)};
+    bool any_bcast = false;
+    for (int k = 0; k < PCS_EW_OPERANDS; k++) {
+        int64_t si = geom.strides[k][inner], so = geom.ndim == 2 ? geom.strides[k][0] : 0;
+        g->outer[k] = (int32_t)so;
+        g->dense[k] = si == 1;
+        if (!ptr[k])
+            continue;
+        if (si != 0 && si != 1)
+            return false;
+        if (k == 0 && si != 1)
+            return false;
+        if (si == 0) {
+            any_bcast = true;
+            continue;
+        }
+        if ((uintptr_t)ptr[k] % (N * size[k]) != 0 || so % N != 0)
+            return false;
+    }
+    if (!any_bcast && geom.ndim == 1)
+        return false; // plain contiguous: ew_vector's case
+    g->packs_per_row.init((uint32_t)(cols / N));
+    *npacks = (uint32_t)(rows * (cols / N));
+    return true;
+}
+
 // Any geometry the core planned: each thread takes kUnroll elements a
 // block-wide tile apart, computes their offsets (Off32 or Off64, see
 // offsets.cuh) and issues every load before any math, as ew_vector does.
+// Narrow types (1 and 2 bytes) take twice the elements a thread: a 2-byte
+// load per element leaves too few bytes in flight to cover the memory
+// latency, which held the stepped and sliced float16 layouts below torch.
+template <class F, class A, class B, class Cc> __host__ __device__ constexpr int strided_unroll()
+{
+    constexpr size_t w = sizeof(A) > sizeof(B) ? sizeof(A) : sizeof(B);
+    constexpr size_t w2 = w > sizeof(Cc) ? w : sizeof(Cc);
+    constexpr size_t w3 = w2 > sizeof(typename F::Out) ? w2 : sizeof(typename F::Out);
+    return w3 <= 2 ? 2 * kUnroll : kUnroll;
+}
+
 template <class Off, class F, class A, class B, class Cc>
 __global__ void __launch_bounds__(kThreads)
 ew_strided(Args<F, A, B, Cc> p, typename Off::index_t n, Off g)
 {
     using I = typename Off::index_t;
-    constexpr I kTile = kThreads * kUnroll;
+    constexpr int U = strided_unroll<F, A, B, Cc>();
+    constexpr I kTile = kThreads * U;
     for (I base = (I)blockIdx.x * kTile; base < n; base += (I)gridDim.x * kTile) {
-        int64_t off[kUnroll][PCS_EW_OPERANDS];
-        A x[kUnroll];
-        B y[kUnroll];
-        Cc z[kUnroll];
+        int64_t off[U][PCS_EW_OPERANDS];
+        A x[U];
+        B y[U];
+        Cc z[U];
 #pragma unroll
-        for (int u = 0; u < kUnroll; u++) {
+        for (int u = 0; u < U; u++) {
             I i = base + u * kThreads + threadIdx.x;
             x[u] = A{};
             y[u] = B{};
@@ -437,7 +550,7 @@ ew_strided(Args<F, A, B, Cc> p, typename Off::index_t n, Off g)
             }
         }
 #pragma unroll
-        for (int u = 0; u < kUnroll; u++)
+        for (int u = 0; u < U; u++)
             if (base + u * kThreads + threadIdx.x < n)
                 p.out[off[u][0]] = p.f(x[u], y[u], z[u]);
     }
@@ -462,13 +575,23 @@ int launch(const Args<F, A, B, Cc> &p, int64_t n, const pcs_ew_geom *geom, cudaS
         launch_kernel(ew_vector<N, F, A, B, Cc>, (unsigned)blocks, kThreads, s, p, n);
         return 0;
     }
+    RowGeom rg;
+    uint32_t npacks;
+    if (geom && rows_plan<N>(p, *geom, &rg, &npacks)) {
+        int64_t blocks = ((int64_t)npacks + kThreads * kUnroll - 1) / (kThreads * kUnroll);
+        int64_t cap = (int64_t)sm_count() * 32;
+        launch_kernel(ew_rows<N, F, A, B, Cc>, (unsigned)(blocks < cap ? blocks : cap), kThreads, s,
+                      p, npacks, rg);
+        return 0;
+    }
     pcs_ew_geom flat;
     if (!geom) { // contiguous but misaligned: one strided dim
         flat = flat_geom(n);
         geom = &flat;
     }
     // Enough blocks for a few waves; the grid-stride loop covers the rest.
-    int64_t blocks = (n + kThreads * kUnroll - 1) / (kThreads * kUnroll);
+    constexpr int U = strided_unroll<F, A, B, Cc>();
+    int64_t blocks = (n + kThreads * U - 1) / (kThreads * U);
     int64_t cap = (int64_t)sm_count() * 32;
     unsigned grid = (unsigned)(blocks < cap ? blocks : cap);
     if (geom->index32 && n <= INT32_MAX)

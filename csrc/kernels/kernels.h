@@ -171,6 +171,18 @@ int pcs_launch_reduce(int op, int dtype, void *out, int64_t *indices, const void
                       int64_t K, int64_t B, double param, void *workspace, int device,
                       cudaStream_t stream);
 
+/* Reductions whose reduced dims are two runs in memory: a contiguous
+ * [P, K1, M, K2, Q] input reduced over K1 and K2 into out [P, M, Q] (the
+ * dtype as pcs_launch_reduce writes it), in two passes without copying the
+ * input. pcs_reduce_split_plan returns -1 when the op cannot be split this
+ * way (argmax/argmin, var/std), else 0 and the workspace bytes that
+ * pcs_launch_reduce_split needs (always some: the first pass's results). */
+int pcs_reduce_split_plan(int op, int dtype, int64_t P, int64_t K1, int64_t M, int64_t K2,
+                          int64_t Q, size_t *bytes);
+int pcs_launch_reduce_split(int op, int dtype, void *out, const void *in, int64_t P, int64_t K1,
+                            int64_t M, int64_t K2, int64_t Q, double param, void *workspace,
+                            cudaStream_t stream);
+
 /* Inclusive scans along K of a contiguous [A, K, B] input; op 0 sums,
  * 1 multiplies; out has the input's dtype. */
 int pcs_launch_scan(int op, int dtype, void *out, const void *in, int64_t A, int64_t K, int64_t B,

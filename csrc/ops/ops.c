@@ -150,6 +150,21 @@ static pcs_iter_operand iter_op(const PcsTensor *t)
     return o;
 }
 
+/* A new result in the inputs' memory order (torch's rule): a.t() + b.t()
+ * is transposed too, and both read and write run contiguously. */
+static PcsTensor *new_output(const pcs_ew_call *c, const pcs_operand *ops, int ndim,
+                             const int64_t *sizes, int dev)
+{
+    pcs_iter_operand ins[3];
+    int nin = 0;
+    for (int i = 0; i < c->arity && nin < 3; i++)
+        if (ops[i].t && !ops[i].is_scalar)
+            ins[nin++] = iter_op(ops[i].t);
+    int64_t strides[PCS_MAX_DIMS];
+    pcs_iter_output_strides(ndim, sizes, nin, ins, strides);
+    return pcs_tensor_empty_strided(ndim, sizes, strides, c->out_dtype, dev, false);
+}
+
 static void device_name(int dev, char *buf, size_t n)
 {
     if (dev < 0)
@@ -310,6 +325,47 @@ static pcs_kscalar kscalar_of(pcs_scalar s)
     return k;
 }
 
+/* Same strides over the dims of size > 1. */
+static bool same_strides(const PcsTensor *a, const PcsTensor *b)
+{
+    if (a->ndim != b->ndim || memcmp(a->sizes, b->sizes, a->ndim * sizeof(int64_t)) != 0)
+        return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->sizes[d] > 1 && a->strides[d] != b->strides[d])
+            return false;
+    return true;
+}
+
+/* Mixed layouts (a + b.t()): when every input but one already walks the
+ * result's memory order and that one is a dense tensor of the result's
+ * shape and dtype in another order, copying it into the result first (the
+ * tiled transposing copy, at copy bandwidth) and then running the op in
+ * place over contiguous memory beats reading it across its rows. The
+ * result is the staging buffer, so no memory is added. Returns the index of
+ * that input, or -1. */
+#define PCS_RESTAGE_MIN (1 << 20)
+static int restage_input(const pcs_ew_call *c, PcsTensor *const *cast, const PcsTensor *res)
+{
+    if (pcs_tensor_numel(res) < PCS_RESTAGE_MIN)
+        return -1;
+    int pick = -1;
+    for (int i = 0; i < c->arity; i++) {
+        const PcsTensor *t = cast[i];
+        if (!t)
+            continue; /* a scalar */
+        if (t->storage == res->storage)
+            return -1;
+        if (same_strides(t, res))
+            continue;
+        pcs_iter_operand o = iter_op(t);
+        if (pick >= 0 || t->dtype != res->dtype || t->ndim != res->ndim ||
+            memcmp(t->sizes, res->sizes, t->ndim * sizeof(int64_t)) != 0 || !pcs_iter_dense(&o))
+            return -1;
+        pick = i;
+    }
+    return pick;
+}
+
 static int run_cuda(const pcs_ew_call *c, pcs_operand *ops, PcsTensor *res, int dev)
 {
     PcsTensor *cast[3] = {NULL, NULL, NULL};
@@ -340,6 +396,14 @@ static int run_cuda(const pcs_ew_call *c, pcs_operand *ops, PcsTensor *res, int 
     }
     pcs_iter_plan plan;
     pcs_iter_build(&plan, res->ndim, res->sizes, c->arity + 1, io);
+    int pick = plan.contiguous ? -1 : restage_input(c, cast, res);
+    if (pick >= 0) {
+        if (pcs_copy(res, cast[pick], false) < 0)
+            goto out;
+        ptr[pick] = pcs_tensor_data(res);
+        io[pick + 1] = iter_op(res);
+        pcs_iter_build(&plan, res->ndim, res->sizes, c->arity + 1, io);
+    }
     const pcs_ew_geom *gp = plan.contiguous ? NULL : &plan.geom;
     if (pcs_cuda_set_device_raw(dev) < 0)
         goto out;
@@ -495,9 +559,9 @@ PyObject *pcs_ew_run(const pcs_ew_call *c, pcs_operand *ops, PyObject *out)
         if (o->dtype == c->out_dtype)
             res = (PcsTensor *)Py_NewRef(o);
         else
-            res = pcs_tensor_empty(ndim, sizes, c->out_dtype, dev, false);
+            res = new_output(c, ops, ndim, sizes, dev);
     } else {
-        res = pcs_tensor_empty(ndim, sizes, c->out_dtype, dev, false);
+        res = new_output(c, ops, ndim, sizes, dev);
     }
     if (!res)
         return NULL;

@@ -11,7 +11,7 @@
  * NumPy reduces zero-copy views (pycuda_sem/_ops.py). max/min with a dim
  * return a (values, indices) struct sequence as torch.return_types. */
 #include "ops/ops.h"
-#include "core/iter.h"
+#include "ops/reduce.h"
 #include "runtime/device.h"
 
 #include <math.h>
@@ -93,13 +93,6 @@ static int bool_arg(PyObject *o, bool dflt)
 /* ------------------------------------------------------------------------ */
 /* The core                                                                  */
 
-typedef struct {
-    int op;          /* pcs_reduce_op */
-    const char *name;
-    int in_dtype;    /* input is cast to this first */
-    int out_dtype;   /* dtype of the result the user sees */
-    double param;
-} red_call;
 
 /* The dtype the kernel writes for (op, input dtype). */
 static int kernel_out_dtype(int op, int in)
@@ -137,127 +130,6 @@ static PyObject *finish(PcsTensor *r, const bool *mask, bool keepdim)
     return (PyObject *)v;
 }
 
-static int reduce_cuda(const red_call *c, PcsTensor *x, const bool *mask, PcsTensor *res,
-                       PcsTensor *idx)
-{
-    int nd = x->ndim, dev = x->device;
-    int64_t A = 1, K = 1, B = 1;
-    PcsTensor *src = NULL, *ws = NULL;
-    int r = -1;
-    /* A dense input whose reduced dims are one run in memory order (any
-     * permutation of a contiguous tensor, x.t() included): [A, K, B] in place. */
-    if (pcs_iter_reduce_blocks(nd, x->sizes, x->strides, mask, &A, &K, &B)) {
-        src = (PcsTensor *)Py_NewRef(x);
-    } else {
-        int64_t sizes[PCS_MAX_DIMS], strides[PCS_MAX_DIMS];
-        int k = 0;
-        A = K = B = 1;
-        for (int pass = 0; pass < 2; pass++)
-            for (int i = 0; i < nd; i++)
-                if (mask[i] == (pass == 1)) {
-                    sizes[k] = x->sizes[i];
-                    strides[k++] = x->strides[i];
-                    *(pass ? &K : &A) *= x->sizes[i];
-                }
-        PcsTensor *v = pcs_tensor_alias(x, x->offset, nd, sizes, strides);
-        src = v ? pcs_tensor_contiguous(v, false) : NULL;
-        Py_XDECREF(v);
-        if (!src)
-            return -1;
-    }
-    size_t wbytes = pcs_reduce_workspace(c->op, src->dtype, A, K, B, dev);
-    if (wbytes) {
-        int64_t n = (int64_t)wbytes;
-        if (!(ws = pcs_tensor_empty(1, &n, PCS_UINT8, dev, false)))
-            goto out;
-    }
-    if (pcs_cuda_set_device_raw(dev) < 0)
-        goto out;
-    cudaStream_t stream = pcs_current_stream(dev);
-    if (pcs_launch_reduce(c->op, src->dtype, res ? pcs_tensor_data(res) : NULL,
-                          idx ? (int64_t *)pcs_tensor_data(idx) : NULL, pcs_tensor_data(src), A, K,
-                          B, c->param, ws ? pcs_tensor_data(ws) : NULL, dev, stream) < 0) {
-        pcs_not_implemented(c->name, src->dtype);
-        goto out;
-    }
-    r = PCS_CHECK_LAUNCH(stream, c->name);
-out:
-    Py_XDECREF(ws);
-    Py_XDECREF(src);
-    return r;
-}
-
-static PyObject *axes_tuple(const bool *mask, int nd)
-{
-    int k = 0;
-    for (int i = 0; i < nd; i++)
-        k += mask[i];
-    PyObject *t = PyTuple_New(k);
-    for (int i = 0, j = 0; t && i < nd; i++) {
-        if (!mask[i])
-            continue;
-        PyObject *v = PyLong_FromLong(i);
-        if (!v)
-            Py_CLEAR(t);
-        else
-            PyTuple_SET_ITEM(t, j++, v);
-    }
-    return t;
-}
-
-/* A NumPy view of a CPU result, or of a float32 stand-in for bfloat16. */
-static PyObject *np_out(PcsTensor *t, PcsTensor **tmp)
-{
-    *tmp = NULL;
-    if (pcs_ops_cpu_dtype(t->dtype) != t->dtype) {
-        *tmp = pcs_tensor_empty(t->ndim, t->sizes, pcs_ops_cpu_dtype(t->dtype), -1, false);
-        PyObject *a = *tmp ? pcs_tensor_numpy(*tmp) : NULL;
-        if (!a)
-            Py_CLEAR(*tmp);
-        return a;
-    }
-    return pcs_tensor_numpy(t);
-}
-
-static int reduce_cpu(const red_call *c, PcsTensor *x, const bool *mask, PcsTensor *res,
-                      PcsTensor *idx)
-{
-    PyObject *fn = pcs_ops_numpy_fn("reduce");
-    if (!fn)
-        return -1;
-    /* One step at a time: nothing may run with an earlier step's exception
-     * pending (NumPy could clear it, and the caller would return NULL with
-     * no exception set). */
-    PcsTensor *tmp = NULL, *shrunk = NULL;
-    PyObject *xa = NULL, *axes = NULL, *oa = NULL, *ia = NULL, *rr = NULL;
-    /* An empty input may have dims NumPy cannot describe (zeros(0, 2**62)
-     * is "too big" for it). With no element, a reduced dim's length changes
-     * nothing, so those dims shrink to 1 (the empty ones stay 0). */
-    if (pcs_tensor_numel(x) == 0) {
-        int64_t sz[PCS_MAX_DIMS];
-        for (int i = 0; i < x->ndim; i++)
-            sz[i] = mask[i] && x->sizes[i] > 1 ? 1 : x->sizes[i];
-        if (!(shrunk = pcs_tensor_alias(x, x->offset, x->ndim, sz, x->strides)))
-            return -1;
-        x = shrunk;
-    }
-    if ((xa = pcs_ops_numpy_in(x, x->dtype)) && (axes = axes_tuple(mask, x->ndim)) &&
-        (oa = res ? np_out(res, &tmp) : Py_NewRef(Py_None)) &&
-        (ia = idx ? pcs_tensor_numpy(idx) : Py_NewRef(Py_None)))
-        rr = PyObject_CallFunction(fn, "sOOOOd", c->name, xa, axes, oa, ia, c->param);
-    int r = rr ? 0 : -1;
-    if (r == 0 && tmp)
-        r = pcs_copy(res, tmp, false);
-    Py_XDECREF(rr);
-    Py_XDECREF(xa);
-    Py_XDECREF(axes);
-    Py_XDECREF(oa);
-    Py_XDECREF(ia);
-    Py_XDECREF(tmp);
-    Py_XDECREF(shrunk);
-    return r;
-}
-
 /* Reduces x over mask. want_values/want_idx: which results to make
  * (argmax: indices only; max with dim: both). */
 static int reduce_run(const red_call *c, PcsTensor *x0, const bool *mask, bool want_values,
@@ -288,7 +160,7 @@ static int reduce_run(const red_call *c, PcsTensor *x0, const bool *mask, bool w
         goto out;
     if (want_idx && !(idx = pcs_tensor_empty(x->ndim, ksizes, PCS_INT64, x->device, false)))
         goto out;
-    r = x->device >= 0 ? reduce_cuda(c, x, mask, res, idx) : reduce_cpu(c, x, mask, res, idx);
+    r = x->device >= 0 ? pcs_reduce_exec_cuda(c, x, mask, res, idx) : pcs_reduce_exec_cpu(c, x, mask, res, idx);
     if (r == 0 && res && kout != c->out_dtype) {
         PcsTensor *cast = pcs_tensor_to(res, c->out_dtype, res->device, false, false, false);
         Py_SETREF(res, cast);
@@ -703,7 +575,7 @@ static PyObject *scan_entry(int op, PyObject *self, PyObject *const *args, Py_ss
     } else {
         PyObject *fn = pcs_ops_numpy_fn("scan");
         PcsTensor *tmp = NULL;
-        PyObject *xa = fn ? pcs_ops_numpy_in(c, dt) : NULL, *oa = xa ? np_out(res, &tmp) : NULL;
+        PyObject *xa = fn ? pcs_ops_numpy_in(c, dt) : NULL, *oa = xa ? pcs_reduce_np_out(res, &tmp) : NULL;
         PyObject *rr = oa ? PyObject_CallFunction(fn, "sOiO", fname, xa, c->ndim ? d : 0, oa) : NULL;
         int r = rr ? (tmp ? pcs_copy(res, tmp, false) : 0) : -1;
         Py_XDECREF(rr);
