@@ -187,14 +187,23 @@ def test_64bit_path_over_2_31_elements():
         pytest.skip("needs ~10 GB of free GPU memory")
     n = (1 << 31) + 4096
     x = torch.ones(2, n // 2, dtype=torch.uint8, device="cuda")
-    y = x[:, ::1].t()  # [n/2, 2], strided: the elementwise strided path in 64 bits
+    y = x[:, ::1].t()  # [n/2, 2], transposed
+    c = y.contiguous()  # a copy over > 2^31 elements, transposed
+    assert int(c.sum().item()) == n
+    # y + y runs in y's own memory order (contiguous, 64-bit counts); y + c
+    # mixes two orders (c is staged through the result by the transposing
+    # copy); a broadcast column takes the strided path with 64-bit offsets
     z = y + y
+    assert z.stride() == y.stride()
+    assert int(z[-1, 1].item()) == 2 and int(z[0, 0].item()) == 2
+    del z
+    z = y.add(c, alpha=2)
+    assert int(z[-1, 1].item()) == 3 and int(z[0, 0].item()) == 3
+    del z, c
+    z = y + x[:1].t()  # [n/2, 2] + [n/2, 1]
     assert z.shape == (n // 2, 2)
     assert int(z[-1, 1].item()) == 2 and int(z[0, 0].item()) == 2
     del z
-    c = y.contiguous()  # a copy over > 2^31 elements, transposed
-    assert int(c.sum().item()) == n
-    del c
     x[1, -1] = 5
     assert int(x.sum().item()) == n + 4
     assert int(x.amax().item()) == 5
