@@ -203,6 +203,20 @@ int pcs_launch_eye(void *out, int dtype, int64_t rows, int64_t cols, cudaStream_
 int pcs_launch_tri_indices(void *out, int dtype, int64_t rows, int64_t cols, int64_t offset,
                            int upper, cudaStream_t stream);
 
+/* ---- softmax, triangles (softmax.cu, tri.cu) ------------------------------ */
+
+/* softmax (log 0) or log_softmax (log 1) along K of a contiguous [A, K, B]
+ * input into a contiguous out of the same shape and dtype (float16,
+ * bfloat16, float32, float64; -1 for others, nothing launched). */
+int pcs_launch_softmax(int dtype, int log, void *out, const void *in, int64_t A, int64_t K,
+                       int64_t B, cudaStream_t stream);
+
+/* tril (upper 0) / triu (upper 1) with diagonal k of a contiguous [batch,
+ * rows, cols] block of `itemsize`-byte elements (1, 2, 4, 8 or 16; -1
+ * otherwise). out may be in. */
+int pcs_launch_tri(void *out, const void *in, int itemsize, int64_t batch, int64_t rows,
+                   int64_t cols, int64_t k, int upper, cudaStream_t stream);
+
 #ifdef __CUDACC__
 #define PCS_HOST_DEVICE __host__ __device__
 #else

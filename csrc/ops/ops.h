@@ -10,7 +10,12 @@
  *                 elementwise executor, operators, registration
  *   ops_binary.c  binary and ternary ops (add ... where, clamp, lerp)
  *   ops_unary.c   unary ops (neg ... nan_to_num)
- *   ops_reduce.c  reductions and scans (sum ... logsumexp, cumsum) */
+ *   ops_reduce.c  reductions and scans (sum ... logsumexp, cumsum)
+ *   join.c        cat, stack, split, chunk, tensor_split
+ *   shape_ops.c   flip, roll, repeat, tile, repeat_interleave, movedim,
+ *                 diagonal, diag, diag_embed, tril, triu
+ *   softmax.c     softmax, log_softmax
+ *   py_methods.c  Tensor methods of the ops written in Python (_math.py) */
 #ifndef PCS_OPS_H
 #define PCS_OPS_H
 
@@ -100,6 +105,10 @@ extern PyMethodDef pcs_ops_binary_tmethods[], pcs_ops_binary_functions[];
 extern PyMethodDef pcs_ops_unary_tmethods[], pcs_ops_unary_functions[];
 extern PyMethodDef pcs_ops_reduce_tmethods[], pcs_ops_reduce_functions[];
 int pcs_ops_reduce_init(PyObject *module); /* the return_types structs */
+extern PyMethodDef pcs_ops_join_tmethods[], pcs_ops_join_functions[];   /* join.c */
+extern PyMethodDef pcs_ops_shape_tmethods[], pcs_ops_shape_functions[]; /* shape_ops.c */
+extern PyMethodDef pcs_ops_softmax_tmethods[], pcs_ops_softmax_functions[]; /* softmax.c */
+extern PyMethodDef pcs_ops_py_tmethods[]; /* py_methods.c: methods over pycuda_sem/_math.py */
 
 /* Binary entry for the operators (ops_binary.c): which is an index of its table. */
 PyObject *pcs_binary_operator(int which, PyObject *a, PyObject *b, bool inplace);

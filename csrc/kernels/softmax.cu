@@ -1,0 +1,295 @@
+// softmax.cu: softmax and log_softmax along one dim, behind pcs_launch_softmax (kernels.h).
+//
+// The host hands over a contiguous input seen as [A, K, B] and wants the
+// softmax of every line in[a, :, b]. Three kernels cover it:
+//   warp      B == 1, K <= 1024: one warp per row, the row held in registers
+//             (K / 32 values a lane, rounded up to a power of two), so the
+//             input is read once: a warp max, a warp sum, one write.
+//             [2^20, 32] is a million warps of one value a lane.
+//   block     B == 1, K > 1024: one block per row. Each thread keeps an
+//             online (max, sum) pair over its strided share of the row
+//             (16-byte vector loads where the row allows), the pairs are
+//             merged across the block, and a second pass writes. The second
+//             read of a row comes from L2: a row is at most a few hundred
+//             KiB and the blocks in flight touch a few tens of MiB, which
+//             H100's 50 MiB L2 holds.
+//   strided   B > 1 (a dim that is not the last): a thread per (a, b) line,
+//             walking K with stride B; neighbouring threads read
+//             neighbouring b, so every load of a warp is one coalesced line.
+// float16 and bfloat16 accumulate in float, as torch does; float64 in double.
+// Rows of -inf give NaN and NaN propagates, as in torch.
+#include <cuda/std/limits>
+
+#include "ew_common.cuh"
+
+using namespace pcs;
+
+namespace {
+
+template <class A> __device__ __forceinline__ A exp_(A x)
+{
+    if constexpr (std::is_same_v<A, double>)
+        return exp(x);
+    else
+        return expf(x);
+}
+
+template <class A> __device__ __forceinline__ A log_(A x)
+{
+    if constexpr (std::is_same_v<A, double>)
+        return log(x);
+    else
+        return logf(x);
+}
+
+template <class A> __device__ __forceinline__ A neg_inf() { return -cuda::std::numeric_limits<A>::infinity(); }
+
+template <class A> __device__ __forceinline__ A warp_sum(A v)
+{
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, off);
+    return v;
+}
+
+// fmax drops NaN; softmax must keep it, so the max is taken NaN-first.
+template <class A> __device__ __forceinline__ A nan_max(A a, A b)
+{
+    return (a != a || a > b) ? a : b;
+}
+
+template <class A> __device__ __forceinline__ A warp_nan_max(A v)
+{
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+        v = nan_max(v, __shfl_xor_sync(0xffffffffu, v, off));
+    return v;
+}
+
+// The online pair: m the running max, s the sum of exp(x - m). A pair with
+// s == 0 has seen nothing finite yet; scaling it must not form -inf - -inf.
+template <class A> struct MS {
+    A m, s;
+};
+
+template <class A> __device__ __forceinline__ A rescale(A s, A from, A to)
+{
+    return s == A(0) ? A(0) : s * exp_(from - to);
+}
+
+template <class A> __device__ __forceinline__ void ms_add(MS<A> &p, A x)
+{
+    if (x > p.m) {
+        p.s = rescale(p.s, p.m, x) + A(1);
+        p.m = x;
+    } else if (x != x) {
+        p.m = x; // NaN: the row's result is NaN
+        p.s = x;
+    } else if (p.m != neg_inf<A>()) {
+        p.s += exp_(x - p.m);
+    }
+}
+
+template <class A> __device__ __forceinline__ MS<A> ms_merge(MS<A> a, MS<A> b)
+{
+    if (a.m != a.m || b.m != b.m)
+        return {a.m != a.m ? a.m : b.m, a.m != a.m ? a.m : b.m};
+    A m = a.m > b.m ? a.m : b.m;
+    return {m, rescale(a.s, a.m, m) + rescale(b.s, b.m, m)};
+}
+
+template <class A, bool LOG> __device__ __forceinline__ A finish(A x, A m, A s, A logs)
+{
+    if constexpr (LOG)
+        return x - m - logs;
+    else
+        return exp_(x - m) / s;
+}
+
+// ---------------------------------------------------------------------------
+// warp: B == 1, K <= 32 * VPT
+
+template <class T, int VPT, bool LOG>
+__global__ void __launch_bounds__(128) softmax_warp(T *out, const T *in, int64_t rows, int K)
+{
+    using A = compute_t<T>;
+    const int lane = threadIdx.x & 31;
+    const int64_t warps = (int64_t)gridDim.x * (blockDim.x >> 5);
+    for (int64_t row = (int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); row < rows;
+         row += warps) {
+        const T *x = in + row * K;
+        A v[VPT];
+        A m = neg_inf<A>();
+#pragma unroll
+        for (int i = 0; i < VPT; i++) {
+            int k = lane + 32 * i;
+            v[i] = k < K ? to_c<A>(x[k]) : neg_inf<A>();
+            m = nan_max(m, v[i]);
+        }
+        m = warp_nan_max(m);
+        A s = 0;
+#pragma unroll
+        for (int i = 0; i < VPT; i++)
+            if (lane + 32 * i < K)
+                s += exp_(v[i] - m);
+        s = warp_sum(s);
+        A logs = LOG ? log_(s) : A(0);
+        T *y = out + row * K;
+#pragma unroll
+        for (int i = 0; i < VPT; i++) {
+            int k = lane + 32 * i;
+            if (k < K)
+                y[k] = from_c<T>(finish<A, LOG>(v[i], m, s, logs));
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// block: B == 1, long rows
+
+constexpr int BLOCK = 512;
+
+// Merges every thread's pair; all threads get the result.
+template <class A> __device__ MS<A> block_merge(MS<A> p)
+{
+    __shared__ A sm[BLOCK / 32], ss[BLOCK / 32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        MS<A> o = {__shfl_xor_sync(0xffffffffu, p.m, off), __shfl_xor_sync(0xffffffffu, p.s, off)};
+        p = ms_merge(p, o);
+    }
+    if (lane == 0) {
+        sm[warp] = p.m;
+        ss[warp] = p.s;
+    }
+    __syncthreads();
+    MS<A> r = {sm[0], ss[0]};
+    for (int w = 1; w < (int)(blockDim.x >> 5); w++)
+        r = ms_merge(r, MS<A>{sm[w], ss[w]});
+    __syncthreads(); // the shared pair is read before the next row overwrites it
+    return r;
+}
+
+template <class T, int VEC, bool LOG>
+__global__ void __launch_bounds__(BLOCK) softmax_block(T *out, const T *in, int64_t rows, int64_t K)
+{
+    using A = compute_t<T>;
+    using P = Pack<T, VEC>;
+    const int64_t nvec = K / VEC; // VEC > 1 only when K % VEC == 0 and rows are aligned
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const P *x = reinterpret_cast<const P *>(in + row * K);
+        MS<A> p = {neg_inf<A>(), A(0)};
+        for (int64_t i = threadIdx.x; i < nvec; i += BLOCK) {
+            P pk = x[i];
+#pragma unroll
+            for (int j = 0; j < VEC; j++)
+                ms_add(p, to_c<A>(pk.v[j]));
+        }
+        MS<A> r = block_merge(p);
+        A logs = LOG ? log_(r.s) : A(0);
+        P *y = reinterpret_cast<P *>(out + row * K);
+        for (int64_t i = threadIdx.x; i < nvec; i += BLOCK) {
+            P pk = x[i], o;
+#pragma unroll
+            for (int j = 0; j < VEC; j++)
+                o.v[j] = from_c<T>(finish<A, LOG>(to_c<A>(pk.v[j]), r.m, r.s, logs));
+            y[i] = o;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// strided: B > 1
+
+template <class T, bool LOG>
+__global__ void __launch_bounds__(256) softmax_strided(T *out, const T *in, int64_t A_, int64_t K,
+                                                       int64_t B)
+{
+    using A = compute_t<T>;
+    const int64_t lines = A_ * B, step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t l = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; l < lines; l += step) {
+        int64_t a = l / B, b = l - a * B;
+        const T *x = in + a * K * B + b;
+        MS<A> p = {neg_inf<A>(), A(0)};
+        for (int64_t k = 0; k < K; k++)
+            ms_add(p, to_c<A>(x[k * B]));
+        A logs = LOG ? log_(p.s) : A(0);
+        T *y = out + a * K * B + b;
+        for (int64_t k = 0; k < K; k++)
+            y[k * B] = from_c<T>(finish<A, LOG>(to_c<A>(x[k * B]), p.m, p.s, logs));
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Launch
+
+template <class T, bool LOG>
+void launch_warp(T *out, const T *in, int64_t rows, int K, cudaStream_t st)
+{
+    // 4 warps (rows) a block; the grid covers every row or strides over them.
+    int64_t blocks = (rows + 3) / 4;
+    int64_t cap = (int64_t)sm_count() * 64;
+    dim3 grid((unsigned)(blocks < cap ? blocks : cap));
+    int vpt = (K + 31) / 32;
+    if (vpt <= 1)
+        launch_kernel(softmax_warp<T, 1, LOG>, grid, 128, st, out, in, rows, K);
+    else if (vpt <= 2)
+        launch_kernel(softmax_warp<T, 2, LOG>, grid, 128, st, out, in, rows, K);
+    else if (vpt <= 4)
+        launch_kernel(softmax_warp<T, 4, LOG>, grid, 128, st, out, in, rows, K);
+    else if (vpt <= 8)
+        launch_kernel(softmax_warp<T, 8, LOG>, grid, 128, st, out, in, rows, K);
+    else if (vpt <= 16)
+        launch_kernel(softmax_warp<T, 16, LOG>, grid, 128, st, out, in, rows, K);
+    else
+        launch_kernel(softmax_warp<T, 32, LOG>, grid, 128, st, out, in, rows, K);
+}
+
+template <class T, bool LOG>
+void launch_block(T *out, const T *in, int64_t rows, int64_t K, cudaStream_t st)
+{
+    constexpr int VEC = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
+    int64_t cap = (int64_t)sm_count() * 32;
+    dim3 grid((unsigned)(rows < cap ? rows : cap));
+    bool aligned = K % VEC == 0 && (uintptr_t)in % 16 == 0 && (uintptr_t)out % 16 == 0;
+    if (VEC > 1 && aligned)
+        launch_kernel(softmax_block<T, VEC, LOG>, grid, BLOCK, st, out, in, rows, K);
+    else
+        launch_kernel(softmax_block<T, 1, LOG>, grid, BLOCK, st, out, in, rows, K);
+}
+
+template <class T, bool LOG>
+void launch_all(T *out, const T *in, int64_t A_, int64_t K, int64_t B, cudaStream_t st)
+{
+    if (B == 1 && K <= 1024) {
+        launch_warp<T, LOG>(out, in, A_, (int)K, st);
+    } else if (B == 1) {
+        launch_block<T, LOG>(out, in, A_, K, st);
+    } else {
+        int64_t lines = A_ * B, blocks = (lines + 255) / 256, cap = (int64_t)sm_count() * 16;
+        dim3 grid((unsigned)(blocks < cap ? blocks : cap));
+        launch_kernel(softmax_strided<T, LOG>, grid, 256, st, out, in, A_, K, B);
+    }
+}
+
+} // namespace
+
+extern "C" int pcs_launch_softmax(int dtype, int log, void *out, const void *in, int64_t A, int64_t K,
+                                  int64_t B, cudaStream_t stream)
+{
+    if (A <= 0 || K <= 0 || B <= 0)
+        return 0; // nothing to compute
+    return dispatch_dtype(dtype, [&](auto tag) -> int {
+        using T = decltype(tag);
+        if constexpr (!is_flt<T>) {
+            return -1;
+        } else {
+            if (log)
+                launch_all<T, true>((T *)out, (const T *)in, A, K, B, stream);
+            else
+                launch_all<T, false>((T *)out, (const T *)in, A, K, B, stream);
+            return 0;
+        }
+    });
+}
