@@ -5,7 +5,7 @@ Compositions of the C reductions: vector norms are the one norm reduction
 are a sum of absolute values and a max (min). The spectral norms ('nuc', 2,
 -2) need an SVD, which pycuda_sem does not have: they raise
 NotImplementedError."""
-import math
+import math as _pymath
 
 from . import _C
 
@@ -52,7 +52,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     elif ord in ("nuc", 2, -2):
         raise NotImplementedError("linalg.matrix_norm: ord=%r needs a singular value "
                                   "decomposition, which pycuda_sem does not implement" % (ord,))
-    elif ord in (1, -1, math.inf, -math.inf):
+    elif ord in (1, -1, _pymath.inf, -_pymath.inf):
         if not (A.is_floating_point() or A.is_complex()):
             raise RuntimeError("linalg.matrix_norm: Expected a floating point or complex tensor "
                                "as input. Got %s" % A.dtype)

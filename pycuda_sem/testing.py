@@ -3,9 +3,9 @@ and its mismatch report.
 
 Not a hot path: the values are compared on the host with NumPy (a CUDA
 tensor is copied to the CPU once), following torch.testing's rules."""
-import math
+import math as _math
 
-import numpy as np
+import numpy as _np
 
 from . import _C
 
@@ -62,23 +62,23 @@ def _to_numpy(t):
 
 
 def _isclose(a, e, rtol, atol, equal_nan):
-    with np.errstate(all="ignore"):
+    with _np.errstate(all="ignore"):
         close = a == e
         if equal_nan and a.dtype.kind in "fc":
-            close |= np.isnan(a) & np.isnan(e)
+            close |= _np.isnan(a) & _np.isnan(e)
         if rtol == 0 and atol == 0:
             return close
         if a.dtype.kind == "b":
-            a, e = a.astype(np.float32), e.astype(np.float32)
-        actual = np.abs(a - e)
-        allowed = atol + np.abs(rtol * e)
-        return close | (np.isfinite(actual) & (actual <= allowed))
+            a, e = a.astype(_np.float32), e.astype(_np.float32)
+        actual = _np.abs(a - e)
+        allowed = atol + _np.abs(rtol * e)
+        return close | (_np.isfinite(actual) & (actual <= allowed))
 
 
 def _unravel(flat, shape):
     if not shape:
         return ()
-    return tuple(int(i) for i in np.unravel_index(flat, shape))
+    return tuple(int(i) for i in _np.unravel_index(flat, shape))
 
 
 def _compare_tensors(actual, expected, rtol, atol, equal_nan, check_device, check_dtype, msg):
@@ -98,7 +98,7 @@ def _compare_tensors(actual, expected, rtol, atol, equal_nan, check_device, chec
     if a.shape == ():
         av, ev = a.item(), e.item()
         abs_diff = abs(av - ev)
-        rel_diff = math.inf if ev == 0 else abs_diff / abs(ev)
+        rel_diff = _math.inf if ev == 0 else abs_diff / abs(ev)
         _fail(_mismatch_msg("Scalars", "Expected %s but got %s." % (ev, av), abs_diff, None, atol,
                             rel_diff, None, rtol), msg)
     n = matches.size
@@ -106,11 +106,11 @@ def _compare_tensors(actual, expected, rtol, atol, equal_nan, check_device, chec
     extra = "Mismatched elements: %d / %d (%.1f%%)" % (bad, n, 100.0 * bad / n)
     af, ef, mf = a.reshape(-1), e.reshape(-1), matches.reshape(-1)
     if af.dtype.kind not in "fc":
-        af, ef = af.astype(np.int64), ef.astype(np.int64)
-    with np.errstate(all="ignore"):
-        abs_diff = np.abs(af - ef)
+        af, ef = af.astype(_np.int64), ef.astype(_np.int64)
+    with _np.errstate(all="ignore"):
+        abs_diff = _np.abs(af - ef)
         abs_diff[mf] = 0
-        rel_diff = abs_diff / np.abs(ef)
+        rel_diff = abs_diff / _np.abs(ef)
         rel_diff[mf] = 0
     ia, ir = _nanargmax(abs_diff), _nanargmax(rel_diff)
     _fail(_mismatch_msg("Tensor-likes", extra, abs_diff[ia].item(), _unravel(ia, a.shape), atol,
@@ -120,10 +120,10 @@ def _compare_tensors(actual, expected, rtol, atol, equal_nan, check_device, chec
 def _nanargmax(x):
     # torch.max picks the first NaN, else the first maximum
     if x.dtype.kind in "fc":
-        nan = np.isnan(x)
+        nan = _np.isnan(x)
         if nan.any():
-            return int(np.argmax(nan))
-    return int(np.argmax(x))
+            return int(_np.argmax(nan))
+    return int(_np.argmax(x))
 
 
 def _as_tensor(x):
@@ -131,7 +131,7 @@ def _as_tensor(x):
         return x
     if isinstance(x, (bool, int, float, complex)):
         return _C.tensor(x)
-    if isinstance(x, np.ndarray):
+    if isinstance(x, _np.ndarray):
         return _C.from_numpy(x)
     return None
 

@@ -50,10 +50,11 @@ static int int_arg(PyObject *o, int64_t dflt, int64_t *out)
     return pcs_int64_arg(o, out);
 }
 
-/* A new contiguous tensor holding the values of the view v. */
+/* A new contiguous tensor holding the values of the view v (consumed);
+ * v NULL passes on the failure that made it. */
 static PyObject *materialize(PcsTensor *like, PcsTensor *v)
 {
-    if (!v)
+    if (!v) /* NOLINT(pcs-errors): the caller's view builder set the exception */
         return NULL;
     PcsTensor *res = pcs_tensor_empty(v->ndim, v->sizes, like->dtype, like->device, false);
     if (res && pcs_copy(res, v, false) < 0)

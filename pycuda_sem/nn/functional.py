@@ -3,7 +3,7 @@
 softmax and log_softmax are the C ops (csrc/ops/softmax.c, a CUDA kernel on
 the GPU); dim=None picks torch's legacy implicit dim, with its warning.
 one_hot and normalize are compositions of C ops, as in torch."""
-import warnings
+import warnings as _warnings
 
 from .. import _C
 
@@ -11,7 +11,7 @@ __all__ = ["softmax", "log_softmax", "one_hot", "normalize"]
 
 
 def _implicit_dim(name, ndim):
-    warnings.warn("Implicit dimension choice for %s has been deprecated. Change the call to "
+    _warnings.warn("Implicit dimension choice for %s has been deprecated. Change the call to "
                   "include dim=X as an argument." % name, UserWarning, stacklevel=3)
     return 0 if ndim in (0, 1, 3) else 1
 
