@@ -52,6 +52,13 @@ static void shape_str(int ndim, const int64_t *s, char *buf, size_t n)
         snprintf(buf + k, n - k, "]");
 }
 
+/* A type's name without its module ("Tensor", as torch prints it). */
+static const char *short_name(PyObject *o)
+{
+    const char *n = Py_TYPE(o)->tp_name, *dot = strrchr(n, '.');
+    return dot ? dot + 1 : n;
+}
+
 /* The tensors of a list argument as a tuple that owns them (new reference),
  * or NULL with torch's TypeError. */
 static PyObject *tensor_tuple(PyObject *obj, const char *fname)
@@ -63,7 +70,7 @@ static PyObject *tensor_tuple(PyObject *obj, const char *fname)
     if (PcsTensor_Check(obj) || !PySequence_Check(obj) || PyUnicode_Check(obj)) {
         PyErr_Format(PyExc_TypeError,
                      "%s(): argument 'tensors' (position 1) must be tuple of Tensors, not %.100s",
-                     fname, Py_TYPE(obj)->tp_name);
+                     fname, short_name(obj));
         return NULL;
     }
     PyObject *tup = PySequence_Tuple(obj);
@@ -74,7 +81,7 @@ static PyObject *tensor_tuple(PyObject *obj, const char *fname)
         if (!PcsTensor_Check(it)) {
             PyErr_Format(PyExc_TypeError,
                          "expected Tensor as element %zd in argument 0, but got %.100s", i,
-                         Py_TYPE(it)->tp_name);
+                         short_name(it));
             Py_DECREF(tup);
             return NULL;
         }
@@ -352,6 +359,12 @@ static Py_ssize_t int64_list_tensor(PcsTensor *t, const char *fname, int64_t **o
     PyObject *lst = pcs_tensor_tolist(t);
     if (!lst)
         return -1;
+    if (t->ndim == 0) { /* one number: a list of one */
+        PyObject *one = PyTuple_Pack(1, lst);
+        Py_SETREF(lst, one);
+        if (!lst)
+            return -1;
+    }
     Py_ssize_t n = int64_list(lst, "expected a list of ints", out);
     Py_DECREF(lst);
     return n;
