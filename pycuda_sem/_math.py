@@ -400,7 +400,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     for name, t in (("X1", x1), ("X2", x2)):
         if not t.dtype.is_floating_point:
             raise RuntimeError("cdist only supports floating-point dtypes, %s got: %s"
-                               % (name, str(t.dtype).split(".")[-1].capitalize()))
+                               % (name, _dtype_name(t.dtype)))
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
     modes = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
