@@ -119,6 +119,28 @@ def test_cat_many_small_inputs():
     np.testing.assert_array_equal(host(pcs.stack(ts, 1)), np.stack([host(t) for t in ts], 1))
 
 
+@pytest.mark.parametrize("dtype", [pcs.int8, pcs.float16, pcs.float32, pcs.int64, pcs.complex128])
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_cat_fused_launch_for_many_small_inputs(dtype, dim):
+    # more than one batch of inputs (64 a launch), sizes along dim from 0 to 4,
+    # and legacy 1-D empty tensors in between
+    rng = np.random.default_rng(dim)
+    ts = []
+    for i in range(150):
+        shape = [3, 2, 5]
+        shape[dim] = int(rng.integers(0, 5))
+        ts.append(make(tuple(shape), dtype, i))
+        if i % 40 == 0:
+            ts.append(pcs.empty(0, dtype=dtype, device="cuda"))
+    r = pcs.cat(ts, dim)
+    ref = np.concatenate([host(t) for t in ts if t.dim() == 3], dim)
+    np.testing.assert_array_equal(host(r), ref)
+    other = pcs.complex128 if dtype.is_complex else pcs.float64
+    mixed = ts[:5] + [ts[5].to(other)]  # a second dtype: the per-input copies
+    np.testing.assert_array_equal(host(pcs.cat(mixed, dim)),
+                                  np.concatenate([host(t) for t in mixed if t.dim() == 3], dim))
+
+
 def test_cat_errors_name_devices_and_sizes():
     g = make((2, 3))
     with pytest.raises(RuntimeError, match=r"Expected all tensors to be on the same device, but "

@@ -16,9 +16,19 @@
 
 #include <string.h>
 
+#include "kernels/kernels.h"
+#include "runtime/device.h"
+#include "runtime/stream.h"
 #include "tensor/copy.h"
 
 #define T(o) ((PcsTensor *)(o))
+
+/* At least this many inputs, averaging at most FUSED_MAX_BYTES each, go
+ * through one fused launch per PCS_CAT_BATCH inputs (cat.cu); fewer or
+ * larger ones are one copy each (cudaMemcpyAsync when dense), which is
+ * already at copy bandwidth. */
+#define FUSED_MIN_INPUTS 3
+#define FUSED_MAX_BYTES (1 << 20)
 
 /* ------------------------------------------------------------------------ */
 /* Arguments                                                                 */
@@ -114,6 +124,66 @@ static PcsTensor *narrow_view(PcsTensor *t, int dim, int64_t start, int64_t len)
 
 static bool skipped(const PcsTensor *t) { return t->ndim == 1 && t->sizes[0] == 0; }
 
+/* Many small contiguous CUDA inputs of out's dtype into a contiguous new
+ * out (a user's out= takes the checked copies: it may overlap an input):
+ * one launch per PCS_CAT_BATCH of them. 1 when done, 0 when the layout or
+ * the sizes do not call for it (the caller copies input by input), -1 with
+ * exception. */
+static int cat_fused(PcsTensor *const *ts, Py_ssize_t n, int dim, PcsTensor *res)
+{
+    if (res->device < 0 || !pcs_tensor_is_contiguous(res) || pcs_tensor_numel(res) == 0)
+        return 0;
+    Py_ssize_t used = 0;
+    int64_t bytes = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PcsTensor *t = ts[i];
+        if (skipped(t) || pcs_tensor_numel(t) == 0)
+            continue;
+        if (t->dtype != res->dtype || !pcs_tensor_is_contiguous(t))
+            return 0;
+        used++;
+        bytes += pcs_tensor_numel(t) * pcs_itemsize(t->dtype);
+    }
+    if (used < FUSED_MIN_INPUTS || bytes / used > FUSED_MAX_BYTES)
+        return 0;
+    int64_t inner = 1, outer = 1;
+    for (int d = 0; d < res->ndim; d++) {
+        if (d < dim)
+            outer *= res->sizes[d];
+        else if (d > dim)
+            inner *= res->sizes[d];
+    }
+    if (pcs_cuda_set_device_raw(res->device) < 0)
+        return -1;
+    cudaStream_t st = pcs_current_stream(res->device);
+    pcs_cat_batch b;
+    b.n = 0;
+    int64_t at = 0;
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        bool end = i == n;
+        if (!end && !skipped(ts[i])) {
+            PcsTensor *t = ts[i];
+            if (pcs_tensor_numel(t)) {
+                b.src[b.n] = pcs_tensor_data(t);
+                b.offset[b.n] = at * inner;
+                b.cols[b.n++] = t->sizes[dim] * inner;
+            }
+            at += t->sizes[dim];
+        }
+        if (b.n == PCS_CAT_BATCH || (end && b.n)) {
+            if (pcs_launch_cat(pcs_tensor_data(res), pcs_itemsize(res->dtype), outer,
+                               res->sizes[dim] * inner, &b, st) < 0) {
+                pcs_not_implemented("cat", res->dtype);
+                return -1;
+            }
+            if (PCS_CHECK_LAUNCH(st, "cat") < 0)
+                return -1;
+            b.n = 0;
+        }
+    }
+    return 1;
+}
+
 /* Concatenates ts[0..n) along dim64 into out (or a new tensor). */
 static PyObject *cat_core(PcsTensor *const *ts, Py_ssize_t n, int64_t dim64, PyObject *outobj,
                           const char *fname)
@@ -192,6 +262,14 @@ static PyObject *cat_core(PcsTensor *const *ts, Py_ssize_t n, int64_t dim64, PyO
         Py_INCREF(res);
     } else if (!(res = pcs_tensor_empty(ndim, sizes, dtype, dev, false))) {
         return NULL;
+    }
+    int fr = outobj ? 0 : cat_fused(ts, n, dim, res);
+    if (fr != 0) {
+        if (fr < 0) {
+            Py_DECREF(res);
+            return NULL;
+        }
+        return (PyObject *)res;
     }
     int64_t at = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
