@@ -631,8 +631,9 @@ void pcs_ops_install_number_slots(PyNumberMethods *nb)
     k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_binary_tmethods);
     k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_unary_tmethods);
     k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_reduce_tmethods);
-    k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_join_tmethods);
+    k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_split_tmethods);
     k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_shape_tmethods);
+    k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_diag_tmethods);
     k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_softmax_tmethods);
     k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_py_tmethods);
     memset(&pcs_tensor_ops_methods[k], 0, sizeof(PyMethodDef));
@@ -644,7 +645,9 @@ int pcs_ops_init(PyObject *m)
         PyModule_AddFunctions(m, pcs_ops_unary_functions) < 0 ||
         PyModule_AddFunctions(m, pcs_ops_reduce_functions) < 0 ||
         PyModule_AddFunctions(m, pcs_ops_join_functions) < 0 ||
+        PyModule_AddFunctions(m, pcs_ops_split_functions) < 0 ||
         PyModule_AddFunctions(m, pcs_ops_shape_functions) < 0 ||
+        PyModule_AddFunctions(m, pcs_ops_diag_functions) < 0 ||
         PyModule_AddFunctions(m, pcs_ops_softmax_functions) < 0)
         return -1;
     return pcs_ops_reduce_init(m);

@@ -1,6 +1,6 @@
 /* shape_ops.c: ops that rearrange elements without computing on them: flip
  * (fliplr, flipud), roll, repeat, tile, repeat_interleave, movedim
- * (moveaxis), diagonal, diag, diag_embed, tril and triu.
+ * (moveaxis). Diagonals and triangles are diag.c.
  *
  * Most are one or a few copies through the copy core (tensor/copy.c) with
  * geometry chosen here, so they run at copy bandwidth on every layout with
@@ -12,9 +12,7 @@
  *   repeat    the result seen as [r0, s0, r1, s1, ...], the input as the
  *             same shape with stride 0 on the r dims: one copy;
  *   repeat_interleave with one count: the same with the r dim after s.
- * diagonal is a view; diag and diag_embed write through a diagonal view of
- * a zeroed result. tril/triu have a kernel (kernels/tri.cu) that reads and
- * writes each element once; on the CPU they copy and clear rows with memset. */
+ */
 #include "ops/ops.h"
 
 #include <string.h>
@@ -28,50 +26,6 @@
 
 /* ------------------------------------------------------------------------ */
 /* Helpers                                                                   */
-
-static PcsTensor *tensor_arg(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                             PyObject *kw, const char *fname)
-{
-    PyObject *x = self ? self : pcs_arg(args, nargs, kw, 0, "input");
-    if (!x || !PcsTensor_Check(x)) {
-        PyErr_Format(PyExc_TypeError, "%s(): argument 'input' (position 1) must be Tensor", fname);
-        return NULL;
-    }
-    return T(x);
-}
-
-/* An int argument with a default. */
-static int int_arg(PyObject *o, int64_t dflt, int64_t *out)
-{
-    if (!o || o == Py_None) {
-        *out = dflt;
-        return 0;
-    }
-    return pcs_int64_arg(o, out);
-}
-
-/* A new contiguous tensor holding the values of the view v (consumed);
- * v NULL passes on the failure that made it. */
-static PyObject *materialize(PcsTensor *like, PcsTensor *v)
-{
-    if (!v) /* NOLINT(pcs-errors): the caller's view builder set the exception */
-        return NULL;
-    PcsTensor *res = pcs_tensor_empty(v->ndim, v->sizes, like->dtype, like->device, false);
-    if (res && pcs_copy(res, v, false) < 0)
-        Py_CLEAR(res);
-    Py_DECREF(v);
-    return (PyObject *)res;
-}
-
-/* A zero-filled tensor. */
-static PcsTensor *zeros(int ndim, const int64_t *sizes, int dtype, int device)
-{
-    static const unsigned char zero[16] = {0};
-    PcsTensor *t = pcs_tensor_empty(ndim, sizes, dtype, device, false);
-    if (t && pcs_tensor_numel(t) && pcs_fill_bytes(t, zero) < 0)
-        Py_CLEAR(t);
-    return t;
-}
 
 /* Dims given as varargs ints, one sequence, or one int; -1 with exception. */
 static int dims_list(PyObject *const *args, Py_ssize_t nargs, int64_t *out)
@@ -115,7 +69,7 @@ static PyObject *flip_mask(PcsTensor *t, const bool *mask)
     }
     /* A negative-stride view never leaves this function: the copy core reads
      * it and the result is a fresh tensor. */
-    return materialize(t, pcs_tensor_alias(t, offset, t->ndim, t->sizes, strides));
+    return pcs_materialize(pcs_tensor_alias(t, offset, t->ndim, t->sizes, strides));
 }
 
 static PyObject *flip_entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
@@ -123,7 +77,7 @@ static PyObject *flip_entry(PyObject *self, PyObject *const *args, Py_ssize_t na
     static const char *const names[] = {"input", "dims", NULL};
     if (pcs_check_kwargs(kw, "flip", names) < 0)
         return NULL;
-    PcsTensor *t = tensor_arg(self, args, nargs, kw, "flip");
+    PcsTensor *t = pcs_input_arg(self, args, nargs, kw, "flip");
     if (!t)
         return NULL;
     PyObject *dobj = pcs_arg(args, nargs, kw, self ? -1 : 1, "dims");
@@ -146,7 +100,7 @@ static PyObject *flip_entry(PyObject *self, PyObject *const *args, Py_ssize_t na
 static PyObject *flip_lr_ud(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw,
                             bool lr)
 {
-    PcsTensor *t = tensor_arg(self, args, nargs, kw, lr ? "fliplr" : "flipud");
+    PcsTensor *t = pcs_input_arg(self, args, nargs, kw, lr ? "fliplr" : "flipud");
     if (!t)
         return NULL;
     if (t->ndim < (lr ? 2 : 1)) {
@@ -206,7 +160,7 @@ static PyObject *roll_entry(PyObject *self, PyObject *const *args, Py_ssize_t na
     static const char *const names[] = {"input", "shifts", "dims", NULL};
     if (pcs_check_kwargs(kw, "roll", names) < 0)
         return NULL;
-    PcsTensor *t = tensor_arg(self, args, nargs, kw, "roll");
+    PcsTensor *t = pcs_input_arg(self, args, nargs, kw, "roll");
     if (!t)
         return NULL;
     int base = self ? -1 : 0;
@@ -373,7 +327,7 @@ static PyObject *tile_entry(PyObject *self, PyObject *const *args, Py_ssize_t na
     static const char *const names[] = {"input", "dims", NULL};
     if (pcs_check_kwargs(kw, "tile", names) < 0)
         return NULL;
-    PcsTensor *t = tensor_arg(self, args, nargs, kw, "tile");
+    PcsTensor *t = pcs_input_arg(self, args, nargs, kw, "tile");
     if (!t)
         return NULL;
     PyObject *dobj = pcs_arg(args, nargs, kw, self ? -1 : 1, "dims");
@@ -477,7 +431,7 @@ static PyObject *repeat_interleave_entry(PyObject *self, PyObject *const *args, 
     static const char *const names[] = {"input", "repeats", "dim", "output_size", NULL};
     if (pcs_check_kwargs(kw, "repeat_interleave", names) < 0)
         return NULL;
-    PcsTensor *t = tensor_arg(self, args, nargs, kw, "repeat_interleave");
+    PcsTensor *t = pcs_input_arg(self, args, nargs, kw, "repeat_interleave");
     if (!t)
         return NULL;
     int base = self ? -1 : 0;
@@ -487,7 +441,7 @@ static PyObject *repeat_interleave_entry(PyObject *self, PyObject *const *args, 
     PcsTensor *owned = NULL, *x = t;
     PyObject *res = NULL;
     int64_t *counts = NULL, n = 1, one = 0, out_size = -1;
-    if (int_arg(oso, -1, &out_size) < 0)
+    if (pcs_int_arg_or(oso, -1, &out_size) < 0)
         return NULL;
     if (!ro && !self) { /* repeat_interleave(repeats): 0..n-1 repeated */
         if (t->ndim != 1) {
@@ -630,7 +584,7 @@ static PyObject *movedim_entry(PyObject *self, PyObject *const *args, Py_ssize_t
     static const char *const names[] = {"input", "source", "destination", NULL};
     if (pcs_check_kwargs(kw, "movedim", names) < 0)
         return NULL;
-    PcsTensor *t = tensor_arg(self, args, nargs, kw, "movedim");
+    PcsTensor *t = pcs_input_arg(self, args, nargs, kw, "movedim");
     if (!t)
         return NULL;
     int base = self ? -1 : 0;
@@ -677,290 +631,18 @@ static PyObject *movedim_entry(PyObject *self, PyObject *const *args, Py_ssize_t
 }
 
 /* ------------------------------------------------------------------------ */
-/* diagonal, diag, diag_embed                                                */
-
-/* The view of the diagonal `offset` of dims d1, d2 (wrapped, distinct),
- * appended as the last dim. */
-static PcsTensor *diag_view(PcsTensor *t, int64_t offset, int d1, int d2)
-{
-    if (d1 == d2) {
-        PyErr_Format(PyExc_RuntimeError, "diagonal dimensions cannot be identical %d, %d", d1, d2);
-        return NULL;
-    }
-    int64_t s1 = t->sizes[d1], s2 = t->sizes[d2], n;
-    if (offset >= 0)
-        n = s2 - offset < s1 ? s2 - offset : s1;
-    else
-        n = s1 + offset < s2 ? s1 + offset : s2;
-    if (n < 0)
-        n = 0;
-    int64_t off = t->offset;
-    if (n > 0)
-        off += offset >= 0 ? offset * t->strides[d2] : -offset * t->strides[d1];
-    int64_t sizes[PCS_MAX_DIMS], strides[PCS_MAX_DIMS];
-    int k = 0;
-    for (int i = 0; i < t->ndim; i++) {
-        if (i == d1 || i == d2)
-            continue;
-        sizes[k] = t->sizes[i];
-        strides[k++] = t->strides[i];
-    }
-    sizes[k] = n;
-    strides[k++] = t->strides[d1] + t->strides[d2];
-    return pcs_tensor_alias(t, off, k, sizes, strides);
-}
-
-static PyObject *diagonal_entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                                PyObject *kw)
-{
-    static const char *const names[] = {"input", "offset", "dim1", "dim2", NULL};
-    if (pcs_check_kwargs(kw, "diagonal", names) < 0)
-        return NULL;
-    PcsTensor *t = tensor_arg(self, args, nargs, kw, "diagonal");
-    if (!t)
-        return NULL;
-    int base = self ? -1 : 0;
-    int64_t off, a, b;
-    if (int_arg(pcs_arg(args, nargs, kw, base + 1, "offset"), 0, &off) < 0 ||
-        int_arg(pcs_arg(args, nargs, kw, base + 2, "dim1"), 0, &a) < 0 ||
-        int_arg(pcs_arg(args, nargs, kw, base + 3, "dim2"), 1, &b) < 0)
-        return NULL;
-    if (t->ndim < 2) {
-        PyErr_Format(PyExc_RuntimeError, "diagonal(): expected a tensor with at least 2 dimensions, "
-                                         "got %d", t->ndim);
-        return NULL;
-    }
-    int d1 = pcs_wrap_dim(a, t->ndim), d2 = d1 < 0 ? -1 : pcs_wrap_dim(b, t->ndim);
-    if (d2 < 0)
-        return NULL;
-    return (PyObject *)diag_view(t, off, d1, d2);
-}
-
-static PyObject *diag_entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
-{
-    static const char *const names[] = {"input", "diagonal", "out", NULL};
-    if (pcs_check_kwargs(kw, "diag", names) < 0)
-        return NULL;
-    PcsTensor *t = tensor_arg(self, args, nargs, kw, "diag");
-    if (!t)
-        return NULL;
-    int64_t k;
-    PyObject *out;
-    if (int_arg(pcs_arg(args, nargs, kw, self ? 0 : 1, "diagonal"), 0, &k) < 0 ||
-        pcs_out_arg(pcs_arg(args, nargs, kw, -1, "out"), &out) < 0)
-        return NULL;
-    PyObject *res;
-    if (t->ndim == 1) {
-        int64_t m = t->sizes[0] + (k < 0 ? -k : k), sz[2] = {m, m};
-        PcsTensor *z = zeros(2, sz, t->dtype, t->device);
-        PcsTensor *v = z ? diag_view(z, k, 0, 1) : NULL;
-        int r = v ? pcs_copy(v, t, false) : -1;
-        Py_XDECREF(v);
-        if (r < 0)
-            Py_CLEAR(z);
-        res = (PyObject *)z;
-    } else if (t->ndim == 2) {
-        res = materialize(t, diag_view(t, k, 0, 1));
-    } else {
-        PyErr_Format(PyExc_RuntimeError, "diag(): Supports 1D or 2D tensors. Got %dD", t->ndim);
-        return NULL;
-    }
-    if (res && out) {
-        PcsTensor *o = T(out);
-        int r = -1;
-        if (o->ndim != T(res)->ndim || memcmp(o->sizes, T(res)->sizes, o->ndim * sizeof(int64_t)))
-            PyErr_SetString(PyExc_RuntimeError, "diag(): out= must have the result's shape (no resizing)");
-        else
-            r = pcs_copy(o, T(res), false);
-        Py_DECREF(res);
-        res = r < 0 ? NULL : Py_NewRef(out);
-    }
-    return res;
-}
-
-static PyObject *diag_embed_entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                                  PyObject *kw)
-{
-    static const char *const names[] = {"input", "offset", "dim1", "dim2", NULL};
-    if (pcs_check_kwargs(kw, "diag_embed", names) < 0)
-        return NULL;
-    PcsTensor *t = tensor_arg(self, args, nargs, kw, "diag_embed");
-    if (!t)
-        return NULL;
-    int base = self ? -1 : 0;
-    int64_t off, a, b;
-    if (int_arg(pcs_arg(args, nargs, kw, base + 1, "offset"), 0, &off) < 0 ||
-        int_arg(pcs_arg(args, nargs, kw, base + 2, "dim1"), -2, &a) < 0 ||
-        int_arg(pcs_arg(args, nargs, kw, base + 3, "dim2"), -1, &b) < 0)
-        return NULL;
-    if (t->ndim < 1) {
-        PyErr_SetString(PyExc_RuntimeError, "diag_embed(): input must be at least 1-D");
-        return NULL;
-    }
-    int nd = t->ndim + 1;
-    if (pcs_check_ndim(nd, PyExc_RuntimeError) < 0)
-        return NULL;
-    int d1 = pcs_wrap_dim(a, nd), d2 = d1 < 0 ? -1 : pcs_wrap_dim(b, nd);
-    if (d2 < 0)
-        return NULL;
-    if (d1 == d2) {
-        PyErr_Format(PyExc_RuntimeError, "diagonal dimensions cannot be identical %d, %d", d1, d2);
-        return NULL;
-    }
-    int64_t m = t->sizes[t->ndim - 1] + (off < 0 ? -off : off), sizes[PCS_MAX_DIMS];
-    int lo = d1 < d2 ? d1 : d2, hi = d1 < d2 ? d2 : d1;
-    for (int i = 0, k = 0; i < nd; i++)
-        sizes[i] = (i == lo || i == hi) ? m : t->sizes[k++];
-    PcsTensor *z = zeros(nd, sizes, t->dtype, t->device);
-    PcsTensor *v = z ? diag_view(z, off, d1, d2) : NULL;
-    int r = v ? pcs_copy(v, t, false) : -1;
-    Py_XDECREF(v);
-    if (r < 0)
-        Py_CLEAR(z);
-    return (PyObject *)z;
-}
-
-/* ------------------------------------------------------------------------ */
-/* tril, triu                                                                */
-
-/* Clears the other triangle of contiguous c in place (CPU), row by row. */
-static void tri_cpu(PcsTensor *c, int64_t k, bool upper)
-{
-    int64_t rows = c->sizes[c->ndim - 2], cols = c->sizes[c->ndim - 1];
-    int64_t batch = rows && cols ? pcs_tensor_numel(c) / (rows * cols) : 0;
-    size_t isz = (size_t)pcs_itemsize(c->dtype);
-    char *base = pcs_tensor_data(c);
-    for (int64_t b = 0; b < batch; b++) {
-        for (int64_t r = 0; r < rows; r++) {
-            char *row = base + ((b * rows + r) * cols) * isz;
-            /* tril keeps columns <= r + k; triu keeps columns >= r + k */
-            int64_t lo = upper ? 0 : r + k + 1, hi = upper ? r + k : cols;
-            lo = lo < 0 ? 0 : lo > cols ? cols : lo;
-            hi = hi < 0 ? 0 : hi > cols ? cols : hi;
-            if (hi > lo)
-                memset(row + lo * isz, 0, (size_t)(hi - lo) * isz);
-        }
-    }
-}
-
-/* The triangle of t into a new tensor, or into t itself when inplace. */
-static PyObject *tri_run(PcsTensor *t, int64_t k, bool upper, bool inplace, PyObject *out)
-{
-    const char *fname = upper ? "triu" : "tril";
-    if (t->ndim < 2) {
-        PyErr_Format(PyExc_RuntimeError, "%s: input tensor must have at least 2 dimensions", fname);
-        return NULL;
-    }
-    PcsTensor *res;
-    if (t->device < 0) {
-        res = inplace && pcs_tensor_is_contiguous(t) ? (PcsTensor *)Py_NewRef(t)
-                                                       : pcs_tensor_contiguous(t, true);
-        if (!res)
-            return NULL;
-        if (pcs_tensor_numel(res))
-            tri_cpu(res, k, upper);
-    } else {
-        PcsTensor *c = pcs_tensor_contiguous(t, false);
-        if (!c)
-            return NULL;
-        res = inplace && c == t ? (PcsTensor *)Py_NewRef(t)
-                                : pcs_tensor_empty(t->ndim, t->sizes, t->dtype, t->device, false);
-        int64_t rows = t->sizes[t->ndim - 2], cols = t->sizes[t->ndim - 1];
-        int64_t batch = rows && cols ? pcs_tensor_numel(t) / (rows * cols) : 0;
-        int r = res ? 0 : -1;
-        if (r == 0 && batch && (r = pcs_cuda_set_device_raw(t->device)) == 0) {
-            cudaStream_t st = pcs_current_stream(t->device);
-            if (pcs_launch_tri(pcs_tensor_data(res), pcs_tensor_data(c), pcs_itemsize(t->dtype), batch,
-                               rows, cols, k, upper, st) < 0) {
-                pcs_not_implemented(fname, t->dtype);
-                r = -1;
-            } else {
-                r = PCS_CHECK_LAUNCH(st, fname);
-            }
-        }
-        Py_DECREF(c);
-        if (r < 0) {
-            Py_XDECREF(res);
-            return NULL;
-        }
-    }
-    PyObject *target = inplace ? (PyObject *)t : out;
-    if (target && target != (PyObject *)res) {
-        PcsTensor *o = T(target);
-        int r = -1;
-        if (o->ndim != res->ndim || memcmp(o->sizes, res->sizes, o->ndim * sizeof(int64_t)))
-            PyErr_Format(PyExc_RuntimeError, "%s(): out= must have the result's shape (no resizing)", fname);
-        else
-            r = pcs_copy(o, res, false);
-        Py_DECREF(res);
-        return r < 0 ? NULL : Py_NewRef(target);
-    }
-    return (PyObject *)res;
-}
-
-static PyObject *tri_entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw,
-                           bool upper, bool inplace)
-{
-    static const char *const names[] = {"input", "diagonal", "out", NULL};
-    const char *fname = upper ? "triu" : "tril";
-    if (pcs_check_kwargs(kw, fname, names) < 0)
-        return NULL;
-    PcsTensor *t = tensor_arg(self, args, nargs, kw, fname);
-    if (!t)
-        return NULL;
-    int64_t k;
-    PyObject *out;
-    if (int_arg(pcs_arg(args, nargs, kw, self ? 0 : 1, "diagonal"), 0, &k) < 0 ||
-        pcs_out_arg(pcs_arg(args, nargs, kw, -1, "out"), &out) < 0)
-        return NULL;
-    if (out && T(out)->device != t->device) {
-        PyErr_Format(PyExc_RuntimeError, "Expected all tensors to be on the same device, but found "
-                                         "at least two devices");
-        return NULL;
-    }
-    return tri_run(t, k, upper, inplace, out);
-}
-
-/* ------------------------------------------------------------------------ */
 /* Tables                                                                    */
 
-#define PAIR(name, call)                                                                          \
-    static PyObject *f_##name(PyObject *m, PyObject *const *a, Py_ssize_t n, PyObject *kw)       \
-    {                                                                                             \
-        PyObject *self = NULL;                                                                    \
-        PCS_UNUSED(m);                                                                            \
-        return call;                                                                              \
-    }                                                                                             \
-    static PyObject *m_##name(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObject *kw)    \
-    {                                                                                             \
-        return call;                                                                              \
-    }
-PAIR(flip, flip_entry(self, a, n, kw))
-PAIR(fliplr, flip_lr_ud(self, a, n, kw, true))
-PAIR(flipud, flip_lr_ud(self, a, n, kw, false))
-PAIR(roll, roll_entry(self, a, n, kw))
-PAIR(tile, tile_entry(self, a, n, kw))
-PAIR(repeat_interleave, repeat_interleave_entry(self, a, n, kw))
-PAIR(movedim, movedim_entry(self, a, n, kw))
-PAIR(diagonal, diagonal_entry(self, a, n, kw))
-PAIR(diag, diag_entry(self, a, n, kw))
-PAIR(diag_embed, diag_embed_entry(self, a, n, kw))
-PAIR(tril, tri_entry(self, a, n, kw, false, false))
-PAIR(triu, tri_entry(self, a, n, kw, true, false))
-#undef PAIR
+PCS_OP_PAIR(flip, flip_entry(self, a, n, kw))
+PCS_OP_PAIR(fliplr, flip_lr_ud(self, a, n, kw, true))
+PCS_OP_PAIR(flipud, flip_lr_ud(self, a, n, kw, false))
+PCS_OP_PAIR(roll, roll_entry(self, a, n, kw))
+PCS_OP_PAIR(tile, tile_entry(self, a, n, kw))
+PCS_OP_PAIR(repeat_interleave, repeat_interleave_entry(self, a, n, kw))
+PCS_OP_PAIR(movedim, movedim_entry(self, a, n, kw))
 
-static PyObject *m_tril_(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObject *kw)
-{
-    return tri_entry(self, a, n, kw, false, true);
-}
-
-static PyObject *m_triu_(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObject *kw)
-{
-    return tri_entry(self, a, n, kw, true, true);
-}
-
-#define FK (METH_FASTCALL | METH_KEYWORDS)
-#define FN(f) (PyCFunction)(void (*)(void))(f)
+#define FK PCS_OP_FK
+#define FN(f) PCS_OP_FN(f)
 #define SHAPE_LIST(X)                                                                             \
     X(flip, "flip(input, dims)\n\nA copy with the order of entries reversed along dims.")          \
     X(fliplr, "fliplr(input)\n\nflip along dim 1 (a copy).")                                      \
@@ -971,32 +653,18 @@ static PyObject *m_triu_(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObj
             "to short dims).")                                                                    \
     X(repeat_interleave, "repeat_interleave(input, repeats, dim=None, *, output_size=None)\n\n"   \
                          "Each entry repeated `repeats` times (an int or one count per entry).")  \
-    X(movedim, "movedim(input, source, destination)\n\nA view with dims moved to new places.")    \
-    X(diagonal, "diagonal(input, offset=0, dim1=0, dim2=1)\n\nA view of a diagonal, as the "       \
-                "last dim.")                                                                      \
-    X(diag, "diag(input, diagonal=0, *, out=None)\n\n1-D: a matrix with input on a diagonal; "    \
-            "2-D: a copy of a diagonal.")                                                         \
-    X(diag_embed, "diag_embed(input, offset=0, dim1=-2, dim2=-1)\n\nMatrices (dims dim1, dim2) "  \
-                  "with the last dim of input on a diagonal.")                                    \
-    X(tril, "tril(input, diagonal=0, *, out=None)\n\nThe lower triangle of the last two dims, "  \
-            "the rest zeroed.")                                                                   \
-    X(triu, "triu(input, diagonal=0, *, out=None)\n\nThe upper triangle of the last two dims, "  \
-            "the rest zeroed.")
-#define T_ENTRY(name, doc) {#name, FN(m_##name), FK, doc},
-#define F_ENTRY(name, doc) {#name, FN(f_##name), FK, doc},
+    X(movedim, "movedim(input, source, destination)\n\nA view with dims moved to new places.")
 
 PyMethodDef pcs_ops_shape_tmethods[] = {
-    SHAPE_LIST(T_ENTRY)
+    SHAPE_LIST(PCS_OP_METHOD_ENTRY)
     {"moveaxis", FN(m_movedim), FK, "moveaxis(source, destination)\n\nAlias of movedim()."},
     {"repeat", FN(m_repeat), FK,
      "repeat(*repeats)\n\nThe tensor repeated repeats[i] times along dim i (a copy)."},
-    {"tril_", FN(m_tril_), FK, "tril_(diagonal=0)\n\nIn-place tril."},
-    {"triu_", FN(m_triu_), FK, "triu_(diagonal=0)\n\nIn-place triu."},
     {NULL, NULL, 0, NULL},
 };
 
 PyMethodDef pcs_ops_shape_functions[] = {
-    SHAPE_LIST(F_ENTRY)
+    SHAPE_LIST(PCS_OP_FUNCTION_ENTRY)
     {"moveaxis", FN(f_movedim), FK, "moveaxis(input, source, destination)\n\nAlias of movedim()."},
     {NULL, NULL, 0, NULL},
 };

@@ -134,23 +134,11 @@ static PyObject *softmax_entry(bool log, PyObject *self, PyObject *const *args, 
     return (PyObject *)res;
 }
 
-#define PAIR(name, call)                                                                          \
-    static PyObject *f_##name(PyObject *m, PyObject *const *a, Py_ssize_t n, PyObject *kw)       \
-    {                                                                                             \
-        PyObject *self = NULL;                                                                    \
-        PCS_UNUSED(m);                                                                            \
-        return call;                                                                              \
-    }                                                                                             \
-    static PyObject *m_##name(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObject *kw)    \
-    {                                                                                             \
-        return call;                                                                              \
-    }
-PAIR(softmax, softmax_entry(false, self, a, n, kw))
-PAIR(log_softmax, softmax_entry(true, self, a, n, kw))
-#undef PAIR
+PCS_OP_PAIR(softmax, softmax_entry(false, self, a, n, kw))
+PCS_OP_PAIR(log_softmax, softmax_entry(true, self, a, n, kw))
 
-#define FK (METH_FASTCALL | METH_KEYWORDS)
-#define FN(f) (PyCFunction)(void (*)(void))(f)
+#define FK PCS_OP_FK
+#define FN(f) PCS_OP_FN(f)
 
 PyMethodDef pcs_ops_softmax_tmethods[] = {
     {"softmax", FN(m_softmax), FK,
