@@ -50,20 +50,31 @@ static PcsTensor *diag_view(PcsTensor *t, int64_t offset, int d1, int d2)
     return pcs_tensor_alias(t, off, k, sizes, strides);
 }
 
-static PyObject *diagonal_entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                                PyObject *kw)
+/* (input, offset=0, dim1, dim2) of diagonal and diag_embed. */
+static PcsTensor *diag_args(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw,
+                            const char *fname, int64_t dflt1, int64_t dflt2, int64_t *off,
+                            int64_t *a, int64_t *b)
 {
     static const char *const names[] = {"input", "offset", "dim1", "dim2", NULL};
-    if (pcs_check_kwargs(kw, "diagonal", names) < 0)
+    if (pcs_check_kwargs(kw, fname, names) < 0)
         return NULL;
-    PcsTensor *t = pcs_input_arg(self, args, nargs, kw, "diagonal");
+    PcsTensor *t = pcs_input_arg(self, args, nargs, kw, fname);
     if (!t)
         return NULL;
     int base = self ? -1 : 0;
+    if (pcs_int_arg_or(pcs_arg(args, nargs, kw, base + 1, "offset"), 0, off) < 0 ||
+        pcs_int_arg_or(pcs_arg(args, nargs, kw, base + 2, "dim1"), dflt1, a) < 0 ||
+        pcs_int_arg_or(pcs_arg(args, nargs, kw, base + 3, "dim2"), dflt2, b) < 0)
+        return NULL;
+    return t;
+}
+
+static PyObject *diagonal_entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kw)
+{
     int64_t off, a, b;
-    if (pcs_int_arg_or(pcs_arg(args, nargs, kw, base + 1, "offset"), 0, &off) < 0 ||
-        pcs_int_arg_or(pcs_arg(args, nargs, kw, base + 2, "dim1"), 0, &a) < 0 ||
-        pcs_int_arg_or(pcs_arg(args, nargs, kw, base + 3, "dim2"), 1, &b) < 0)
+    PcsTensor *t = diag_args(self, args, nargs, kw, "diagonal", 0, 1, &off, &a, &b);
+    if (!t)
         return NULL;
     if (t->ndim < 2) {
         PyErr_Format(PyExc_RuntimeError, "diagonal(): expected a tensor with at least 2 dimensions, "
@@ -111,17 +122,9 @@ static PyObject *diag_entry(PyObject *self, PyObject *const *args, Py_ssize_t na
 static PyObject *diag_embed_entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                   PyObject *kw)
 {
-    static const char *const names[] = {"input", "offset", "dim1", "dim2", NULL};
-    if (pcs_check_kwargs(kw, "diag_embed", names) < 0)
-        return NULL;
-    PcsTensor *t = pcs_input_arg(self, args, nargs, kw, "diag_embed");
-    if (!t)
-        return NULL;
-    int base = self ? -1 : 0;
     int64_t off, a, b;
-    if (pcs_int_arg_or(pcs_arg(args, nargs, kw, base + 1, "offset"), 0, &off) < 0 ||
-        pcs_int_arg_or(pcs_arg(args, nargs, kw, base + 2, "dim1"), -2, &a) < 0 ||
-        pcs_int_arg_or(pcs_arg(args, nargs, kw, base + 3, "dim2"), -1, &b) < 0)
+    PcsTensor *t = diag_args(self, args, nargs, kw, "diag_embed", -2, -1, &off, &a, &b);
+    if (!t)
         return NULL;
     if (t->ndim < 1) {
         PyErr_SetString(PyExc_RuntimeError, "diag_embed(): input must be at least 1-D");

@@ -241,21 +241,28 @@ static PyObject *cat_core(PcsTensor *const *ts, Py_ssize_t n, int64_t dim64, PyO
     return (PyObject *)res;
 }
 
-static PyObject *f_cat_named(const char *fname, PyObject *const *args, Py_ssize_t nargs,
-                             PyObject *kw)
+/* (tensors, dim=0 or axis=0, *, out=None) of cat and stack: the tensors as
+ * a tuple snapshot (new reference), or NULL with exception. */
+static PyObject *join_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kw, int64_t *dim, PyObject **out)
 {
     static const char *const names[] = {"tensors", "dim", "axis", "out", NULL};
     if (pcs_check_kwargs(kw, fname, names) < 0)
         return NULL;
-    PyObject *tobj = pcs_arg(args, nargs, kw, 0, "tensors");
     PyObject *dobj = pcs_arg(args, nargs, kw, 1, "dim");
     if (!dobj)
         dobj = pcs_arg(args, nargs, kw, -1, "axis");
+    if (pcs_out_arg(pcs_arg(args, nargs, kw, -1, "out"), out) < 0 || dim_arg(dobj, 0, dim) < 0)
+        return NULL;
+    return tensor_tuple(pcs_arg(args, nargs, kw, 0, "tensors"), fname);
+}
+
+static PyObject *f_cat_named(const char *fname, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kw)
+{
     PyObject *out;
     int64_t dim;
-    if (pcs_out_arg(pcs_arg(args, nargs, kw, -1, "out"), &out) < 0 || dim_arg(dobj, 0, &dim) < 0)
-        return NULL;
-    PyObject *tup = tensor_tuple(tobj, fname);
+    PyObject *tup = join_args(fname, args, nargs, kw, &dim, &out);
     if (!tup)
         return NULL;
     PyObject *r = cat_core((PcsTensor *const *)PySequence_Fast_ITEMS(tup), PyTuple_GET_SIZE(tup),
@@ -286,17 +293,9 @@ static PyObject *f_concatenate(PyObject *m, PyObject *const *a, Py_ssize_t n, Py
 static PyObject *f_stack(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
     PCS_UNUSED(m);
-    static const char *const names[] = {"tensors", "dim", "axis", "out", NULL};
-    if (pcs_check_kwargs(kw, "stack", names) < 0)
-        return NULL;
-    PyObject *dobj = pcs_arg(args, nargs, kw, 1, "dim");
-    if (!dobj)
-        dobj = pcs_arg(args, nargs, kw, -1, "axis");
     PyObject *out;
     int64_t dim64;
-    if (pcs_out_arg(pcs_arg(args, nargs, kw, -1, "out"), &out) < 0 || dim_arg(dobj, 0, &dim64) < 0)
-        return NULL;
-    PyObject *tup = tensor_tuple(pcs_arg(args, nargs, kw, 0, "tensors"), "stack");
+    PyObject *tup = join_args("stack", args, nargs, kw, &dim64, &out);
     if (!tup)
         return NULL;
     Py_ssize_t n = PyTuple_GET_SIZE(tup);
