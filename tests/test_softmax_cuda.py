@@ -67,8 +67,11 @@ def test_warp_path(dtype, log, K):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("log", [False, True])
-@pytest.mark.parametrize("K", [1025, 2048, 4099, 16384, 40000])
+@pytest.mark.parametrize("K", [1025, 2048, 4099, 16384, 20001, 40000])
 def test_block_path(dtype, log, K):
+    # rows up to 64 KiB stay in shared memory (vector loads when K and the
+    # rows allow: 2048, 16384; element loads: 1025, 4099); longer rows are
+    # read twice (20001: element loads, 40000: vector loads)
     check(make((5, K), dtype, seed=K), -1, log)
 
 

@@ -4,15 +4,17 @@
 // softmax of every line in[a, :, b]. Three kernels cover it:
 //   warp      B == 1, K <= 1024: one warp per row, the row held in registers
 //             (K / 32 values a lane, rounded up to a power of two), so the
-//             input is read once: a warp max, a warp sum, one write.
-//             [2^20, 32] is a million warps of one value a lane.
+//             input is read once: a warp max, a warp sum, one write. Short
+//             rows go 4 (or 2) to a warp at a time so that their loads
+//             overlap ([2^20, 32]: one value a lane, four rows in flight).
 //   block     B == 1, K > 1024: one block per row. Each thread keeps an
 //             online (max, sum) pair over its strided share of the row
 //             (16-byte vector loads where the row allows), the pairs are
-//             merged across the block, and a second pass writes. The second
-//             read of a row comes from L2: a row is at most a few hundred
-//             KiB and the blocks in flight touch a few tens of MiB, which
-//             H100's 50 MiB L2 holds.
+//             merged across the block, and a second pass writes. A row of
+//             up to 64 KiB ([16384, 16384] float32) is kept in shared
+//             memory by the first pass, so the input is read once; longer
+//             rows are read twice, the second time mostly from L2 (the
+//             blocks in flight touch a few tens of MiB, H100 has 50).
 //   strided   B > 1 (a dim that is not the last): a thread per (a, b) line,
 //             walking K with stride B; neighbouring threads read
 //             neighbouring b, so every load of a warp is one coalesced line.
@@ -109,37 +111,51 @@ template <class A, bool LOG> __device__ __forceinline__ A finish(A x, A m, A s, 
 // ---------------------------------------------------------------------------
 // warp: B == 1, K <= 32 * VPT
 
-template <class T, int VPT, bool LOG>
+// ROWS rows per warp at a time: their loads are in flight together, which
+// short rows need to keep enough bytes moving ([2^20, 32]: one 128-byte
+// line a row).
+template <class T, int VPT, int ROWS, bool LOG>
 __global__ void __launch_bounds__(128) softmax_warp(T *out, const T *in, int64_t rows, int K)
 {
     using A = compute_t<T>;
     const int lane = threadIdx.x & 31;
     const int64_t warps = (int64_t)gridDim.x * (blockDim.x >> 5);
-    for (int64_t row = (int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); row < rows;
-         row += warps) {
-        const T *x = in + row * K;
-        A v[VPT];
-        A m = neg_inf<A>();
+    for (int64_t row0 = ((int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * ROWS;
+         row0 < rows; row0 += warps * ROWS) {
+        A v[ROWS][VPT], m[ROWS], s[ROWS];
 #pragma unroll
-        for (int i = 0; i < VPT; i++) {
-            int k = lane + 32 * i;
-            v[i] = k < K ? to_c<A>(x[k]) : neg_inf<A>();
-            m = nan_max(m, v[i]);
+        for (int r = 0; r < ROWS; r++) {
+            const T *x = in + (row0 + r) * K;
+            m[r] = neg_inf<A>();
+#pragma unroll
+            for (int i = 0; i < VPT; i++) {
+                int k = lane + 32 * i;
+                v[r][i] = (row0 + r < rows && k < K) ? to_c<A>(x[k]) : neg_inf<A>();
+                m[r] = nan_max(m[r], v[r][i]);
+            }
         }
-        m = warp_nan_max(m);
-        A s = 0;
 #pragma unroll
-        for (int i = 0; i < VPT; i++)
-            if (lane + 32 * i < K)
-                s += exp_(v[i] - m);
-        s = warp_sum(s);
-        A logs = LOG ? log_(s) : A(0);
-        T *y = out + row * K;
+        for (int r = 0; r < ROWS; r++) {
+            m[r] = warp_nan_max(m[r]);
+            s[r] = 0;
 #pragma unroll
-        for (int i = 0; i < VPT; i++) {
-            int k = lane + 32 * i;
-            if (k < K)
-                y[k] = from_c<T>(finish<A, LOG>(v[i], m, s, logs));
+            for (int i = 0; i < VPT; i++)
+                if (lane + 32 * i < K)
+                    s[r] += exp_(v[r][i] - m[r]);
+            s[r] = warp_sum(s[r]);
+        }
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+            if (row0 + r >= rows)
+                break;
+            A logs = LOG ? log_(s[r]) : A(0);
+            T *y = out + (row0 + r) * K;
+#pragma unroll
+            for (int i = 0; i < VPT; i++) {
+                int k = lane + 32 * i;
+                if (k < K)
+                    y[k] = from_c<T>(finish<A, LOG>(v[r][i], m[r], s[r], logs));
+            }
         }
     }
 }
@@ -199,6 +215,43 @@ __global__ void __launch_bounds__(BLOCK) softmax_block(T *out, const T *in, int6
     }
 }
 
+// Rows that fit in shared memory are read from global memory once: the
+// first pass keeps them there for the second.
+constexpr size_t SMEM_ROW_BYTES = 64 * 1024;
+
+template <class T, int VEC, bool LOG>
+__global__ void __launch_bounds__(BLOCK) softmax_block_smem(T *out, const T *in, int64_t rows,
+                                                            int64_t K)
+{
+    using A = compute_t<T>;
+    using P = Pack<T, VEC>;
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    P *cache = reinterpret_cast<P *>(smem_raw);
+    const int64_t nvec = K / VEC;
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const P *x = reinterpret_cast<const P *>(in + row * K);
+        MS<A> p = {neg_inf<A>(), A(0)};
+        // each thread reads back only the entries it wrote: no barrier needed
+        for (int64_t i = threadIdx.x; i < nvec; i += BLOCK) {
+            P pk = x[i];
+            cache[i] = pk;
+#pragma unroll
+            for (int j = 0; j < VEC; j++)
+                ms_add(p, to_c<A>(pk.v[j]));
+        }
+        MS<A> r = block_merge(p);
+        A logs = LOG ? log_(r.s) : A(0);
+        P *y = reinterpret_cast<P *>(out + row * K);
+        for (int64_t i = threadIdx.x; i < nvec; i += BLOCK) {
+            P pk = cache[i], o;
+#pragma unroll
+            for (int j = 0; j < VEC; j++)
+                o.v[j] = from_c<T>(finish<A, LOG>(to_c<A>(pk.v[j]), r.m, r.s, logs));
+            y[i] = o;
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // strided: B > 1
 
@@ -224,26 +277,55 @@ __global__ void __launch_bounds__(256) softmax_strided(T *out, const T *in, int6
 // ---------------------------------------------------------------------------
 // Launch
 
+template <class T, int VPT, int ROWS, bool LOG>
+void launch_warp_rows(T *out, const T *in, int64_t rows, int K, cudaStream_t st)
+{
+    // 4 warps a block; the grid covers every row group or strides over them
+    int64_t groups = (rows + ROWS - 1) / ROWS, blocks = (groups + 3) / 4;
+    int64_t cap = (int64_t)sm_count() * 64;
+    dim3 grid((unsigned)(blocks < cap ? blocks : cap));
+    launch_kernel(softmax_warp<T, VPT, ROWS, LOG>, grid, 128, st, out, in, rows, K);
+}
+
 template <class T, bool LOG>
 void launch_warp(T *out, const T *in, int64_t rows, int K, cudaStream_t st)
 {
-    // 4 warps (rows) a block; the grid covers every row or strides over them.
-    int64_t blocks = (rows + 3) / 4;
-    int64_t cap = (int64_t)sm_count() * 64;
-    dim3 grid((unsigned)(blocks < cap ? blocks : cap));
     int vpt = (K + 31) / 32;
     if (vpt <= 1)
-        launch_kernel(softmax_warp<T, 1, LOG>, grid, 128, st, out, in, rows, K);
+        launch_warp_rows<T, 1, 4, LOG>(out, in, rows, K, st);
     else if (vpt <= 2)
-        launch_kernel(softmax_warp<T, 2, LOG>, grid, 128, st, out, in, rows, K);
+        launch_warp_rows<T, 2, 2, LOG>(out, in, rows, K, st);
     else if (vpt <= 4)
-        launch_kernel(softmax_warp<T, 4, LOG>, grid, 128, st, out, in, rows, K);
+        launch_warp_rows<T, 4, 1, LOG>(out, in, rows, K, st);
     else if (vpt <= 8)
-        launch_kernel(softmax_warp<T, 8, LOG>, grid, 128, st, out, in, rows, K);
+        launch_warp_rows<T, 8, 1, LOG>(out, in, rows, K, st);
     else if (vpt <= 16)
-        launch_kernel(softmax_warp<T, 16, LOG>, grid, 128, st, out, in, rows, K);
+        launch_warp_rows<T, 16, 1, LOG>(out, in, rows, K, st);
     else
-        launch_kernel(softmax_warp<T, 32, LOG>, grid, 128, st, out, in, rows, K);
+        launch_warp_rows<T, 32, 1, LOG>(out, in, rows, K, st);
+}
+
+// The shared-memory variant when the row fits and the kernel may have that
+// much shared memory (asked for once a launch beyond the default 48 KiB; a
+// refusal is cleared and the two-read kernel runs instead).
+template <class T, int VEC, bool LOG>
+bool launch_block_smem(T *out, const T *in, int64_t rows, int64_t K, dim3 grid, cudaStream_t st)
+{
+    size_t bytes = (size_t)K * sizeof(T);
+    if (bytes > SMEM_ROW_BYTES)
+        return false;
+    if (bytes > 48 * 1024 &&
+        cudaFuncSetAttribute(softmax_block_smem<T, VEC, LOG>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes) != cudaSuccess) {
+        (void)cudaGetLastError(); // not an error of the op: the fallback runs
+        return false;
+    }
+    // launch_kernel passes no dynamic shared memory, so this one launches
+    // itself; its status reaches the caller's PCS_CHECK_LAUNCH the same way
+    void *params[] = {(void *)&out, (void *)&in, (void *)&rows, (void *)&K};
+    (void)cudaLaunchKernel((const void *)softmax_block_smem<T, VEC, LOG>, grid, BLOCK, params, bytes,
+                           st);
+    return true;
 }
 
 template <class T, bool LOG>
@@ -253,10 +335,12 @@ void launch_block(T *out, const T *in, int64_t rows, int64_t K, cudaStream_t st)
     int64_t cap = (int64_t)sm_count() * 32;
     dim3 grid((unsigned)(rows < cap ? rows : cap));
     bool aligned = K % VEC == 0 && (uintptr_t)in % 16 == 0 && (uintptr_t)out % 16 == 0;
-    if (VEC > 1 && aligned)
-        launch_kernel(softmax_block<T, VEC, LOG>, grid, BLOCK, st, out, in, rows, K);
-    else
+    if (VEC > 1 && aligned) {
+        if (!launch_block_smem<T, VEC, LOG>(out, in, rows, K, grid, st))
+            launch_kernel(softmax_block<T, VEC, LOG>, grid, BLOCK, st, out, in, rows, K);
+    } else if (!launch_block_smem<T, 1, LOG>(out, in, rows, K, grid, st)) {
         launch_kernel(softmax_block<T, 1, LOG>, grid, BLOCK, st, out, in, rows, K);
+    }
 }
 
 template <class T, bool LOG>
