@@ -488,3 +488,17 @@ def test_atleast():
         for f, g in ((pcs.atleast_1d, np.atleast_1d), (pcs.atleast_2d, np.atleast_2d),
                      (pcs.atleast_3d, np.atleast_3d)):
             np.testing.assert_array_equal(npy(f(t).contiguous()), g(npy(t)))
+
+
+def test_extreme_offsets_and_counts_do_not_overflow():
+    x = rand((2, 3))
+    assert pcs.tril(x, -2**63).tolist() == [[0.0] * 3] * 2
+    np.testing.assert_array_equal(npy(x.tril(2**63 - 1)), npy(x))
+    assert x.triu(2**63 - 1).tolist() == [[0.0] * 3] * 2
+    assert x.diagonal(-2**63).shape == (0,) and x.diagonal(2**63 - 1).shape == (0,)
+    for f in (lambda: pcs.diag(rand((2,)), -2**63), lambda: pcs.diag_embed(rand((2,)), 2**63 - 1),
+              lambda: x.repeat(2**62, 4), lambda: x.repeat_interleave(2**62)):
+        with pytest.raises(RuntimeError):
+            f()
+    np.testing.assert_array_equal(npy(x.roll(-2**63, 1)), np.roll(npy(x), -2**63 % 3, 1))
+    assert len(pcs.tensor_split(x, [2**62, -2**62], 1)) == 3

@@ -50,6 +50,18 @@ static PcsTensor *diag_view(PcsTensor *t, int64_t offset, int d1, int d2)
     return pcs_tensor_alias(t, off, k, sizes, strides);
 }
 
+/* n + |offset|, the side of a matrix with n entries on diagonal offset;
+ * -1 with RuntimeError when it overflows. */
+static int64_t embed_side(int64_t n, int64_t offset)
+{
+    int64_t m;
+    if (offset == INT64_MIN || __builtin_add_overflow(n, offset < 0 ? -offset : offset, &m)) {
+        PyErr_Format(PyExc_RuntimeError, "diagonal offset %lld is too large", (long long)offset);
+        return -1;
+    }
+    return m;
+}
+
 /* (input, offset=0, dim1, dim2) of diagonal and diag_embed. */
 static PcsTensor *diag_args(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw,
                             const char *fname, int64_t dflt1, int64_t dflt2, int64_t *off,
@@ -102,7 +114,9 @@ static PyObject *diag_entry(PyObject *self, PyObject *const *args, Py_ssize_t na
         return NULL;
     PyObject *res;
     if (t->ndim == 1) {
-        int64_t m = t->sizes[0] + (k < 0 ? -k : k), sz[2] = {m, m};
+        int64_t m = embed_side(t->sizes[0], k), sz[2] = {m, m};
+        if (m < 0)
+            return NULL;
         PcsTensor *z = pcs_zeros_tensor(2, sz, t->dtype, t->device);
         PcsTensor *v = z ? diag_view(z, k, 0, 1) : NULL;
         int r = v ? pcs_copy(v, t, false) : -1;
@@ -140,7 +154,9 @@ static PyObject *diag_embed_entry(PyObject *self, PyObject *const *args, Py_ssiz
         PyErr_Format(PyExc_RuntimeError, "diagonal dimensions cannot be identical %d, %d", d1, d2);
         return NULL;
     }
-    int64_t m = t->sizes[t->ndim - 1] + (off < 0 ? -off : off), sizes[PCS_MAX_DIMS];
+    int64_t m = embed_side(t->sizes[t->ndim - 1], off), sizes[PCS_MAX_DIMS];
+    if (m < 0)
+        return NULL;
     int lo = d1 < d2 ? d1 : d2, hi = d1 < d2 ? d2 : d1;
     for (int i = 0, k = 0; i < nd; i++)
         sizes[i] = (i == lo || i == hi) ? m : t->sizes[k++];
@@ -184,6 +200,10 @@ static PyObject *tri_run(PcsTensor *t, int64_t k, bool upper, bool inplace, PyOb
         PyErr_Format(PyExc_RuntimeError, "%s: input tensor must have at least 2 dimensions", fname);
         return NULL;
     }
+    /* Beyond rows + cols every diagonal is on one side: clamping k keeps
+     * r + k from overflowing and changes nothing. */
+    int64_t lim = t->sizes[t->ndim - 2] + t->sizes[t->ndim - 1];
+    k = k > lim ? lim : k < -lim ? -lim : k;
     PcsTensor *res;
     if (t->device < 0) {
         res = inplace && pcs_tensor_is_contiguous(t) ? (PcsTensor *)Py_NewRef(t)
