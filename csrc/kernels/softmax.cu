@@ -82,7 +82,8 @@ template <class A> __device__ __forceinline__ A rescale(A s, A from, A to)
 template <class A> __device__ __forceinline__ void ms_add(MS<A> &p, A x)
 {
     if (x > p.m) {
-        p.s = rescale(p.s, p.m, x) + A(1);
+        // exp(x - x): 1, or NaN for x = +inf, as the two-pass formula gives
+        p.s = rescale(p.s, p.m, x) + A(1) + (x - x);
         p.m = x;
     } else if (x != x) {
         p.m = x; // NaN: the row's result is NaN
