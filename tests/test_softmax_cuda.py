@@ -88,8 +88,11 @@ def test_block_path_misaligned_rows(log):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("log", [False, True])
 @pytest.mark.parametrize("shape,dim", [((50, 3), 0), ((4, 300, 5), 1), ((3, 4, 5, 6), 2),
-                                       ((2000, 2), 0), ((3, 2050, 2), 1)])
+                                       ((2000, 2), 0), ((3, 2050, 2), 1), ((1200, 37, 40), 1),
+                                       ((40, 3000), 0)])
 def test_strided_path(dtype, log, shape, dim):
+    # few lines: K split over 32 threads a line; many lines ([1200, 37, 40]
+    # along dim 1: 2400 blocks of 32 lines): over 8
     check(make(shape, dtype, seed=dim), dim, log)
 
 

@@ -15,9 +15,10 @@
 //             memory by the first pass, so the input is read once; longer
 //             rows are read twice, the second time mostly from L2 (the
 //             blocks in flight touch a few tens of MiB, H100 has 50).
-//   strided   B > 1 (a dim that is not the last): a thread per (a, b) line,
-//             walking K with stride B; neighbouring threads read
-//             neighbouring b, so every load of a warp is one coalesced line.
+//   strided   B > 1 (a dim that is not the last): 32 neighbouring lines
+//             (a, b..b+31) a block, so every load of a warp is one
+//             coalesced line, with K split over the block's 8 or 32 rows of
+//             threads and their online pairs merged in shared memory.
 // float16 and bfloat16 accumulate in float, as torch does; float64 in double.
 // Rows of -inf give NaN and NaN propagates, as in torch.
 #include <cuda/std/limits>
@@ -256,22 +257,49 @@ __global__ void __launch_bounds__(BLOCK) softmax_block_smem(T *out, const T *in,
 // ---------------------------------------------------------------------------
 // strided: B > 1
 
-template <class T, bool LOG>
-__global__ void __launch_bounds__(256) softmax_strided(T *out, const T *in, int64_t A_, int64_t K,
-                                                       int64_t B)
+// A block is 32 lines (neighbouring b, so a warp reads one coalesced
+// 32-element line) by Y threads that split K between them; their online
+// pairs merge through shared memory. Y = 32 when there are too few lines
+// to fill the GPU otherwise ([8192, 8192] along dim 0: 8192 lines).
+template <class T, int Y, bool LOG>
+__global__ void __launch_bounds__(32 * Y) softmax_strided(T *out, const T *in, int64_t A_, int64_t K,
+                                                          int64_t B)
 {
     using A = compute_t<T>;
-    const int64_t lines = A_ * B, step = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t l = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; l < lines; l += step) {
-        int64_t a = l / B, b = l - a * B;
+    __shared__ A sm[Y][33], ss[Y][33];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int64_t chunks = (B + 31) / 32, total = A_ * chunks;
+    for (int64_t c = blockIdx.x; c < total; c += gridDim.x) {
+        const int64_t a = c / chunks, b = (c - a * chunks) * 32 + tx;
+        const bool ok = b < B;
         const T *x = in + a * K * B + b;
         MS<A> p = {neg_inf<A>(), A(0)};
-        for (int64_t k = 0; k < K; k++)
-            ms_add(p, to_c<A>(x[k * B]));
-        A logs = LOG ? log_(p.s) : A(0);
-        T *y = out + a * K * B + b;
-        for (int64_t k = 0; k < K; k++)
-            y[k * B] = from_c<T>(finish<A, LOG>(to_c<A>(x[k * B]), p.m, p.s, logs));
+        if (ok) {
+            int64_t k = ty;
+            for (; k + 3 * Y < K; k += 4 * Y) { // four loads in flight
+                A v0 = to_c<A>(x[k * B]), v1 = to_c<A>(x[(k + Y) * B]);
+                A v2 = to_c<A>(x[(k + 2 * Y) * B]), v3 = to_c<A>(x[(k + 3 * Y) * B]);
+                ms_add(p, v0);
+                ms_add(p, v1);
+                ms_add(p, v2);
+                ms_add(p, v3);
+            }
+            for (; k < K; k += Y)
+                ms_add(p, to_c<A>(x[k * B]));
+        }
+        sm[ty][tx] = p.m;
+        ss[ty][tx] = p.s;
+        __syncthreads();
+        MS<A> r = {sm[0][tx], ss[0][tx]};
+        for (int y = 1; y < Y; y++)
+            r = ms_merge(r, MS<A>{sm[y][tx], ss[y][tx]});
+        __syncthreads(); // read before the next chunk overwrites
+        if (ok) {
+            A logs = LOG ? log_(r.s) : A(0);
+            T *yp = out + a * K * B + b;
+            for (int64_t k = ty; k < K; k += Y)
+                yp[k * B] = from_c<T>(finish<A, LOG>(to_c<A>(x[k * B]), r.m, r.s, logs));
+        }
     }
 }
 
@@ -352,9 +380,15 @@ void launch_all(T *out, const T *in, int64_t A_, int64_t K, int64_t B, cudaStrea
     } else if (B == 1) {
         launch_block<T, LOG>(out, in, A_, K, st);
     } else {
-        int64_t lines = A_ * B, blocks = (lines + 255) / 256, cap = (int64_t)sm_count() * 16;
-        dim3 grid((unsigned)(blocks < cap ? blocks : cap));
-        launch_kernel(softmax_strided<T, LOG>, grid, 256, st, out, in, A_, K, B);
+        int64_t chunks = A_ * ((B + 31) / 32), full = (int64_t)sm_count() * 8;
+        if (chunks < full) {
+            dim3 grid((unsigned)chunks), block(32, 32);
+            launch_kernel(softmax_strided<T, 32, LOG>, grid, block, st, out, in, A_, K, B);
+        } else {
+            int64_t cap = full * 4;
+            dim3 grid((unsigned)(chunks < cap ? chunks : cap)), block(32, 8);
+            launch_kernel(softmax_strided<T, 8, LOG>, grid, block, st, out, in, A_, K, B);
+        }
     }
 }
 
