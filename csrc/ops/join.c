@@ -26,7 +26,7 @@
  * through one fused launch per PCS_CAT_BATCH inputs (cat.cu); fewer or
  * larger ones are one copy each (cudaMemcpyAsync when dense), which is
  * already at copy bandwidth. */
-#define FUSED_MIN_INPUTS 3
+#define FUSED_MIN_INPUTS 2
 #define FUSED_MAX_BYTES (1 << 20)
 
 /* ------------------------------------------------------------------------ */
