@@ -102,6 +102,17 @@ def test_cat_of_strided_inputs_and_out(dim):
     np.testing.assert_array_equal(host(out64), np.concatenate([host(a), host(b)], 1))
 
 
+@pytest.mark.parametrize("dim", [0, 1])
+def test_cat_of_large_inputs_copies_each(dim):
+    # 2.4 MB a piece: above the fused launch's limit, one copy per input
+    # (cudaMemcpyAsync along dim 0, the strided copy kernel along dim 1)
+    a, b = make((600, 1000), seed=30), make((600, 1000), seed=31)
+    np.testing.assert_array_equal(host(pcs.cat([a, b], dim)),
+                                  np.concatenate([host(a), host(b)], dim))
+    np.testing.assert_array_equal(host(pcs.stack([a, b], dim)),
+                                  np.stack([host(a), host(b)], dim))
+
+
 def test_cat_promotes_and_skips_legacy_empty():
     a = make((2, 3), pcs.int32, 5)
     b = make((1, 3), pcs.float16, 6)
