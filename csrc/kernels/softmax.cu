@@ -189,54 +189,26 @@ template <class A> __device__ MS<A> block_merge(MS<A> p)
     return r;
 }
 
-template <class T, int VEC, bool LOG>
-__global__ void __launch_bounds__(BLOCK) softmax_block(T *out, const T *in, int64_t rows, int64_t K)
-{
-    using A = compute_t<T>;
-    using P = Pack<T, VEC>;
-    const int64_t nvec = K / VEC; // VEC > 1 only when K % VEC == 0 and rows are aligned
-    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-        const P *x = reinterpret_cast<const P *>(in + row * K);
-        MS<A> p = {neg_inf<A>(), A(0)};
-        for (int64_t i = threadIdx.x; i < nvec; i += BLOCK) {
-            P pk = x[i];
-#pragma unroll
-            for (int j = 0; j < VEC; j++)
-                ms_add(p, to_c<A>(pk.v[j]));
-        }
-        MS<A> r = block_merge(p);
-        A logs = LOG ? log_(r.s) : A(0);
-        P *y = reinterpret_cast<P *>(out + row * K);
-        for (int64_t i = threadIdx.x; i < nvec; i += BLOCK) {
-            P pk = x[i], o;
-#pragma unroll
-            for (int j = 0; j < VEC; j++)
-                o.v[j] = from_c<T>(finish<A, LOG>(to_c<A>(pk.v[j]), r.m, r.s, logs));
-            y[i] = o;
-        }
-    }
-}
-
 // Rows that fit in shared memory are read from global memory once: the
-// first pass keeps them there for the second.
+// first pass keeps them there (CACHE) for the second.
 constexpr size_t SMEM_ROW_BYTES = 64 * 1024;
 
-template <class T, int VEC, bool LOG>
-__global__ void __launch_bounds__(BLOCK) softmax_block_smem(T *out, const T *in, int64_t rows,
-                                                            int64_t K)
+template <class T, int VEC, bool CACHE, bool LOG>
+__global__ void __launch_bounds__(BLOCK) softmax_block(T *out, const T *in, int64_t rows, int64_t K)
 {
     using A = compute_t<T>;
     using P = Pack<T, VEC>;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     P *cache = reinterpret_cast<P *>(smem_raw);
-    const int64_t nvec = K / VEC;
+    const int64_t nvec = K / VEC; // VEC > 1 only when K % VEC == 0 and rows are aligned
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const P *x = reinterpret_cast<const P *>(in + row * K);
         MS<A> p = {neg_inf<A>(), A(0)};
-        // each thread reads back only the entries it wrote: no barrier needed
+        // each thread reads back only the entries it cached: no barrier needed
         for (int64_t i = threadIdx.x; i < nvec; i += BLOCK) {
             P pk = x[i];
-            cache[i] = pk;
+            if constexpr (CACHE)
+                cache[i] = pk;
 #pragma unroll
             for (int j = 0; j < VEC; j++)
                 ms_add(p, to_c<A>(pk.v[j]));
@@ -245,7 +217,7 @@ __global__ void __launch_bounds__(BLOCK) softmax_block_smem(T *out, const T *in,
         A logs = LOG ? log_(r.s) : A(0);
         P *y = reinterpret_cast<P *>(out + row * K);
         for (int64_t i = threadIdx.x; i < nvec; i += BLOCK) {
-            P pk = cache[i], o;
+            P pk = CACHE ? cache[i] : x[i], o;
 #pragma unroll
             for (int j = 0; j < VEC; j++)
                 o.v[j] = from_c<T>(finish<A, LOG>(to_c<A>(pk.v[j]), r.m, r.s, logs));
@@ -334,27 +306,29 @@ void launch_warp(T *out, const T *in, int64_t rows, int K, cudaStream_t st)
         launch_warp_rows<T, 32, 1, LOG>(out, in, rows, K, st);
 }
 
-// The shared-memory variant when the row fits and the kernel may have that
-// much shared memory (asked for once a launch beyond the default 48 KiB; a
-// refusal is cleared and the two-read kernel runs instead).
+// The caching variant when the row fits and the kernel may have that much
+// shared memory (asked for beyond the default 48 KiB; a refusal is cleared
+// and the two-read variant runs instead). launch_kernel passes no dynamic
+// shared memory, so these launch themselves; the status reaches the
+// caller's PCS_CHECK_LAUNCH the same way.
 template <class T, int VEC, bool LOG>
-bool launch_block_smem(T *out, const T *in, int64_t rows, int64_t K, dim3 grid, cudaStream_t st)
+void launch_block_vec(T *out, const T *in, int64_t rows, int64_t K, dim3 grid, cudaStream_t st)
 {
     size_t bytes = (size_t)K * sizeof(T);
-    if (bytes > SMEM_ROW_BYTES)
-        return false;
-    if (bytes > 48 * 1024 &&
-        cudaFuncSetAttribute(softmax_block_smem<T, VEC, LOG>,
+    bool cache = bytes <= SMEM_ROW_BYTES;
+    if (cache && bytes > 48 * 1024 &&
+        cudaFuncSetAttribute(softmax_block<T, VEC, true, LOG>,
                              cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes) != cudaSuccess) {
         (void)cudaGetLastError(); // not an error of the op: the fallback runs
-        return false;
+        cache = false;
     }
-    // launch_kernel passes no dynamic shared memory, so this one launches
-    // itself; its status reaches the caller's PCS_CHECK_LAUNCH the same way
     void *params[] = {(void *)&out, (void *)&in, (void *)&rows, (void *)&K};
-    (void)cudaLaunchKernel((const void *)softmax_block_smem<T, VEC, LOG>, grid, BLOCK, params, bytes,
-                           st);
-    return true;
+    if (cache)
+        (void)cudaLaunchKernel((const void *)softmax_block<T, VEC, true, LOG>, grid, BLOCK, params,
+                               bytes, st);
+    else
+        (void)cudaLaunchKernel((const void *)softmax_block<T, VEC, false, LOG>, grid, BLOCK, params,
+                               0, st);
 }
 
 template <class T, bool LOG>
@@ -364,12 +338,10 @@ void launch_block(T *out, const T *in, int64_t rows, int64_t K, cudaStream_t st)
     int64_t cap = (int64_t)sm_count() * 32;
     dim3 grid((unsigned)(rows < cap ? rows : cap));
     bool aligned = K % VEC == 0 && (uintptr_t)in % 16 == 0 && (uintptr_t)out % 16 == 0;
-    if (VEC > 1 && aligned) {
-        if (!launch_block_smem<T, VEC, LOG>(out, in, rows, K, grid, st))
-            launch_kernel(softmax_block<T, VEC, LOG>, grid, BLOCK, st, out, in, rows, K);
-    } else if (!launch_block_smem<T, 1, LOG>(out, in, rows, K, grid, st)) {
-        launch_kernel(softmax_block<T, 1, LOG>, grid, BLOCK, st, out, in, rows, K);
-    }
+    if (VEC > 1 && aligned)
+        launch_block_vec<T, VEC, LOG>(out, in, rows, K, grid, st);
+    else
+        launch_block_vec<T, 1, LOG>(out, in, rows, K, grid, st);
 }
 
 template <class T, bool LOG>

@@ -99,18 +99,28 @@ static PyObject *diagonal_entry(PyObject *self, PyObject *const *args, Py_ssize_
     return (PyObject *)diag_view(t, off, d1, d2);
 }
 
-static PyObject *diag_entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+/* (input, diagonal=0, *, out=None) of diag, tril and triu. */
+static PcsTensor *diagonal_k_args(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                  PyObject *kw, const char *fname, int64_t *k, PyObject **out)
 {
     static const char *const names[] = {"input", "diagonal", "out", NULL};
-    if (pcs_check_kwargs(kw, "diag", names) < 0)
+    if (pcs_check_kwargs(kw, fname, names) < 0)
         return NULL;
-    PcsTensor *t = pcs_input_arg(self, args, nargs, kw, "diag");
+    PcsTensor *t = pcs_input_arg(self, args, nargs, kw, fname);
     if (!t)
         return NULL;
+    if (pcs_int_arg_or(pcs_arg(args, nargs, kw, self ? 0 : 1, "diagonal"), 0, k) < 0 ||
+        pcs_out_arg(pcs_arg(args, nargs, kw, -1, "out"), out) < 0)
+        return NULL;
+    return t;
+}
+
+static PyObject *diag_entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
     int64_t k;
     PyObject *out;
-    if (pcs_int_arg_or(pcs_arg(args, nargs, kw, self ? 0 : 1, "diagonal"), 0, &k) < 0 ||
-        pcs_out_arg(pcs_arg(args, nargs, kw, -1, "out"), &out) < 0)
+    PcsTensor *t = diagonal_k_args(self, args, nargs, kw, "diag", &k, &out);
+    if (!t)
         return NULL;
     PyObject *res;
     if (t->ndim == 1) {
@@ -243,17 +253,11 @@ static PyObject *tri_run(PcsTensor *t, int64_t k, bool upper, bool inplace, PyOb
 static PyObject *tri_entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw,
                            bool upper, bool inplace)
 {
-    static const char *const names[] = {"input", "diagonal", "out", NULL};
     const char *fname = upper ? "triu" : "tril";
-    if (pcs_check_kwargs(kw, fname, names) < 0)
-        return NULL;
-    PcsTensor *t = pcs_input_arg(self, args, nargs, kw, fname);
-    if (!t)
-        return NULL;
     int64_t k;
     PyObject *out;
-    if (pcs_int_arg_or(pcs_arg(args, nargs, kw, self ? 0 : 1, "diagonal"), 0, &k) < 0 ||
-        pcs_out_arg(pcs_arg(args, nargs, kw, -1, "out"), &out) < 0)
+    PcsTensor *t = diagonal_k_args(self, args, nargs, kw, fname, &k, &out);
+    if (!t)
         return NULL;
     if (out && T(out)->device != t->device)
         return pcs_device_mismatch(t->device, T(out)->device), NULL;
