@@ -318,12 +318,19 @@ def test_rearranging_against_torch():
 
 def test_math_compositions_on_cuda():
     a, b = make((4, 5), pcs.float32, 22), make((5, 3), pcs.float32, 23)
-    r = pcs.einsum("ij,jk->ik", a, b)
-    assert r.device == a.device
-    np.testing.assert_allclose(host(r), host(a).astype(np.float64) @ host(b), rtol=2e-3)
-    bt = make((2, 3, 4), pcs.float32, 24)
-    np.testing.assert_allclose(host(pcs.einsum("bij,bkj->bik", bt, bt)),
-                               np.einsum("bij,bkj->bik", host(bt), host(bt)), rtol=2e-3, atol=1e-3)
+    tf32 = pcs.backends.cuda.matmul.allow_tf32
+    pcs.backends.cuda.matmul.allow_tf32 = False  # float32 products in float32
+    try:
+        r = pcs.einsum("ij,jk->ik", a, b)
+        assert r.device == a.device
+        np.testing.assert_allclose(host(r), host(a).astype(np.float64) @ host(b), rtol=1e-5,
+                                   atol=1e-3)
+        bt = make((2, 3, 4), pcs.float32, 24)
+        np.testing.assert_allclose(host(pcs.einsum("bij,bkj->bik", bt, bt)),
+                                   np.einsum("bij,bkj->bik", host(bt).astype(np.float64), host(bt)),
+                                   rtol=1e-5, atol=1e-3)
+    finally:
+        pcs.backends.cuda.matmul.allow_tf32 = tf32
     x, y = make((40, 3), pcs.float64, 25), make((30, 3), pcs.float64, 26)
     ref = np.sqrt(((host(x)[:, None] - host(y)[None]) ** 2).sum(-1))
     np.testing.assert_allclose(host(pcs.cdist(x, y)), ref, rtol=1e-9, atol=1e-12)
