@@ -316,11 +316,17 @@ void launch_block_vec(T *out, const T *in, int64_t rows, int64_t K, dim3 grid, c
 {
     size_t bytes = (size_t)K * sizeof(T);
     bool cache = bytes <= SMEM_ROW_BYTES;
-    if (cache && bytes > 48 * 1024 &&
-        cudaFuncSetAttribute(softmax_block<T, VEC, true, LOG>,
-                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes) != cudaSuccess) {
-        (void)cudaGetLastError(); // not an error of the op: the fallback runs
-        cache = false;
+    if (cache && bytes > 48 * 1024) {
+        auto k = softmax_block<T, VEC, true, LOG>;
+        if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes) !=
+            cudaSuccess) {
+            (void)cudaGetLastError(); // not an error of the op: the fallback runs
+            cache = false;
+        } else if (cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        cudaSharedmemCarveoutMaxShared) != cudaSuccess) {
+            // only a preference (3 blocks of 64 KiB an SM instead of fewer): go on
+            (void)cudaGetLastError();
+        }
     }
     void *params[] = {(void *)&out, (void *)&in, (void *)&rows, (void *)&K};
     if (cache)
