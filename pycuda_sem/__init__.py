@@ -76,3 +76,20 @@ from .random import (  # noqa: E402,F401
 )
 from . import random  # noqa: E402,F401
 from . import fft  # noqa: E402,F401
+
+
+# ---- joining, splitting, rearranging, softmax (join.c, shape_ops.c, softmax.c) --------
+from ._C import (  # noqa: E402,F401
+    cat, concat, concatenate, stack, split, chunk, tensor_split, narrow, unbind, swapaxes,
+    swapdims, flip, fliplr, flipud, roll, tile, repeat_interleave, movedim, moveaxis, diagonal,
+    diag, diag_embed, tril, triu, softmax, log_softmax,
+)
+# ... and the compositions torch also writes in Python (_math.py)
+from ._math import (  # noqa: E402,F401
+    atleast_1d, atleast_2d, atleast_3d, hstack, vstack, dstack, meshgrid, broadcast_shapes,
+    broadcast_tensors, broadcast_to, einsum, outer, ger, cross, dist, cdist, trace, isclose,
+    allclose, equal,
+)
+from . import linalg  # noqa: E402,F401
+from . import testing  # noqa: E402,F401
+from . import nn  # noqa: E402,F401

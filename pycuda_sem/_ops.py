@@ -228,3 +228,20 @@ def scan(name, x, axis, out):
     f = np.cumsum if name == "cumsum" else np.cumprod
     with np.errstate(all="ignore"):
         _put(out, f(x, axis=axis, dtype=out.dtype) if x.ndim else x)
+
+
+# ---- softmax (softmax.c) ------------------------------------------------------
+
+def softmax(out, x, axis, log):
+    """softmax (log 0) or log_softmax (log 1) of x along axis into out;
+    float16 computes in float32, as on the GPU."""
+    xf = x.astype(np.float32) if x.dtype == np.float16 else x
+    if xf.ndim == 0:
+        xf = xf.reshape(1)
+        axis = 0
+    with np.errstate(all="ignore"):
+        m = np.max(xf, axis=axis, keepdims=True)
+        e = np.exp(xf - m)
+        s = np.sum(e, axis=axis, keepdims=True)
+        r = (xf - m) - np.log(s) if log else e / s
+    _put(out, r.reshape(out.shape))

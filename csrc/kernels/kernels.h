@@ -215,6 +215,34 @@ int pcs_launch_eye(void *out, int dtype, int64_t rows, int64_t cols, cudaStream_
 int pcs_launch_tri_indices(void *out, int dtype, int64_t rows, int64_t cols, int64_t offset,
                            int upper, cudaStream_t stream);
 
+/* ---- softmax, cat, triangles (softmax.cu, cat.cu, tri.cu) ------------------ */
+
+/* softmax (log 0) or log_softmax (log 1) along K of a contiguous [A, K, B]
+ * input into a contiguous out of the same shape and dtype (float16,
+ * bfloat16, float32, float64; -1 for others, nothing launched). */
+int pcs_launch_softmax(int dtype, int log, void *out, const void *in, int64_t A, int64_t K,
+                       int64_t B, cudaStream_t stream);
+
+/* cat of up to PCS_CAT_BATCH contiguous inputs of one dtype into a
+ * contiguous out seen as [outer, out_cols]: input i, [outer, cols[i]],
+ * lands at column offset[i] of every row (cat.cu). -1 for an itemsize
+ * other than 1, 2, 4, 8, 16 (nothing launched). */
+#define PCS_CAT_BATCH 64
+typedef struct {
+    const void *src[PCS_CAT_BATCH];
+    int64_t offset[PCS_CAT_BATCH];
+    int64_t cols[PCS_CAT_BATCH];
+    int n;
+} pcs_cat_batch;
+int pcs_launch_cat(void *out, int itemsize, int64_t outer, int64_t out_cols,
+                   const pcs_cat_batch *batch, cudaStream_t stream);
+
+/* tril (upper 0) / triu (upper 1) with diagonal k of a contiguous [batch,
+ * rows, cols] block of `itemsize`-byte elements (1, 2, 4, 8 or 16; -1
+ * otherwise). out may be in. */
+int pcs_launch_tri(void *out, const void *in, int itemsize, int64_t batch, int64_t rows,
+                   int64_t cols, int64_t k, int upper, cudaStream_t stream);
+
 #ifdef __CUDACC__
 #define PCS_HOST_DEVICE __host__ __device__
 #else

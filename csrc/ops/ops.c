@@ -644,7 +644,7 @@ PyObject *pcs_ops_richcompare(PyObject *a, PyObject *b, int op)
 /* ------------------------------------------------------------------------ */
 /* Registration                                                              */
 
-#define PCS_OPS_MAX_METHODS 320
+#define PCS_OPS_MAX_METHODS 512
 PyMethodDef pcs_tensor_ops_methods[PCS_OPS_MAX_METHODS + 1];
 
 static size_t append_methods(PyMethodDef *dst, size_t k, const PyMethodDef *src)
@@ -695,6 +695,11 @@ void pcs_ops_install_number_slots(PyNumberMethods *nb)
     k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_binary_tmethods);
     k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_unary_tmethods);
     k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_reduce_tmethods);
+    k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_split_tmethods);
+    k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_shape_tmethods);
+    k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_diag_tmethods);
+    k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_softmax_tmethods);
+    k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_py_tmethods);
     memset(&pcs_tensor_ops_methods[k], 0, sizeof(PyMethodDef));
 }
 
@@ -702,7 +707,12 @@ int pcs_ops_init(PyObject *m)
 {
     if (PyModule_AddFunctions(m, pcs_ops_binary_functions) < 0 ||
         PyModule_AddFunctions(m, pcs_ops_unary_functions) < 0 ||
-        PyModule_AddFunctions(m, pcs_ops_reduce_functions) < 0)
+        PyModule_AddFunctions(m, pcs_ops_reduce_functions) < 0 ||
+        PyModule_AddFunctions(m, pcs_ops_join_functions) < 0 ||
+        PyModule_AddFunctions(m, pcs_ops_split_functions) < 0 ||
+        PyModule_AddFunctions(m, pcs_ops_shape_functions) < 0 ||
+        PyModule_AddFunctions(m, pcs_ops_diag_functions) < 0 ||
+        PyModule_AddFunctions(m, pcs_ops_softmax_functions) < 0)
         return -1;
     return pcs_ops_reduce_init(m);
 }

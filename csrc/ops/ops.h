@@ -10,7 +10,14 @@
  *                 elementwise executor, operators, registration
  *   ops_binary.c  binary and ternary ops (add ... where, clamp, lerp)
  *   ops_unary.c   unary ops (neg ... nan_to_num)
- *   ops_reduce.c  reductions and scans (sum ... logsumexp, cumsum) */
+ *   ops_reduce.c  reductions and scans (sum ... logsumexp, cumsum)
+ *   join.c        cat, stack
+ *   split.c       split, chunk, tensor_split (views)
+ *   shape_ops.c   flip, roll, repeat, tile, repeat_interleave, movedim
+ *   diag.c        diagonal, diag, diag_embed, tril, triu
+ *   softmax.c     softmax, log_softmax
+ *   op_common.c   helpers the op files share
+ *   py_methods.c  Tensor methods of the ops written in Python (_math.py) */
 #ifndef PCS_OPS_H
 #define PCS_OPS_H
 
@@ -100,6 +107,55 @@ extern PyMethodDef pcs_ops_binary_tmethods[], pcs_ops_binary_functions[];
 extern PyMethodDef pcs_ops_unary_tmethods[], pcs_ops_unary_functions[];
 extern PyMethodDef pcs_ops_reduce_tmethods[], pcs_ops_reduce_functions[];
 int pcs_ops_reduce_init(PyObject *module); /* the return_types structs */
+extern PyMethodDef pcs_ops_join_functions[];                           /* join.c */
+extern PyMethodDef pcs_ops_split_tmethods[], pcs_ops_split_functions[]; /* split.c */
+extern PyMethodDef pcs_ops_shape_tmethods[], pcs_ops_shape_functions[]; /* shape_ops.c */
+extern PyMethodDef pcs_ops_diag_tmethods[], pcs_ops_diag_functions[];   /* diag.c */
+extern PyMethodDef pcs_ops_softmax_tmethods[], pcs_ops_softmax_functions[]; /* softmax.c */
+extern PyMethodDef pcs_ops_py_tmethods[]; /* py_methods.c: methods over pycuda_sem/_math.py */
+
+/* ---- helpers the op files share (op_common.c) ------------------------------- */
+
+/* The input of a function/method pair: self for a method, else argument 0
+ * (or input=); TypeError naming fname otherwise. Borrowed. */
+PcsTensor *pcs_input_arg(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw,
+                         const char *fname);
+/* An int argument (through __index__), dflt when absent or None. */
+int pcs_int_arg_or(PyObject *o, int64_t dflt, int64_t *out);
+/* torch's RuntimeError "Expected all tensors to be on the same device, but
+ * found at least two devices, cuda:0 and cpu!"; returns -1. */
+int pcs_device_mismatch(int a, int b);
+/* "[2, 3]" for messages. */
+void pcs_shape_str(int ndim, const int64_t *sizes, char *buf, size_t n);
+/* A view of t narrowed to [start, start + len) along dim. */
+PcsTensor *pcs_narrow_view(PcsTensor *t, int dim, int64_t start, int64_t len);
+/* A new contiguous tensor with the values of view v (consumed; NULL passes
+ * the failure that made it on). */
+PyObject *pcs_materialize(PcsTensor *v);
+/* A zero-filled tensor. */
+PcsTensor *pcs_zeros_tensor(int ndim, const int64_t *sizes, int dtype, int device);
+/* res (consumed) copied into out= (same device and shape: no resizing),
+ * returning out; res itself when out is NULL. */
+PyObject *pcs_into_out(PyObject *res, PyObject *out, const char *fname);
+
+/* One implementation, two entries: f_NAME (the module function; self is
+ * NULL and the input is argument 0) and m_NAME (the Tensor method). */
+#define PCS_OP_PAIR(name, call)                                                                   \
+    static PyObject *f_##name(PyObject *m, PyObject *const *a, Py_ssize_t n, PyObject *kw)       \
+    {                                                                                             \
+        PyObject *self = NULL;                                                                    \
+        PCS_UNUSED(m);                                                                            \
+        return call;                                                                              \
+    }                                                                                             \
+    static PyObject *m_##name(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObject *kw)    \
+    {                                                                                             \
+        return call;                                                                              \
+    }
+#define PCS_OP_FK (METH_FASTCALL | METH_KEYWORDS)
+#define PCS_OP_FN(f) (PyCFunction)(void (*)(void))(f)
+/* Table rows for an X-macro list of (name, doc) made with PCS_OP_PAIR. */
+#define PCS_OP_METHOD_ENTRY(name, doc) {#name, PCS_OP_FN(m_##name), PCS_OP_FK, doc},
+#define PCS_OP_FUNCTION_ENTRY(name, doc) {#name, PCS_OP_FN(f_##name), PCS_OP_FK, doc},
 
 /* Binary entry for the operators (ops_binary.c): which is an index of its table. */
 PyObject *pcs_binary_operator(int which, PyObject *a, PyObject *b, bool inplace);

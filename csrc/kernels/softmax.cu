@@ -1,0 +1,392 @@
+// softmax.cu: softmax and log_softmax along one dim, behind pcs_launch_softmax (kernels.h).
+//
+// The host hands over a contiguous input seen as [A, K, B] and wants the
+// softmax of every line in[a, :, b]. Three kernels cover it:
+//   warp      B == 1, K <= 1024: one warp per row, the row held in registers
+//             (K / 32 values a lane, rounded up to a power of two), so the
+//             input is read once: a warp max, a warp sum, one write. Short
+//             rows go 4 (or 2) to a warp at a time so that their loads
+//             overlap ([2^20, 32]: one value a lane, four rows in flight).
+//   block     B == 1, K > 1024: one block per row. Each thread keeps an
+//             online (max, sum) pair over its strided share of the row
+//             (16-byte vector loads where the row allows), the pairs are
+//             merged across the block, and a second pass writes. A row of
+//             up to 64 KiB ([16384, 16384] float32) is kept in shared
+//             memory by the first pass, so the input is read once; longer
+//             rows are read twice, the second time mostly from L2 (the
+//             blocks in flight touch a few tens of MiB, H100 has 50).
+//   strided   B > 1 (a dim that is not the last): 32 neighbouring lines
+//             (a, b..b+31) a block, so every load of a warp is one
+//             coalesced line, with K split over the block's 8 or 32 rows of
+//             threads and their online pairs merged in shared memory.
+// float16 and bfloat16 accumulate in float, as torch does; float64 in double.
+// Rows of -inf give NaN and NaN propagates, as in torch.
+#include <cuda/std/limits>
+
+#include "ew_common.cuh"
+
+using namespace pcs;
+
+namespace {
+
+template <class A> __device__ __forceinline__ A exp_(A x)
+{
+    if constexpr (std::is_same_v<A, double>)
+        return exp(x);
+    else
+        return expf(x);
+}
+
+template <class A> __device__ __forceinline__ A log_(A x)
+{
+    if constexpr (std::is_same_v<A, double>)
+        return log(x);
+    else
+        return logf(x);
+}
+
+template <class A> __device__ __forceinline__ A neg_inf() { return -cuda::std::numeric_limits<A>::infinity(); }
+
+template <class A> __device__ __forceinline__ A warp_sum(A v)
+{
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, off);
+    return v;
+}
+
+// fmax drops NaN; softmax must keep it, so the max is taken NaN-first.
+template <class A> __device__ __forceinline__ A nan_max(A a, A b)
+{
+    return (a != a || a > b) ? a : b;
+}
+
+template <class A> __device__ __forceinline__ A warp_nan_max(A v)
+{
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+        v = nan_max(v, __shfl_xor_sync(0xffffffffu, v, off));
+    return v;
+}
+
+// The online pair: m the running max, s the sum of exp(x - m). A pair with
+// s == 0 has seen nothing finite yet; scaling it must not form -inf - -inf.
+template <class A> struct MS {
+    A m, s;
+};
+
+template <class A> __device__ __forceinline__ A rescale(A s, A from, A to)
+{
+    return s == A(0) ? A(0) : s * exp_(from - to);
+}
+
+template <class A> __device__ __forceinline__ void ms_add(MS<A> &p, A x)
+{
+    if (x > p.m) {
+        // exp(x - x): 1, or NaN for x = +inf, as the two-pass formula gives
+        p.s = rescale(p.s, p.m, x) + A(1) + (x - x);
+        p.m = x;
+    } else if (x != x) {
+        p.m = x; // NaN: the row's result is NaN
+        p.s = x;
+    } else if (p.m != neg_inf<A>()) {
+        p.s += exp_(x - p.m);
+    }
+}
+
+template <class A> __device__ __forceinline__ MS<A> ms_merge(MS<A> a, MS<A> b)
+{
+    if (a.m != a.m || b.m != b.m)
+        return {a.m != a.m ? a.m : b.m, a.m != a.m ? a.m : b.m};
+    A m = a.m > b.m ? a.m : b.m;
+    return {m, rescale(a.s, a.m, m) + rescale(b.s, b.m, m)};
+}
+
+template <class A, bool LOG> __device__ __forceinline__ A finish(A x, A m, A s, A logs)
+{
+    if constexpr (LOG)
+        return x - m - logs;
+    else
+        return exp_(x - m) / s;
+}
+
+// ---------------------------------------------------------------------------
+// warp: B == 1, K <= 32 * VPT
+
+// ROWS rows per warp at a time: their loads are in flight together, which
+// short rows need to keep enough bytes moving ([2^20, 32]: one 128-byte
+// line a row).
+template <class T, int VPT, int ROWS, bool LOG>
+__global__ void __launch_bounds__(128) softmax_warp(T *out, const T *in, int64_t rows, int K)
+{
+    using A = compute_t<T>;
+    const int lane = threadIdx.x & 31;
+    const int64_t warps = (int64_t)gridDim.x * (blockDim.x >> 5);
+    for (int64_t row0 = ((int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * ROWS;
+         row0 < rows; row0 += warps * ROWS) {
+        A v[ROWS][VPT], m[ROWS], s[ROWS];
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+            const T *x = in + (row0 + r) * K;
+            m[r] = neg_inf<A>();
+#pragma unroll
+            for (int i = 0; i < VPT; i++) {
+                int k = lane + 32 * i;
+                v[r][i] = (row0 + r < rows && k < K) ? to_c<A>(x[k]) : neg_inf<A>();
+                m[r] = nan_max(m[r], v[r][i]);
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+            m[r] = warp_nan_max(m[r]);
+            s[r] = 0;
+#pragma unroll
+            for (int i = 0; i < VPT; i++)
+                if (lane + 32 * i < K)
+                    s[r] += exp_(v[r][i] - m[r]);
+            s[r] = warp_sum(s[r]);
+        }
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+            if (row0 + r >= rows)
+                break;
+            A logs = LOG ? log_(s[r]) : A(0);
+            T *y = out + (row0 + r) * K;
+#pragma unroll
+            for (int i = 0; i < VPT; i++) {
+                int k = lane + 32 * i;
+                if (k < K)
+                    y[k] = from_c<T>(finish<A, LOG>(v[r][i], m[r], s[r], logs));
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// block: B == 1, long rows
+
+constexpr int BLOCK = 512;
+
+// Merges every thread's pair; all threads get the result.
+template <class A> __device__ MS<A> block_merge(MS<A> p)
+{
+    __shared__ A sm[BLOCK / 32], ss[BLOCK / 32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        MS<A> o = {__shfl_xor_sync(0xffffffffu, p.m, off), __shfl_xor_sync(0xffffffffu, p.s, off)};
+        p = ms_merge(p, o);
+    }
+    if (lane == 0) {
+        sm[warp] = p.m;
+        ss[warp] = p.s;
+    }
+    __syncthreads();
+    MS<A> r = {sm[0], ss[0]};
+    for (int w = 1; w < (int)(blockDim.x >> 5); w++)
+        r = ms_merge(r, MS<A>{sm[w], ss[w]});
+    __syncthreads(); // the shared pair is read before the next row overwrites it
+    return r;
+}
+
+// Rows that fit in shared memory are read from global memory once: the
+// first pass keeps them there (CACHE) for the second.
+constexpr size_t SMEM_ROW_BYTES = 64 * 1024;
+
+template <class T, int VEC, bool CACHE, bool LOG>
+__global__ void __launch_bounds__(BLOCK) softmax_block(T *out, const T *in, int64_t rows, int64_t K)
+{
+    using A = compute_t<T>;
+    using P = Pack<T, VEC>;
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    P *cache = reinterpret_cast<P *>(smem_raw);
+    const int64_t nvec = K / VEC; // VEC > 1 only when K % VEC == 0 and rows are aligned
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const P *x = reinterpret_cast<const P *>(in + row * K);
+        MS<A> p = {neg_inf<A>(), A(0)};
+        // each thread reads back only the entries it cached: no barrier needed
+        for (int64_t i = threadIdx.x; i < nvec; i += BLOCK) {
+            P pk = x[i];
+            if constexpr (CACHE)
+                cache[i] = pk;
+#pragma unroll
+            for (int j = 0; j < VEC; j++)
+                ms_add(p, to_c<A>(pk.v[j]));
+        }
+        MS<A> r = block_merge(p);
+        A logs = LOG ? log_(r.s) : A(0);
+        P *y = reinterpret_cast<P *>(out + row * K);
+        for (int64_t i = threadIdx.x; i < nvec; i += BLOCK) {
+            P pk = CACHE ? cache[i] : x[i], o;
+#pragma unroll
+            for (int j = 0; j < VEC; j++)
+                o.v[j] = from_c<T>(finish<A, LOG>(to_c<A>(pk.v[j]), r.m, r.s, logs));
+            y[i] = o;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// strided: B > 1
+
+// A block is 32 lines (neighbouring b, so a warp reads one coalesced
+// 32-element line) by Y threads that split K between them; their online
+// pairs merge through shared memory. Y = 32 when there are too few lines
+// to fill the GPU otherwise ([8192, 8192] along dim 0: 8192 lines).
+template <class T, int Y, bool LOG>
+__global__ void __launch_bounds__(32 * Y) softmax_strided(T *out, const T *in, int64_t A_, int64_t K,
+                                                          int64_t B)
+{
+    using A = compute_t<T>;
+    __shared__ A sm[Y][33], ss[Y][33];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int64_t chunks = (B + 31) / 32, total = A_ * chunks;
+    for (int64_t c = blockIdx.x; c < total; c += gridDim.x) {
+        const int64_t a = c / chunks, b = (c - a * chunks) * 32 + tx;
+        const bool ok = b < B;
+        const T *x = in + a * K * B + b;
+        MS<A> p = {neg_inf<A>(), A(0)};
+        if (ok) {
+            int64_t k = ty;
+            for (; k + 3 * Y < K; k += 4 * Y) { // four loads in flight
+                A v0 = to_c<A>(x[k * B]), v1 = to_c<A>(x[(k + Y) * B]);
+                A v2 = to_c<A>(x[(k + 2 * Y) * B]), v3 = to_c<A>(x[(k + 3 * Y) * B]);
+                ms_add(p, v0);
+                ms_add(p, v1);
+                ms_add(p, v2);
+                ms_add(p, v3);
+            }
+            for (; k < K; k += Y)
+                ms_add(p, to_c<A>(x[k * B]));
+        }
+        sm[ty][tx] = p.m;
+        ss[ty][tx] = p.s;
+        __syncthreads();
+        MS<A> r = {sm[0][tx], ss[0][tx]};
+        for (int y = 1; y < Y; y++)
+            r = ms_merge(r, MS<A>{sm[y][tx], ss[y][tx]});
+        __syncthreads(); // read before the next chunk overwrites
+        if (ok) {
+            A logs = LOG ? log_(r.s) : A(0);
+            T *yp = out + a * K * B + b;
+            for (int64_t k = ty; k < K; k += Y)
+                yp[k * B] = from_c<T>(finish<A, LOG>(to_c<A>(x[k * B]), r.m, r.s, logs));
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Launch
+
+template <class T, int VPT, int ROWS, bool LOG>
+void launch_warp_rows(T *out, const T *in, int64_t rows, int K, cudaStream_t st)
+{
+    // 4 warps a block; the grid covers every row group or strides over them
+    int64_t groups = (rows + ROWS - 1) / ROWS, blocks = (groups + 3) / 4;
+    int64_t cap = (int64_t)sm_count() * 64;
+    dim3 grid((unsigned)(blocks < cap ? blocks : cap));
+    launch_kernel(softmax_warp<T, VPT, ROWS, LOG>, grid, 128, st, out, in, rows, K);
+}
+
+template <class T, bool LOG>
+void launch_warp(T *out, const T *in, int64_t rows, int K, cudaStream_t st)
+{
+    int vpt = (K + 31) / 32;
+    if (vpt <= 1)
+        launch_warp_rows<T, 1, 4, LOG>(out, in, rows, K, st);
+    else if (vpt <= 2)
+        launch_warp_rows<T, 2, 2, LOG>(out, in, rows, K, st);
+    else if (vpt <= 4)
+        launch_warp_rows<T, 4, 1, LOG>(out, in, rows, K, st);
+    else if (vpt <= 8)
+        launch_warp_rows<T, 8, 1, LOG>(out, in, rows, K, st);
+    else if (vpt <= 16)
+        launch_warp_rows<T, 16, 1, LOG>(out, in, rows, K, st);
+    else
+        launch_warp_rows<T, 32, 1, LOG>(out, in, rows, K, st);
+}
+
+// The caching variant when the row fits and the kernel may have that much
+// shared memory (asked for beyond the default 48 KiB; a refusal is cleared
+// and the two-read variant runs instead). launch_kernel passes no dynamic
+// shared memory, so these launch themselves; the status reaches the
+// caller's PCS_CHECK_LAUNCH the same way.
+template <class T, int VEC, bool LOG>
+void launch_block_vec(T *out, const T *in, int64_t rows, int64_t K, dim3 grid, cudaStream_t st)
+{
+    size_t bytes = (size_t)K * sizeof(T);
+    bool cache = bytes <= SMEM_ROW_BYTES;
+    if (cache && bytes > 48 * 1024) {
+        auto k = softmax_block<T, VEC, true, LOG>;
+        if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes) !=
+            cudaSuccess) {
+            (void)cudaGetLastError(); // not an error of the op: the fallback runs
+            cache = false;
+        } else if (cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        cudaSharedmemCarveoutMaxShared) != cudaSuccess) {
+            // only a preference (3 blocks of 64 KiB an SM instead of fewer): go on
+            (void)cudaGetLastError();
+        }
+    }
+    void *params[] = {(void *)&out, (void *)&in, (void *)&rows, (void *)&K};
+    if (cache)
+        (void)cudaLaunchKernel((const void *)softmax_block<T, VEC, true, LOG>, grid, BLOCK, params,
+                               bytes, st);
+    else
+        (void)cudaLaunchKernel((const void *)softmax_block<T, VEC, false, LOG>, grid, BLOCK, params,
+                               0, st);
+}
+
+template <class T, bool LOG>
+void launch_block(T *out, const T *in, int64_t rows, int64_t K, cudaStream_t st)
+{
+    constexpr int VEC = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
+    int64_t cap = (int64_t)sm_count() * 32;
+    dim3 grid((unsigned)(rows < cap ? rows : cap));
+    bool aligned = K % VEC == 0 && (uintptr_t)in % 16 == 0 && (uintptr_t)out % 16 == 0;
+    if (VEC > 1 && aligned)
+        launch_block_vec<T, VEC, LOG>(out, in, rows, K, grid, st);
+    else
+        launch_block_vec<T, 1, LOG>(out, in, rows, K, grid, st);
+}
+
+template <class T, bool LOG>
+void launch_all(T *out, const T *in, int64_t A_, int64_t K, int64_t B, cudaStream_t st)
+{
+    if (B == 1 && K <= 1024) {
+        launch_warp<T, LOG>(out, in, A_, (int)K, st);
+    } else if (B == 1) {
+        launch_block<T, LOG>(out, in, A_, K, st);
+    } else {
+        int64_t chunks = A_ * ((B + 31) / 32), full = (int64_t)sm_count() * 8;
+        if (chunks < full) {
+            dim3 grid((unsigned)chunks), block(32, 32);
+            launch_kernel(softmax_strided<T, 32, LOG>, grid, block, st, out, in, A_, K, B);
+        } else {
+            int64_t cap = full * 4;
+            dim3 grid((unsigned)(chunks < cap ? chunks : cap)), block(32, 8);
+            launch_kernel(softmax_strided<T, 8, LOG>, grid, block, st, out, in, A_, K, B);
+        }
+    }
+}
+
+} // namespace
+
+extern "C" int pcs_launch_softmax(int dtype, int log, void *out, const void *in, int64_t A, int64_t K,
+                                  int64_t B, cudaStream_t stream)
+{
+    if (A <= 0 || K <= 0 || B <= 0)
+        return 0; // nothing to compute
+    return dispatch_dtype(dtype, [&](auto tag) -> int {
+        using T = decltype(tag);
+        if constexpr (!is_flt<T>) {
+            return -1;
+        } else {
+            if (log)
+                launch_all<T, true>((T *)out, (const T *)in, A, K, B, stream);
+            else
+                launch_all<T, false>((T *)out, (const T *)in, A, K, B, stream);
+            return 0;
+        }
+    });
+}

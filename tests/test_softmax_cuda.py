@@ -1,0 +1,182 @@
+"""softmax / log_softmax on CUDA (kernels/softmax.cu): every kernel path
+(a warp per row up to 1024 entries, a block per row beyond, with and
+without 16-byte vector loads, a thread per line for a dim that is not the
+last), float32/float64/float16/bfloat16, strided and misaligned inputs,
+extreme values, against float64 NumPy and, where it is installed, against
+torch on the same data. The allocator returns to its baseline after each
+test; results are computed on the current stream."""
+import numpy as np
+import pytest
+
+import pycuda_sem as pcs
+import pycuda_sem.nn.functional as F
+
+pytestmark = [pytest.mark.cuda, pytest.mark.usefixtures("balanced")]
+
+try:
+    import torch as _torch
+    HAVE_TORCH = _torch.cuda.is_available()
+except Exception:  # noqa: BLE001 - any import failure means "no torch"
+    _torch = None
+    HAVE_TORCH = False
+
+needs_torch = pytest.mark.skipif(not HAVE_TORCH, reason="torch with CUDA not installed")
+
+DTYPES = [pcs.float32, pcs.float64, pcs.float16, pcs.bfloat16]
+# (rtol, atol) against a float64 reference of the values as stored
+TOL = {pcs.float32: (1e-5, 1e-6), pcs.float64: (1e-12, 1e-14), pcs.float16: (2e-3, 1e-4),
+       pcs.bfloat16: (1.6e-2, 1e-3)}
+
+
+def host(t):
+    t = t.cpu()
+    return (t.float() if t.dtype == pcs.bfloat16 else t).numpy().astype(np.float64)
+
+
+def make(shape, dtype, seed=0, scale=4.0):
+    a = np.random.default_rng(seed).standard_normal(shape) * scale + 0.3
+    t = pcs.tensor(a.astype(np.float32), device="cuda").to(dtype)
+    return t
+
+
+def reference(a, dim, log):
+    m = a.max(axis=dim, keepdims=True)
+    e = np.exp(a - m)
+    s = e.sum(axis=dim, keepdims=True)
+    return a - m - np.log(s) if log else e / s
+
+
+def check(x, dim, log, dtype=None):
+    f = pcs.log_softmax if log else pcs.softmax
+    r = f(x, dim) if dtype is None else f(x, dim, dtype=dtype)
+    want = dtype or x.dtype
+    assert r.device == x.device and r.dtype == want and r.shape == x.shape
+    rtol, atol = TOL[want]
+    if log:
+        atol = max(atol, rtol * 10)
+    np.testing.assert_allclose(host(r), reference(host(x), dim, log), rtol=rtol, atol=atol)
+    return r
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("K", [1, 7, 32, 33, 100, 512, 1000, 1024])
+def test_warp_path(dtype, log, K):
+    check(make((67, K), dtype, seed=K), 1, log)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("K", [1025, 2048, 4099, 16384, 20001, 40000])
+def test_block_path(dtype, log, K):
+    # rows up to 64 KiB stay in shared memory (vector loads when K and the
+    # rows allow: 2048, 16384; element loads: 1025, 4099); longer rows are
+    # read twice (20001: element loads, 40000: vector loads)
+    check(make((5, K), dtype, seed=K), -1, log)
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_block_path_misaligned_rows(log):
+    # a contiguous view that starts one element in: rows are not 16-byte aligned
+    base = make((4 * 4096 + 1,), pcs.float32, seed=3)
+    x = base[1:].view(4, 4096)
+    assert x.is_contiguous()
+    check(x, 1, log)
+    check(base[1:].view(2, 8192).half(), 1, log)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("shape,dim", [((50, 3), 0), ((4, 300, 5), 1), ((3, 4, 5, 6), 2),
+                                       ((2000, 2), 0), ((3, 2050, 2), 1), ((1200, 37, 40), 1),
+                                       ((40, 3000), 0)])
+def test_strided_path(dtype, log, shape, dim):
+    # few lines: K split over 32 threads a line; many lines ([1200, 37, 40]
+    # along dim 1: 2400 blocks of 32 lines): over 8
+    check(make(shape, dtype, seed=dim), dim, log)
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_non_contiguous_inputs(log):
+    x = make((64, 96), pcs.float32, seed=5)
+    for v in (x.t(), x[:, ::3], x[::2, 5:], x.t()[3:]):
+        for dim in (0, 1, -1):
+            check(v, dim, log)
+
+
+def test_dtype_argument_and_integer_error():
+    x = make((8, 40), pcs.float16, seed=6)
+    r = check(x, 1, False, dtype=pcs.float32)
+    assert r.dtype == pcs.float32
+    check(x, 0, True, dtype=pcs.float64)
+    with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
+        pcs.softmax(pcs.ones(3, dtype=pcs.int64, device="cuda"), 0)
+
+
+@pytest.mark.parametrize("K", [8, 3000])
+def test_extreme_values_match_the_cpu(K):
+    a = np.random.default_rng(7).standard_normal((6, K)).astype(np.float32)
+    a[0, :] = -np.inf
+    a[1, 3] = np.nan
+    a[2, :] *= 1e4
+    a[3, 5] = np.inf
+    a[4, 2] = -np.inf
+    cpu = pcs.tensor(a)
+    gpu = cpu.cuda()
+    for f in (pcs.softmax, pcs.log_softmax):
+        r, want = f(gpu, 1).cpu().numpy(), f(cpu, 1).numpy()
+        assert np.isnan(r[0]).all() and np.isnan(r[1]).all()
+        np.testing.assert_array_equal(np.isnan(r), np.isnan(want))
+        np.testing.assert_allclose(r[2:], want[2:], rtol=1e-5, atol=1e-6)
+
+
+def test_edges():
+    assert pcs.softmax(pcs.tensor(3.0, device="cuda"), 0).item() == 1.0
+    assert pcs.log_softmax(pcs.empty(0, 5, device="cuda"), 1).shape == (0, 5)
+    assert pcs.softmax(pcs.empty(5, 0, device="cuda"), 1).shape == (5, 0)
+    out = pcs.empty(3, 4, device="cuda")
+    x = make((3, 4), pcs.float32, seed=8)
+    assert pcs.softmax(x, 1, out=out) is out
+    np.testing.assert_allclose(host(out), reference(host(x), 1, False), rtol=1e-5, atol=1e-6)
+
+
+def test_methods_and_functional_forms_agree():
+    x = make((16, 70), pcs.float32, seed=9)
+    r = pcs.softmax(x, 1)
+    assert (x.softmax(1) == r).all().item()
+    assert (F.softmax(x, dim=1) == r).all().item()
+    assert (F.log_softmax(x, 1) == x.log_softmax(1)).all().item()
+
+
+def test_runs_on_the_current_stream():
+    x = make((1024, 4096), pcs.float32, seed=10)
+    s = pcs.cuda.Stream()
+    with pcs.cuda.stream(s):  # warm the cache for s
+        warm = pcs.softmax(x, 1)
+    del warm
+    pcs.cuda.synchronize()
+    with pcs.cuda.stream(s):
+        pcs.cuda._sleep(100_000_000)
+        r = pcs.softmax(x, 1)
+    assert not s.query()
+    s.synchronize()
+    np.testing.assert_allclose(host(r)[:4], reference(host(x)[:4], 1, False), rtol=1e-5, atol=1e-6)
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,dim", [((16384, 1000), 1), ((1 << 16, 32), 1), ((64, 16384), 1),
+                                       ((256, 300, 4), 1), ((4, 20000), 0)])
+def test_against_torch(dtype, shape, dim):
+    a = np.random.default_rng(11).standard_normal(shape).astype(np.float32) * 5
+    x = pcs.tensor(a, device="cuda").to(dtype)
+    tdt = {pcs.float32: _torch.float32, pcs.float64: _torch.float64,
+           pcs.float16: _torch.float16, pcs.bfloat16: _torch.bfloat16}[dtype]
+    tx = _torch.from_numpy(a).cuda().to(tdt)
+    rtol, atol = TOL[dtype]
+    for ours, theirs in ((pcs.softmax, _torch.softmax), (pcs.log_softmax, _torch.log_softmax)):
+        r = host(ours(x, dim))
+        t = theirs(tx, dim).double().cpu().numpy()
+        np.testing.assert_allclose(r, t, rtol=rtol * 2, atol=max(atol * 2, rtol * 10))
+    with pytest.raises(IndexError):
+        pcs.softmax(x, 5)
