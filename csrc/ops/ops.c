@@ -12,6 +12,7 @@
  * int64 + 2.5 is the default dtype, float16 + a float32 0-dim tensor stays
  * float16 and int32 + an int64 0-dim tensor stays int32. */
 #include "ops/ops.h"
+#include "ops/sort.h"
 #include "core/iter.h"
 #include "runtime/device.h"
 
@@ -631,6 +632,9 @@ void pcs_ops_install_number_slots(PyNumberMethods *nb)
     k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_binary_tmethods);
     k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_unary_tmethods);
     k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_reduce_tmethods);
+    k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_sort_tmethods);
+    k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_select_tmethods);
+    k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_scan_tmethods);
     memset(&pcs_tensor_ops_methods[k], 0, sizeof(PyMethodDef));
 }
 
@@ -638,7 +642,12 @@ int pcs_ops_init(PyObject *m)
 {
     if (PyModule_AddFunctions(m, pcs_ops_binary_functions) < 0 ||
         PyModule_AddFunctions(m, pcs_ops_unary_functions) < 0 ||
-        PyModule_AddFunctions(m, pcs_ops_reduce_functions) < 0)
+        PyModule_AddFunctions(m, pcs_ops_reduce_functions) < 0 ||
+        PyModule_AddFunctions(m, pcs_ops_sort_functions) < 0 ||
+        PyModule_AddFunctions(m, pcs_ops_select_functions) < 0 ||
+        PyModule_AddFunctions(m, pcs_ops_scan_functions) < 0)
+        return -1;
+    if (pcs_ops_sort_init(m) < 0)
         return -1;
     return pcs_ops_reduce_init(m);
 }

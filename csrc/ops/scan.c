@@ -1,0 +1,135 @@
+/* scan.c: cummax, cummin (values and int64 indices) and logcumsumexp along
+ * any dim, as module functions and Tensor methods.
+ *
+ * The input becomes rows (sort.h: the dim last, contiguous), scanned by
+ * scan.cu on CUDA (one cub::DeviceScan::InclusiveScanByKey over every row)
+ * or by NumPy on the CPU (pycuda_sem/_ops.py), then put back in the input's
+ * dim order. torch's rules: a later element wins ties (so the index is the
+ * last one reaching the running extreme), NaN propagates with the index of
+ * the latest NaN; logcumsumexp takes floating inputs only (integers raise,
+ * as torch's "not implemented for 'Long'"). (cumsum and cumprod live with
+ * the reductions, ops_reduce.c.) */
+#include "ops/sort.h"
+
+#include "tensor/copy.h"
+
+static int scan_rows_run(int op, PcsTensor *rows, int64_t nseg, int64_t len, PcsTensor *v,
+                         PcsTensor *i, const char *fname)
+{
+    if (nseg * len == 0)
+        return 0;
+    if (rows->device >= 0) {
+        cudaStream_t s;
+        size_t bytes = 0;
+        PcsTensor *ws = NULL;
+        void *ip = i ? pcs_tensor_data(i) : NULL;
+        int r = pcs_launch_stream(rows->device, &s);
+        if (r == 0)
+            r = pcs_cub_status(pcs_scan_rows(op, rows->dtype, pcs_tensor_data(rows), pcs_tensor_data(v),
+                                             ip, nseg, len, NULL, &bytes, s), fname, rows->dtype);
+        if (r == 0)
+            r = pcs_workspace(bytes, rows->device, &ws);
+        if (r == 0)
+            r = pcs_cub_status(pcs_scan_rows(op, rows->dtype, pcs_tensor_data(rows), pcs_tensor_data(v),
+                                             ip, nseg, len, pcs_tensor_data(ws), &bytes, s),
+                               fname, rows->dtype);
+        if (r == 0)
+            r = PCS_CHECK_LAUNCH(s, fname);
+        Py_XDECREF(ws);
+        return r;
+    }
+    PcsTensor *vt = NULL;
+    PyObject *xa = pcs_ops_numpy_in(rows, rows->dtype);
+    PyObject *va = xa ? pcs_np_out(v, &vt) : NULL;
+    PyObject *ia = va ? (i ? pcs_tensor_numpy(i) : Py_NewRef(Py_None)) : NULL;
+    PyObject *rr = ia ? pcs_np_call("scan_rows", Py_BuildValue("sOLOO", fname, xa, (long long)len, va, ia))
+                      : NULL;
+    int r = rr ? pcs_np_done(v, vt) : -1;
+    if (!rr)
+        Py_XDECREF(vt);
+    Py_XDECREF(rr);
+    Py_XDECREF(xa);
+    Py_XDECREF(va);
+    Py_XDECREF(ia);
+    return r;
+}
+
+/* cummax / cummin / logcumsumexp(input, dim, *, out=None) */
+static PyObject *scan_entry(int op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kw)
+{
+    static const char *const fnames[] = {"cummax", "cummin", "logcumsumexp"};
+    static const char *const names[] = {"input", "dim", "out", NULL};
+    const char *fname = fnames[op];
+    int base = self ? -1 : 0;
+    if (pcs_check_kwargs(kw, fname, names) < 0)
+        return NULL;
+    if (nargs > base + 2) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most %d positional arguments (%zd given)", fname,
+                     base + 2, nargs);
+        return NULL;
+    }
+    PcsTensor *x = pcs_input_arg(self, args, nargs, kw, fname);
+    if (!x)
+        return NULL;
+    PyObject *dim_o = pcs_arg(args, nargs, kw, base + 1, "dim");
+    if (!dim_o) {
+        PyErr_Format(PyExc_TypeError, "%s() missing required argument 'dim' (pos 2)", fname);
+        return NULL;
+    }
+    int d = pcs_dim_arg(dim_o, x->ndim, 0, fname);
+    if (d < 0)
+        return NULL;
+    if (pcs_is_complex(x->dtype) || (op == PCS_SCAN_LOGCUMSUMEXP && !pcs_is_float(x->dtype)))
+        return pcs_not_implemented(fname, x->dtype);
+    int64_t nseg, len, shape[PCS_MAX_DIMS];
+    PcsTensor *rows = pcs_rows_of(x, d, &nseg, &len);
+    if (!rows)
+        return NULL;
+    pcs_rows_shape(x, d, shape);
+    bool pairs = op != PCS_SCAN_LOGCUMSUMEXP;
+    PcsTensor *v = pcs_tensor_empty(x->ndim, shape, x->dtype, x->device, false);
+    PcsTensor *i = v && pairs ? pcs_tensor_empty(x->ndim, shape, PCS_INT64, x->device, false) : NULL;
+    int r = v && (i || !pairs) ? scan_rows_run(op, rows, nseg, len, v, i, fname) : -1;
+    Py_DECREF(rows);
+    if (r < 0) {
+        Py_XDECREF(v);
+        Py_XDECREF(i);
+        return NULL;
+    }
+    v = pcs_rows_restore(v, d);
+    PyObject *out = pcs_arg(args, nargs, kw, -1, "out");
+    if (!pairs)
+        return pcs_into_outs((PyObject *)v, out, 1, fname);
+    i = pcs_rows_restore(i, d);
+    return pcs_into_outs(pcs_values_indices(op == PCS_SCAN_CUMMAX ? PCS_RT_CUMMAX : PCS_RT_CUMMIN, v, i),
+                         out, 2, fname);
+}
+
+#define PAIR(name, call)                                                                          \
+    static PyObject *f_##name(PyObject *m, PyObject *const *a, Py_ssize_t n, PyObject *kw)       \
+    {                                                                                             \
+        PyObject *self = NULL;                                                                    \
+        PCS_UNUSED(m);                                                                            \
+        return call;                                                                              \
+    }                                                                                             \
+    static PyObject *m_##name(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObject *kw)    \
+    {                                                                                             \
+        return call;                                                                              \
+    }
+PAIR(cummax, scan_entry(PCS_SCAN_CUMMAX, self, a, n, kw))
+PAIR(cummin, scan_entry(PCS_SCAN_CUMMIN, self, a, n, kw))
+PAIR(logcumsumexp, scan_entry(PCS_SCAN_LOGCUMSUMEXP, self, a, n, kw))
+#undef PAIR
+
+#define FK (METH_FASTCALL | METH_KEYWORDS)
+#define FN(f) (PyCFunction)(void (*)(void))(f)
+#define SCAN_LIST(X)                                                                              \
+    X(cummax, "Running maximum along dim, and the index where it was reached.")                 \
+    X(cummin, "Running minimum along dim, and the index where it was reached.")                 \
+    X(logcumsumexp, "log(cumsum(exp(x))) along dim, computed stably.")
+#define T_ENTRY(name, doc) {#name, FN(m_##name), FK, doc},
+#define F_ENTRY(name, doc) {#name, FN(f_##name), FK, doc},
+
+PyMethodDef pcs_ops_scan_tmethods[] = {SCAN_LIST(T_ENTRY){NULL, NULL, 0, NULL}};
+PyMethodDef pcs_ops_scan_functions[] = {SCAN_LIST(F_ENTRY){NULL, NULL, 0, NULL}};

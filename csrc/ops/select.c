@@ -1,0 +1,763 @@
+/* select.c: unique, unique_consecutive, searchsorted, bucketize, bincount,
+ * histc and count_nonzero, as module functions and Tensor methods where
+ * torch has them.
+ *
+ * unique sorts the flattened input (sort.c's rows machinery, CUB on CUDA)
+ * and finds the runs of equal neighbours (pcs_unique_runs: a scan of the run
+ * heads); unique_consecutive finds the runs without sorting. NaN never
+ * equals NaN, so each NaN is its own value, as in torch. The number of
+ * values is data-dependent, so on CUDA it is read back (the host waits for
+ * the device there, as torch does). With dim=, unique works on the CPU only.
+ * searchsorted and bucketize use torch's binary search (a NaN sorts past
+ * every number) on CUDA and the same search, vectorised, in NumPy. bincount
+ * without weights uses cub::DeviceHistogram; with weights, and histc (whose
+ * last bin includes its upper edge, which CUB's half-open bins cannot say),
+ * atomics. bincount and histc read the data's range back first, as torch. */
+#include "ops/sort.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "tensor/copy.h"
+
+/* A Python number from calling a reducing method of t (t.min(), t.max()):
+ * waits for the device. */
+static PyObject *reduced_item(PcsTensor *t, const char *method)
+{
+    PyObject *r = PyObject_CallMethod((PyObject *)t, method, NULL);
+    if (!r)
+        return NULL;
+    PyObject *v = PcsTensor_Check(r) ? pcs_tensor_item((PcsTensor *)r) : NULL;
+    if (!v && !PyErr_Occurred())
+        PyErr_Format(PyExc_TypeError, "%s() did not return a tensor", method);
+    Py_DECREF(r);
+    return v;
+}
+
+static int reduced_int(PcsTensor *t, const char *method, int64_t *out)
+{
+    PyObject *v = reduced_item(t, method);
+    if (!v)
+        return -1;
+    int r = pcs_int64_arg(v, out);
+    Py_DECREF(v);
+    return r;
+}
+
+static int reduced_double(PcsTensor *t, const char *method, double *out)
+{
+    PyObject *v = reduced_item(t, method);
+    if (!v)
+        return -1;
+    *out = PyFloat_AsDouble(v);
+    Py_DECREF(v);
+    return *out == -1.0 && PyErr_Occurred() ? -1 : 0;
+}
+
+static PcsTensor *narrow1(PcsTensor *t, int64_t n)
+{
+    PcsTensor *v = pcs_tensor_alias(t, t->offset, 1, &n, t->strides);
+    Py_DECREF(t);
+    return v;
+}
+
+/* ------------------------------------------------------------------------ */
+/* unique / unique_consecutive                                               */
+
+/* The runs of a flat contiguous CUDA tensor xs (sorted for unique); perm
+ * maps sorted positions to input positions (NULL: identity). */
+static int unique_cuda(PcsTensor *xs, PcsTensor *perm, bool want_inv, PcsTensor **uniq,
+                       PcsTensor **inv, PcsTensor **counts)
+{
+    int64_t n = pcs_tensor_numel(xs), one = 1;
+    int dev = xs->device;
+    *uniq = pcs_tensor_empty(1, &n, xs->dtype, dev, false);
+    *counts = *uniq ? pcs_tensor_empty(1, &n, PCS_INT64, dev, false) : NULL;
+    *inv = *counts && want_inv ? pcs_tensor_empty(1, &n, PCS_INT64, dev, false) : NULL;
+    PcsTensor *num = *counts && (*inv || !want_inv) ? pcs_tensor_empty(1, &one, PCS_INT64, dev, false) : NULL;
+    PcsTensor *ws = NULL;
+    cudaStream_t s;
+    size_t bytes = 0;
+    int r = num ? pcs_launch_stream(dev, &s) : -1;
+    const int64_t *pp = perm ? (const int64_t *)pcs_tensor_data(perm) : NULL;
+    int64_t *ip = *inv ? (int64_t *)pcs_tensor_data(*inv) : NULL;
+#define RUNS(w)                                                                                   \
+    pcs_cub_status(pcs_unique_runs(xs->dtype, pcs_tensor_data(xs), pp, n, pcs_tensor_data(*uniq),   \
+                                   pcs_tensor_data(*counts), ip, pcs_tensor_data(num), (w), &bytes, \
+                                   s),                                                            \
+                   "unique", xs->dtype)
+    if (r == 0)
+        r = RUNS(NULL);
+    if (r == 0)
+        r = pcs_workspace(bytes, dev, &ws);
+    if (r == 0)
+        r = RUNS(pcs_tensor_data(ws));
+#undef RUNS
+    if (r == 0)
+        r = PCS_CHECK_LAUNCH(s, "unique");
+    Py_XDECREF(ws);
+    int64_t m = 0;
+    if (r == 0)
+        r = pcs_read_element(num, &m); /* waits for the device */
+    Py_XDECREF(num);
+    if (r == 0 && (m < 0 || m > n)) {
+        PyErr_SetString(PyExc_RuntimeError, "unique: the device returned an impossible count");
+        r = -1;
+    }
+    if (r == 0) {
+        *uniq = narrow1(*uniq, m);
+        *counts = narrow1(*counts, m);
+        if (!*uniq || !*counts)
+            r = -1;
+    }
+    if (r < 0) {
+        Py_CLEAR(*uniq);
+        Py_CLEAR(*counts);
+        Py_CLEAR(*inv);
+    }
+    return r;
+}
+
+static int unique_flat(PcsTensor *x, bool consecutive, bool want_inv, PcsTensor **uniq,
+                       PcsTensor **inv, PcsTensor **counts)
+{
+    *uniq = *inv = *counts = NULL;
+    int64_t n = pcs_tensor_numel(x);
+    PcsTensor *flat = pcs_tensor_reshape(x, 1, &n);
+    PcsTensor *xs = flat ? pcs_tensor_contiguous(flat, false) : NULL;
+    Py_XDECREF(flat);
+    if (!xs)
+        return -1;
+    int r = 0;
+    if (x->device >= 0) {
+        PcsTensor *sorted = NULL, *perm = NULL;
+        if (!consecutive) {
+            sorted = pcs_tensor_empty(1, &n, x->dtype, x->device, false);
+            perm = sorted && want_inv ? pcs_tensor_empty(1, &n, PCS_INT64, x->device, false) : NULL;
+            r = sorted && (perm || !want_inv) ? 0 : -1;
+            if (r == 0 && n) {
+                size_t bytes = 0;
+                PcsTensor *ws = NULL;
+                cudaStream_t s;
+                int64_t *pp = perm ? (int64_t *)pcs_tensor_data(perm) : NULL;
+                r = pcs_launch_stream(x->device, &s);
+                if (r == 0)
+                    r = pcs_cub_status(pcs_sort_rows(x->dtype, pcs_tensor_data(xs), pcs_tensor_data(sorted),
+                                                     pp, 1, n, 0, NULL, &bytes, s), "unique", x->dtype);
+                if (r == 0)
+                    r = pcs_workspace(bytes, x->device, &ws);
+                if (r == 0)
+                    r = pcs_cub_status(pcs_sort_rows(x->dtype, pcs_tensor_data(xs), pcs_tensor_data(sorted),
+                                                     pp, 1, n, 0, pcs_tensor_data(ws), &bytes, s),
+                                       "unique", x->dtype);
+                Py_XDECREF(ws);
+            }
+        }
+        if (r == 0)
+            r = unique_cuda(sorted ? sorted : xs, perm, want_inv, uniq, inv, counts);
+        Py_XDECREF(sorted);
+        Py_XDECREF(perm);
+    } else {
+        PyObject *xa = pcs_ops_numpy_in(xs, xs->dtype);
+        PyObject *t = xa ? pcs_np_call("unique_flat", Py_BuildValue("OO", xa, consecutive ? Py_True : Py_False))
+                         : NULL;
+        Py_XDECREF(xa);
+        if (!t || !PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 3) {
+            if (t && !PyErr_Occurred())
+                PyErr_SetString(PyExc_RuntimeError, "unique: the NumPy kernel returned no 3-tuple");
+            Py_XDECREF(t);
+            r = -1;
+        } else {
+            *uniq = pcs_np_tensor(PyTuple_GET_ITEM(t, 0), x->dtype);
+            *inv = *uniq && want_inv ? pcs_np_tensor(PyTuple_GET_ITEM(t, 1), PCS_INT64) : NULL;
+            *counts = *uniq && (*inv || !want_inv) ? pcs_np_tensor(PyTuple_GET_ITEM(t, 2), PCS_INT64) : NULL;
+            Py_DECREF(t);
+            r = *counts ? 0 : -1;
+        }
+    }
+    Py_DECREF(xs);
+    if (r == 0 && *inv) { /* inverse has the input's shape */
+        PcsTensor *iv = pcs_tensor_reshape(*inv, x->ndim, x->sizes);
+        Py_SETREF(*inv, iv);
+        r = iv ? 0 : -1;
+    }
+    if (r < 0) {
+        Py_CLEAR(*uniq);
+        Py_CLEAR(*inv);
+        Py_CLEAR(*counts);
+    }
+    return r;
+}
+
+/* unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None),
+ * unique_consecutive(input, return_inverse=False, return_counts=False, dim=None) */
+static PyObject *unique_entry(bool consecutive, PyObject *self, PyObject *const *args,
+                              Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names_u[] = {"input", "sorted", "return_inverse", "return_counts", "dim", NULL};
+    static const char *const names_c[] = {"input", "return_inverse", "return_counts", "dim", NULL};
+    const char *fname = consecutive ? "unique_consecutive" : "unique";
+    int base = self ? -1 : 0, sh = consecutive ? 0 : 1;
+    if (pcs_check_kwargs(kw, fname, consecutive ? names_c : names_u) < 0)
+        return NULL;
+    if (nargs > base + 4 + sh) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most %d positional arguments", fname, base + 4 + sh);
+        return NULL;
+    }
+    PcsTensor *x = pcs_input_arg(self, args, nargs, kw, fname);
+    if (!x)
+        return NULL;
+    int sorted = consecutive ? 1 : pcs_flag_arg(pcs_arg(args, nargs, kw, base + 1, "sorted"), true);
+    int inv = sorted < 0 ? -1 : pcs_flag_arg(pcs_arg(args, nargs, kw, base + 1 + sh, "return_inverse"), false);
+    int cnt = inv < 0 ? -1 : pcs_flag_arg(pcs_arg(args, nargs, kw, base + 2 + sh, "return_counts"), false);
+    if (cnt < 0)
+        return NULL;
+    if (pcs_is_complex(x->dtype))
+        return pcs_not_implemented(fname, x->dtype);
+    PyObject *dim_o = pcs_arg(args, nargs, kw, base + 3 + sh, "dim");
+    PcsTensor *u = NULL, *iv = NULL, *c = NULL;
+    if (dim_o && dim_o != Py_None) {
+        int d = pcs_dim_arg(dim_o, x->ndim, 0, fname);
+        if (d < 0)
+            return NULL;
+        if (x->device >= 0) {
+            PyErr_Format(PyExc_NotImplementedError,
+                         "%s(dim=...) is not implemented for CUDA tensors in pycuda_sem (use the flat "
+                         "form, or .cpu())", fname);
+            return NULL;
+        }
+        PcsTensor *xc = pcs_tensor_contiguous(x, false);
+        PyObject *xa = xc ? pcs_ops_numpy_in(xc, xc->dtype) : NULL;
+        Py_XDECREF(xc);
+        PyObject *t = xa ? pcs_np_call("unique_dim", Py_BuildValue("OiO", xa, x->ndim ? d : 0,
+                                                                   consecutive ? Py_True : Py_False))
+                         : NULL;
+        Py_XDECREF(xa);
+        if (!t)
+            return NULL;
+        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 3) {
+            Py_DECREF(t);
+            PyErr_SetString(PyExc_RuntimeError, "unique: the NumPy kernel returned no 3-tuple");
+            return NULL;
+        }
+        u = pcs_np_tensor(PyTuple_GET_ITEM(t, 0), x->dtype);
+        iv = u ? pcs_np_tensor(PyTuple_GET_ITEM(t, 1), PCS_INT64) : NULL;
+        c = iv ? pcs_np_tensor(PyTuple_GET_ITEM(t, 2), PCS_INT64) : NULL;
+        Py_DECREF(t);
+        if (!c) {
+            Py_XDECREF(u);
+            Py_XDECREF(iv);
+            return NULL;
+        }
+    } else if (unique_flat(x, consecutive, inv, &u, &iv, &c) < 0) {
+        return NULL;
+    }
+    if (!inv && !cnt) {
+        Py_XDECREF(iv);
+        Py_DECREF(c);
+        return (PyObject *)u;
+    }
+    PyObject *r = PyTuple_New(1 + inv + cnt);
+    if (!r) {
+        Py_DECREF(u);
+        Py_XDECREF(iv);
+        Py_DECREF(c);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(r, 0, (PyObject *)u);
+    if (inv)
+        PyTuple_SET_ITEM(r, 1, (PyObject *)iv);
+    else
+        Py_XDECREF(iv);
+    if (cnt)
+        PyTuple_SET_ITEM(r, 1 + inv, (PyObject *)c);
+    else
+        Py_DECREF(c);
+    return r;
+}
+
+/* ------------------------------------------------------------------------ */
+/* searchsorted / bucketize                                                  */
+
+static void shape_str(const PcsTensor *t, char *buf, size_t n)
+{
+    size_t k = (size_t)snprintf(buf, n, "[");
+    for (int i = 0; i < t->ndim && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, i ? ", %lld" : "%lld", (long long)t->sizes[i]);
+    if (k < n)
+        snprintf(buf + k, n - k, "]");
+}
+
+/* The values argument: a tensor, or a number made a 0-dim tensor on seq's device. */
+static PcsTensor *values_arg(PyObject *v, const PcsTensor *seq, const char *fname)
+{
+    if (v && PcsTensor_Check(v))
+        return (PcsTensor *)Py_NewRef(v);
+    if (v && (PyLong_Check(v) || PyFloat_Check(v) || PyBool_Check(v)))
+        return pcs_tensor_from_data(v, -1, seq->device, false);
+    PyErr_Format(PyExc_TypeError, "%s(): argument 'input' must be Tensor or Number, not %.100s", fname,
+                 v ? Py_TYPE(v)->tp_name : "nothing");
+    return NULL;
+}
+
+static PyObject *search_run(PcsTensor *seq, PcsTensor *vals0, PyObject *sorter_o, bool right,
+                            bool out_int32, PyObject *out, const char *fname)
+{
+    char a[160], b[160];
+    if (seq->ndim == 0) {
+        PyErr_Format(PyExc_RuntimeError, "%s(): boundaries tensor should have positive dimension, but got 0 dimension", fname);
+        return NULL;
+    }
+    bool one_d = seq->ndim == 1;
+    if (!one_d && (vals0->ndim != seq->ndim ||
+                   memcmp(vals0->sizes, seq->sizes, (seq->ndim - 1) * sizeof(int64_t)) != 0)) {
+        shape_str(seq, a, sizeof a);
+        shape_str(vals0, b, sizeof b);
+        PyErr_Format(PyExc_RuntimeError,
+                     "%s(): boundaries tensor should be 1 dimension or the first N-1 dimensions of "
+                     "boundaries tensor and input value tensor must match, but we got boundaries "
+                     "tensor %s and input value tensor %s", fname, a, b);
+        return NULL;
+    }
+    if (seq->device != vals0->device) {
+        PyErr_Format(PyExc_RuntimeError, "Expected all tensors to be on the same device, but found at "
+                     "least two devices (%s(): boundaries and input)", fname);
+        return NULL;
+    }
+    PcsTensor *sorter = NULL;
+    if (sorter_o && sorter_o != Py_None) {
+        if (!PcsTensor_Check(sorter_o)) {
+            PyErr_Format(PyExc_TypeError, "%s(): argument 'sorter' must be Tensor", fname);
+            return NULL;
+        }
+        sorter = (PcsTensor *)sorter_o;
+        if (sorter->dtype != PCS_INT64) {
+            PyErr_Format(PyExc_RuntimeError, "%s(): sorter must be a tensor of long dtype but it got %s",
+                         fname, pcs_dtypes[sorter->dtype].legacy);
+            return NULL;
+        }
+        if (sorter->ndim != seq->ndim || memcmp(sorter->sizes, seq->sizes, seq->ndim * sizeof(int64_t))) {
+            shape_str(seq, a, sizeof a);
+            shape_str(sorter, b, sizeof b);
+            PyErr_Format(PyExc_RuntimeError, "%s(): boundary and sorter must have the same size, but got "
+                         "boundary tensor %s and got sorter tensor %s", fname, a, b);
+            return NULL;
+        }
+        if (sorter->device != seq->device) {
+            PyErr_Format(PyExc_RuntimeError, "Expected all tensors to be on the same device (%s(): sorter)", fname);
+            return NULL;
+        }
+        int64_t lo = 0, hi = 0, len = seq->sizes[seq->ndim - 1];
+        if (pcs_tensor_numel(sorter) &&
+            (reduced_int(sorter, "min", &lo) < 0 || reduced_int(sorter, "max", &hi) < 0))
+            return NULL;
+        if (lo < 0 || hi >= len) { /* never read outside a row, on either device */
+            PyErr_Format(PyExc_RuntimeError, "%s(): sorter index out of range", fname);
+            return NULL;
+        }
+    }
+    pcs_operand ops[2];
+    if (pcs_operand_from((PyObject *)seq, &ops[0]) != 0 || pcs_operand_from((PyObject *)vals0, &ops[1]) != 0)
+        return NULL;
+    int dt = pcs_result_type(ops, 2);
+    if (dt < 0)
+        return NULL;
+    if (pcs_is_complex(dt))
+        return pcs_not_implemented(fname, dt);
+    PcsTensor *s0 = pcs_tensor_to(seq, dt, seq->device, false, false, false);
+    PcsTensor *sc = s0 ? pcs_tensor_contiguous(s0, false) : NULL;
+    PcsTensor *v0 = sc ? pcs_tensor_to(vals0, dt, vals0->device, false, false, false) : NULL;
+    PcsTensor *vc = v0 ? pcs_tensor_contiguous(v0, false) : NULL;
+    PcsTensor *so = vc && sorter ? pcs_tensor_contiguous(sorter, false) : NULL;
+    Py_XDECREF(s0);
+    Py_XDECREF(v0);
+    PcsTensor *res = vc && (so || !sorter)
+                         ? pcs_tensor_empty(vals0->ndim, vals0->sizes, out_int32 ? PCS_INT32 : PCS_INT64,
+                                            vals0->device, false)
+                         : NULL;
+    int r = res ? 0 : -1;
+    int64_t len = seq->sizes[seq->ndim - 1], n = vc ? pcs_tensor_numel(vc) : 0;
+    int64_t seq_rows = one_d ? 1 : (len ? pcs_tensor_numel(seq) / len : 0);
+    int64_t per_row = vals0->ndim ? vals0->sizes[vals0->ndim - 1] : 1;
+    if (r == 0 && n && vals0->device >= 0) {
+        cudaStream_t s;
+        r = pcs_launch_stream(vals0->device, &s);
+        if (r == 0)
+            r = pcs_cub_status(pcs_launch_searchsorted(dt, pcs_tensor_data(sc), so ? pcs_tensor_data(so) : NULL,
+                                                       seq_rows, len, pcs_tensor_data(vc), n, per_row, right,
+                                                       out_int32, pcs_tensor_data(res), s),
+                               fname, dt);
+        if (r == 0)
+            r = PCS_CHECK_LAUNCH(s, fname);
+    } else if (r == 0 && n) {
+        PyObject *sa = pcs_ops_numpy_in(sc, dt);
+        PyObject *oa = sa && so ? pcs_tensor_numpy(so) : sa ? Py_NewRef(Py_None) : NULL;
+        PyObject *va = oa ? pcs_ops_numpy_in(vc, dt) : NULL;
+        PyObject *ra = va ? pcs_tensor_numpy(res) : NULL;
+        PyObject *rr = ra ? pcs_np_call("searchsorted_rows",
+                                        Py_BuildValue("OOOLLOO", sa, oa, va, (long long)len, (long long)per_row,
+                                                      right ? Py_True : Py_False, ra))
+                          : NULL;
+        r = rr ? 0 : -1;
+        Py_XDECREF(rr);
+        Py_XDECREF(sa);
+        Py_XDECREF(oa);
+        Py_XDECREF(va);
+        Py_XDECREF(ra);
+    }
+    Py_XDECREF(sc);
+    Py_XDECREF(vc);
+    Py_XDECREF(so);
+    if (r < 0) {
+        Py_XDECREF(res);
+        return NULL;
+    }
+    return pcs_into_outs((PyObject *)res, out, 1, fname);
+}
+
+/* searchsorted(sorted_sequence, input, *, out_int32=False, right=False,
+ * side=None, out=None, sorter=None) */
+static PyObject *searchsorted_entry(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    PCS_UNUSED(m);
+    static const char *const names[] = {"sorted_sequence", "input", "self", "out_int32", "right", "side",
+                                        "out", "sorter", NULL};
+    const char *fname = "searchsorted";
+    if (pcs_check_kwargs(kw, fname, names) < 0)
+        return NULL;
+    if (nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "searchsorted() takes 2 positional arguments");
+        return NULL;
+    }
+    PyObject *seq_o = pcs_arg(args, nargs, kw, 0, "sorted_sequence");
+    if (!seq_o || !PcsTensor_Check(seq_o)) {
+        PyErr_SetString(PyExc_TypeError, "searchsorted(): argument 'sorted_sequence' must be Tensor");
+        return NULL;
+    }
+    PcsTensor *seq = (PcsTensor *)seq_o;
+    PyObject *v_o = pcs_arg(args, nargs, kw, 1, "input");
+    if (!v_o)
+        v_o = pcs_arg(args, nargs, kw, -1, "self");
+    int i32 = pcs_flag_arg(pcs_arg(args, nargs, kw, -1, "out_int32"), false);
+    PyObject *right_o = pcs_arg(args, nargs, kw, -1, "right");
+    int right = i32 < 0 ? -1 : pcs_flag_arg(right_o, false);
+    if (right < 0)
+        return NULL;
+    PyObject *side = pcs_arg(args, nargs, kw, -1, "side");
+    if (side && side != Py_None) {
+        int is_right = PyUnicode_Check(side) ? PyUnicode_CompareWithASCIIString(side, "right") == 0 : -1;
+        int is_left = PyUnicode_Check(side) ? PyUnicode_CompareWithASCIIString(side, "left") == 0 : -1;
+        if (!is_right && !is_left) {
+            PyErr_Format(PyExc_RuntimeError, "torch.searchsorted(): side can only be 'left' or 'right' but got %U", side);
+            return NULL;
+        }
+        if (is_left == -1) {
+            PyErr_SetString(PyExc_TypeError, "searchsorted(): argument 'side' must be str");
+            return NULL;
+        }
+        if (right_o && right_o != Py_None && right != is_right) {
+            PyErr_Format(PyExc_RuntimeError, "torch.searchsorted(): side and right can't be set to opposites, "
+                         "got side of %s while right was %s", is_right ? "right" : "left",
+                         right ? "True" : "False");
+            return NULL;
+        }
+        right = is_right;
+    }
+    PcsTensor *vals = values_arg(v_o, seq, fname);
+    if (!vals)
+        return NULL;
+    PyObject *r = search_run(seq, vals, pcs_arg(args, nargs, kw, -1, "sorter"), right, i32,
+                             pcs_arg(args, nargs, kw, -1, "out"), fname);
+    Py_DECREF(vals);
+    return r;
+}
+
+/* bucketize(input, boundaries, *, out_int32=False, right=False, out=None) */
+static PyObject *bucketize_entry(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    PCS_UNUSED(m);
+    static const char *const names[] = {"input", "boundaries", "out_int32", "right", "out", NULL};
+    if (pcs_check_kwargs(kw, "bucketize", names) < 0)
+        return NULL;
+    if (nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "bucketize() takes 2 positional arguments");
+        return NULL;
+    }
+    PyObject *b_o = pcs_arg(args, nargs, kw, 1, "boundaries");
+    if (!b_o || !PcsTensor_Check(b_o)) {
+        PyErr_SetString(PyExc_TypeError, "bucketize(): argument 'boundaries' must be Tensor");
+        return NULL;
+    }
+    PcsTensor *bnd = (PcsTensor *)b_o;
+    if (bnd->ndim != 1) {
+        PyErr_Format(PyExc_RuntimeError, "boundaries tensor must be 1 dimension, but got dim(%d)", bnd->ndim);
+        return NULL;
+    }
+    int i32 = pcs_flag_arg(pcs_arg(args, nargs, kw, -1, "out_int32"), false);
+    int right = i32 < 0 ? -1 : pcs_flag_arg(pcs_arg(args, nargs, kw, -1, "right"), false);
+    if (right < 0)
+        return NULL;
+    PcsTensor *vals = values_arg(pcs_arg(args, nargs, kw, 0, "input"), bnd, "bucketize");
+    if (!vals)
+        return NULL;
+    PyObject *r = search_run(bnd, vals, NULL, right, i32, pcs_arg(args, nargs, kw, -1, "out"), "bucketize");
+    Py_DECREF(vals);
+    return r;
+}
+
+/* ------------------------------------------------------------------------ */
+/* bincount / histc / count_nonzero                                          */
+
+/* bincount(input, weights=None, minlength=0) */
+static PyObject *bincount_entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "weights", "minlength", NULL};
+    int base = self ? -1 : 0;
+    if (pcs_check_kwargs(kw, "bincount", names) < 0)
+        return NULL;
+    PcsTensor *x = pcs_input_arg(self, args, nargs, kw, "bincount");
+    if (!x)
+        return NULL;
+    PyObject *w_o = pcs_arg(args, nargs, kw, base + 1, "weights");
+    PyObject *ml_o = pcs_arg(args, nargs, kw, base + 2, "minlength");
+    int64_t minlength = 0;
+    if (ml_o && pcs_int64_arg(ml_o, &minlength) < 0)
+        return NULL;
+    if (minlength < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "minlength should be >= 0");
+        return NULL;
+    }
+    if (x->ndim != 1 || !pcs_is_integral(x->dtype, false)) {
+        PyErr_SetString(PyExc_RuntimeError, "bincount only supports 1-d non-negative integral inputs.");
+        return NULL;
+    }
+    PcsTensor *w = NULL;
+    if (w_o && w_o != Py_None) {
+        if (!PcsTensor_Check(w_o)) {
+            PyErr_SetString(PyExc_TypeError, "bincount(): argument 'weights' must be Tensor");
+            return NULL;
+        }
+        w = (PcsTensor *)w_o;
+        if (w->ndim != 1 || w->sizes[0] != x->sizes[0]) {
+            PyErr_SetString(PyExc_RuntimeError, "weights should be 1-d and have the same length as input");
+            return NULL;
+        }
+        if (w->device != x->device) {
+            PyErr_SetString(PyExc_RuntimeError, "Expected all tensors to be on the same device (bincount(): weights)");
+            return NULL;
+        }
+        if (pcs_is_complex(w->dtype))
+            return pcs_not_implemented("bincount", w->dtype);
+    }
+    int odt = w ? (w->dtype == PCS_FLOAT32 ? PCS_FLOAT32 : PCS_FLOAT64) : PCS_INT64;
+    int64_t n = x->sizes[0], lo = 0, hi = -1;
+    if (n && (reduced_int(x, "min", &lo) < 0 || reduced_int(x, "max", &hi) < 0))
+        return NULL;
+    if (lo < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "bincount only supports 1-d non-negative integral inputs.");
+        return NULL;
+    }
+    int64_t bins = hi + 1 > minlength ? hi + 1 : minlength;
+    PcsTensor *res = NULL;
+    if (x->device < 0) {
+        PcsTensor *xi = pcs_tensor_to(x, PCS_INT64, -1, false, false, false);
+        PcsTensor *wd = xi && w ? pcs_tensor_to(w, odt, -1, false, false, false) : NULL;
+        PyObject *xa = xi && (wd || !w) ? pcs_tensor_numpy(xi) : NULL;
+        PyObject *wa = xa ? (wd ? pcs_tensor_numpy(wd) : Py_NewRef(Py_None)) : NULL;
+        PyObject *ra = wa ? pcs_np_call("bincount", Py_BuildValue("OOL", xa, wa, (long long)bins)) : NULL;
+        res = pcs_np_tensor(ra, odt);
+        Py_XDECREF(ra);
+        Py_XDECREF(xa);
+        Py_XDECREF(wa);
+        Py_XDECREF(xi);
+        Py_XDECREF(wd);
+        return (PyObject *)res;
+    }
+    PcsTensor *xi = pcs_tensor_to(x, PCS_INT64, x->device, false, false, false);
+    PcsTensor *xc = xi ? pcs_tensor_contiguous(xi, false) : NULL;
+    PcsTensor *wd = xc && w ? pcs_tensor_to(w, odt, w->device, false, false, false) : NULL;
+    PcsTensor *wc = wd ? pcs_tensor_contiguous(wd, false) : NULL;
+    Py_XDECREF(xi);
+    Py_XDECREF(wd);
+    res = xc && (wc || !w) ? pcs_tensor_empty(1, &bins, odt, x->device, false) : NULL;
+    int r = res ? 0 : -1;
+    if (r == 0 && w) {
+        PyObject *zero = PyLong_FromLong(0);
+        r = zero ? pcs_tensor_fill(res, zero) : -1;
+        Py_XDECREF(zero);
+    }
+    if (r == 0 && (n || !w) && bins) {
+        cudaStream_t s;
+        size_t bytes = 0;
+        PcsTensor *ws = NULL;
+        const void *wp = wc ? pcs_tensor_data(wc) : NULL;
+        r = pcs_launch_stream(x->device, &s);
+#define BC(wsp)                                                                                   \
+    pcs_cub_status(pcs_bincount((const int64_t *)pcs_tensor_data(xc), n, wp, odt, bins,            \
+                                pcs_tensor_data(res), (wsp), &bytes, s), "bincount", odt)
+        if (r == 0)
+            r = BC(NULL);
+        if (r == 0)
+            r = pcs_workspace(bytes, x->device, &ws);
+        if (r == 0)
+            r = BC(pcs_tensor_data(ws));
+#undef BC
+        if (r == 0)
+            r = PCS_CHECK_LAUNCH(s, "bincount");
+        Py_XDECREF(ws);
+    }
+    Py_XDECREF(xc);
+    Py_XDECREF(wc);
+    if (r < 0) {
+        Py_XDECREF(res);
+        return NULL;
+    }
+    return (PyObject *)res;
+}
+
+/* histc(input, bins=100, min=0, max=0, *, out=None) */
+static PyObject *histc_entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+{
+    static const char *const names[] = {"input", "bins", "min", "max", "out", NULL};
+    int base = self ? -1 : 0;
+    if (pcs_check_kwargs(kw, "histc", names) < 0)
+        return NULL;
+    PcsTensor *x = pcs_input_arg(self, args, nargs, kw, "histc");
+    if (!x)
+        return NULL;
+    PyObject *b_o = pcs_arg(args, nargs, kw, base + 1, "bins");
+    PyObject *lo_o = pcs_arg(args, nargs, kw, base + 2, "min");
+    PyObject *hi_o = pcs_arg(args, nargs, kw, base + 3, "max");
+    int64_t bins = 100;
+    double lo = 0, hi = 0;
+    if (b_o && pcs_int64_arg(b_o, &bins) < 0)
+        return NULL;
+    if (lo_o && (lo = PyFloat_AsDouble(lo_o)) == -1.0 && PyErr_Occurred())
+        return NULL;
+    if (hi_o && (hi = PyFloat_AsDouble(hi_o)) == -1.0 && PyErr_Occurred())
+        return NULL;
+    if (!pcs_is_float(x->dtype))
+        return pcs_not_implemented("histc", x->dtype);
+    if (bins <= 0) {
+        PyErr_SetString(PyExc_RuntimeError, "torch.histc: bins must be > 0");
+        return NULL;
+    }
+    if (lo > hi) {
+        PyErr_SetString(PyExc_RuntimeError, "torch.histc: max must be larger than min");
+        return NULL;
+    }
+    int64_t n = pcs_tensor_numel(x);
+    if (lo == hi && n) {
+        if (reduced_double(x, "min", &lo) < 0 || reduced_double(x, "max", &hi) < 0)
+            return NULL;
+    }
+    if (lo == hi) {
+        lo -= 1;
+        hi += 1;
+    }
+    if (!isfinite(lo) || !isfinite(hi)) {
+        PyErr_Format(PyExc_RuntimeError, "torch.histc: range of [%g, %g] is not finite", lo, hi);
+        return NULL;
+    }
+    PcsTensor *xc = pcs_tensor_contiguous(x, false);
+    PcsTensor *res = xc ? pcs_tensor_empty(1, &bins, x->dtype, x->device, false) : NULL;
+    int r = res ? 0 : -1;
+    if (r == 0 && x->device >= 0) {
+        cudaStream_t s;
+        size_t bytes = 0;
+        PcsTensor *ws = NULL;
+        r = pcs_launch_stream(x->device, &s);
+#define HC(wsp)                                                                                   \
+    pcs_cub_status(pcs_histc(x->dtype, pcs_tensor_data(xc), n, bins, lo, hi, pcs_tensor_data(res), \
+                             (wsp), &bytes, s), "histc", x->dtype)
+        if (r == 0)
+            r = HC(NULL);
+        if (r == 0)
+            r = pcs_workspace(bytes, x->device, &ws);
+        if (r == 0)
+            r = HC(pcs_tensor_data(ws));
+#undef HC
+        if (r == 0)
+            r = PCS_CHECK_LAUNCH(s, "histc");
+        Py_XDECREF(ws);
+    } else if (r == 0) {
+        PcsTensor *rt = NULL;
+        PyObject *xa = pcs_ops_numpy_in(xc, x->dtype);
+        PyObject *ra = xa ? pcs_np_out(res, &rt) : NULL;
+        PyObject *rr = ra ? pcs_np_call("histc", Py_BuildValue("OLddO", xa, (long long)bins, lo, hi, ra)) : NULL;
+        r = rr ? pcs_np_done(res, rt) : -1;
+        if (!rr)
+            Py_XDECREF(rt);
+        Py_XDECREF(rr);
+        Py_XDECREF(xa);
+        Py_XDECREF(ra);
+    }
+    Py_XDECREF(xc);
+    if (r < 0) {
+        Py_XDECREF(res);
+        return NULL;
+    }
+    return pcs_into_outs((PyObject *)res, pcs_arg(args, nargs, kw, -1, "out"), 1, "histc");
+}
+
+/* count_nonzero(input, dim=None): (input != 0).sum(dim), int64. */
+static PyObject *count_nonzero_entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                     PyObject *kw)
+{
+    static const char *const names[] = {"input", "dim", NULL};
+    int base = self ? -1 : 0;
+    if (pcs_check_kwargs(kw, "count_nonzero", names) < 0)
+        return NULL;
+    PcsTensor *x = pcs_input_arg(self, args, nargs, kw, "count_nonzero");
+    if (!x)
+        return NULL;
+    PyObject *dim = pcs_arg(args, nargs, kw, base + 1, "dim");
+    PyObject *zero = PyLong_FromLong(0);
+    PyObject *ne = zero ? pcs_binary_operator(PCS_OPR_NE, (PyObject *)x, zero, false) : NULL;
+    Py_XDECREF(zero);
+    if (!ne)
+        return NULL;
+    PyObject *r = PyObject_CallMethod(ne, "sum", "O", dim ? dim : Py_None);
+    Py_DECREF(ne);
+    return r;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Tables                                                                    */
+
+#define PAIR(name, call)                                                                          \
+    static PyObject *f_##name(PyObject *m, PyObject *const *a, Py_ssize_t n, PyObject *kw)       \
+    {                                                                                             \
+        PyObject *self = NULL;                                                                    \
+        PCS_UNUSED(m);                                                                            \
+        return call;                                                                              \
+    }                                                                                             \
+    static PyObject *m_##name(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObject *kw)    \
+    {                                                                                             \
+        return call;                                                                              \
+    }
+PAIR(unique, unique_entry(false, self, a, n, kw))
+PAIR(unique_consecutive, unique_entry(true, self, a, n, kw))
+PAIR(bincount, bincount_entry(self, a, n, kw))
+PAIR(histc, histc_entry(self, a, n, kw))
+PAIR(count_nonzero, count_nonzero_entry(self, a, n, kw))
+#undef PAIR
+
+#define FK (METH_FASTCALL | METH_KEYWORDS)
+#define FN(f) (PyCFunction)(void (*)(void))(f)
+#define SELECT_LIST(X)                                                                            \
+    X(unique, "Sorted unique values; return_inverse, return_counts, dim (CPU) as torch.")       \
+    X(unique_consecutive, "Collapses runs of equal neighbours; return_inverse, return_counts.")  \
+    X(bincount, "Counts of each non-negative integer (weighted with weights=).")                 \
+    X(histc, "Histogram of bins equal bins between min and max (the data's range if equal).")   \
+    X(count_nonzero, "Number of non-zero elements (over dim).")
+#define T_ENTRY(name, doc) {#name, FN(m_##name), FK, doc},
+#define F_ENTRY(name, doc) {#name, FN(f_##name), FK, doc},
+
+PyMethodDef pcs_ops_select_tmethods[] = {SELECT_LIST(T_ENTRY){NULL, NULL, 0, NULL}};
+PyMethodDef pcs_ops_select_functions[] = {
+    SELECT_LIST(F_ENTRY)
+    {"searchsorted", FN(searchsorted_entry), FK, "Indices where values would be inserted into sorted rows."},
+    {"bucketize", FN(bucketize_entry), FK, "Bucket index of each value among 1-D boundaries."},
+    {NULL, NULL, 0, NULL},
+};
