@@ -191,7 +191,7 @@ int pcs_np_done(PcsTensor *t, PcsTensor *tmp)
 
 PyObject *pcs_np_call(const char *name, PyObject *args)
 {
-    if (!args)
+    if (!args) /* NOLINT(pcs-errors): the caller's Py_BuildValue failed and set it */
         return NULL;
     PyObject *fn = pcs_ops_numpy_fn(name);
     PyObject *r = fn ? PyObject_Call(fn, args, NULL) : NULL;
@@ -223,6 +223,7 @@ PyObject *pcs_values_indices(int which, PcsTensor *values, PcsTensor *indices)
     if (!values || !indices) {
         Py_XDECREF(values);
         Py_XDECREF(indices);
+        /* NOLINT(pcs-errors): a NULL part is a failed earlier step, exception set */
         return NULL;
     }
     PyObject *r = PyStructSequence_New(rt_types[which]);
@@ -271,6 +272,7 @@ PyObject *pcs_into_outs(PyObject *res, PyObject *out, int n, const char *fname)
     Py_DECREF(res);
     if (!ok) {
         Py_DECREF(outs);
+        /* NOLINT(pcs-errors): every way to !ok set an exception (or a call failed) */
         return NULL;
     }
     if (n == 1) {
