@@ -656,7 +656,9 @@ static PyObject *histc_entry(PyObject *self, PyObject *const *args, Py_ssize_t n
         hi += 1;
     }
     if (!isfinite(lo) || !isfinite(hi)) {
-        PyErr_Format(PyExc_RuntimeError, "torch.histc: range of [%g, %g] is not finite", lo, hi);
+        char msg[128]; /* PyErr_Format has no %g */
+        snprintf(msg, sizeof msg, "torch.histc: range of [%g, %g] is not finite", lo, hi);
+        PyErr_SetString(PyExc_RuntimeError, msg);
         return NULL;
     }
     PcsTensor *xc = pcs_tensor_contiguous(x, false);
@@ -717,7 +719,10 @@ static PyObject *count_nonzero_entry(PyObject *self, PyObject *const *args, Py_s
     Py_XDECREF(zero);
     if (!ne)
         return NULL;
-    PyObject *r = PyObject_CallMethod(ne, "sum", "O", dim ? dim : Py_None);
+    PyObject *name = PyUnicode_FromString("sum");
+    /* one argument (a tuple of dims must not become the argument list) */
+    PyObject *r = name ? PyObject_CallMethodOneArg(ne, name, dim ? dim : Py_None) : NULL;
+    Py_XDECREF(name);
     Py_DECREF(ne);
     return r;
 }
