@@ -339,3 +339,35 @@ def test_errors_on_cuda_leave_the_device_usable():
     with pytest.raises(RuntimeError, match="non-negative"):
         pcs.bincount(pcs.tensor([1, -2], device="cuda"))
     assert x.sort(descending=True).values.tolist() == [[2.0, 1.0]]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "uint8", "int8", "int64", "bool"])
+def test_topk_block_path_numpy_oracle(dtype):
+    """topk with k <= 256 sorts tiles in shared memory: one tile (rows up to 1024),
+    several tiles of 4096 with a partial last one, keys equal to the padding's (NaN for
+    smallest, the minimum integer for largest), and k past the block path (a full sort)."""
+    rng = np.random.default_rng(19)
+    for shape, dim in [((7, 1000), 1), ((3, 10001), 1), ((9000,), 0), ((4097, 3), 0), ((2, 5, 300), 2)]:
+        a = rand(shape, dtype, 20)
+        if dtype == "uint8":
+            a[..., :50] = 0  # to_key's largest padding key, for largest=True
+        x = ours(a, dtype)
+        an = np_of(x).astype(np.float64)
+        n = an.shape[dim]
+        for k in (1, 10, 256, min(257, n)):
+            for largest in (True, False):
+                r = x.topk(k, dim=dim, largest=largest)
+                m = np.moveaxis(an, dim, -1)
+                key = np.where(np.isnan(m), np.inf, m)
+                order = np.argsort(-key if largest else key, axis=-1, kind="stable")
+                want = np.moveaxis(np.take_along_axis(m, order[..., :k], -1), -1, dim)
+                got = np_of(r.values).astype(np.float64)
+                assert np.array_equal(got, want, equal_nan=True), (shape, k, largest)
+                gi = np_of(r.indices)
+                assert gi.min() >= 0 and gi.max() < n
+                assert np.array_equal(np.take_along_axis(an, gi, dim), want, equal_nan=True)
+                if k <= n:
+                    # no index twice in a row
+                    srt = np.sort(np.moveaxis(gi, dim, -1), axis=-1)
+                    assert (np.diff(srt, axis=-1) > 0).all()
+    del rng

@@ -193,6 +193,16 @@ int pcs_launch_scan(int op, int dtype, void *out, const void *in, int64_t A, int
 int pcs_sort_rows(int dtype, const void *in, void *values, int64_t *indices, int64_t nseg,
                   int64_t seglen, int descending, void *ws, size_t *ws_bytes, cudaStream_t stream);
 
+/* The first k of each row in pcs_sort_rows' order (descending when
+ * largest), values and int64 indices into [nseg, k] contiguous outputs:
+ * block sorts of tiles of the row (cub::BlockRadixSort), then a sort of
+ * the tiles' candidates. -2 (nothing launched) when k is outside [1,
+ * PCS_TOPK_MAX_K] or past the row: the caller sorts the rows instead.
+ * Two-phase. */
+#define PCS_TOPK_MAX_K 256
+int pcs_topk_rows(int dtype, const void *in, int64_t nseg, int64_t seglen, int64_t k, int largest,
+                  void *values, int64_t *indices, void *ws, size_t *ws_bytes, cudaStream_t stream);
+
 /* One value and its index per sorted row (sorted ascending, with the
  * indices of pcs_sort_rows): KTH takes position k; MEDIAN the lower median,
  * or the first NaN if the row has one; NANMEDIAN the lower median of the

@@ -1,7 +1,8 @@
 // sort.cu: sorting and selection on the GPU, through CUB, behind the
 // launchers of kernels.h's "sorting and selection" section: segmented sorts
 // (values, and the int64 indices where each value came from), the picks that
-// read one sorted row (kthvalue, median, nanmedian, mode), unique, and the
+// read one sorted row (kthvalue, median, nanmedian, mode), topk with small k
+// (block sorts of tiles, then a sort of their candidates), unique, and the
 // searches and histograms (searchsorted, bucketize, bincount, histc).
 //
 // Sorting. The host hands over a contiguous [nseg, seglen] block (the sorted
@@ -18,6 +19,8 @@
 // sorted indices (exact bits: -0.0 stays -0.0, NaN payloads survive).
 // Indices sort as int32 (a row holds fewer than 2^31 elements) and are
 // widened to int64 as they are written: 4 bytes less per element per pass.
+#include <cub/block/block_load.cuh>
+#include <cub/block/block_radix_sort.cuh>
 #include <cub/device/device_histogram.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
@@ -382,6 +385,123 @@ template <class T> __global__ void counts_to(const unsigned long long *c, T *out
     GRID_STRIDE(i, n) out[i] = from_c<T>((double)c[i]);
 }
 
+
+// ---------------------------------------------------------------------------
+// topk with small k: each block sorts one tile of a row in shared memory
+// (cub::BlockLoad, cub::BlockRadixSort) and keeps its first k; a row of one
+// tile writes them out at once, longer rows sort their tiles' candidates
+// (k per tile) with the segmented sort above and keep the first k of those.
+// Keys are to_key's, so the order is the full sort's. Padding past the row's
+// end gets the largest key and comes after any real key equal to it: the
+// block sort is stable in the blocked order, where padding is last, and the
+// candidates of the last (the only partial) tile come last in their row.
+
+template <int THREADS, int ITEMS> struct TopkTile {
+    static constexpr int threads = THREADS, items = ITEMS, size = THREADS * ITEMS;
+};
+using TopkSmall = TopkTile<128, 8>;  // rows up to 1024: one tile
+using TopkLarge = TopkTile<256, 16>; // longer rows: tiles of 4096
+
+template <class T, class Cfg>
+__global__ void __launch_bounds__(Cfg::threads)
+    topk_tiles(const T *in, int64_t len, int64_t tiles, int k, bool largest, T *values,
+               int64_t *indices, ukey_t<T> *ckeys, int32_t *cidx)
+{
+    using U = ukey_t<T>;
+    using Load = cub::BlockLoad<T, Cfg::threads, Cfg::items, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
+    using Sort = cub::BlockRadixSort<U, Cfg::threads, Cfg::items, int32_t>;
+    __shared__ union {
+        typename Load::TempStorage load;
+        typename Sort::TempStorage sort;
+    } tmp;
+    int64_t row = blockIdx.x / tiles, tile = blockIdx.x % tiles;
+    const T *r = in + row * len;
+    int64_t base = tile * (int64_t)Cfg::size;
+    int valid = (int)(len - base < Cfg::size ? len - base : Cfg::size);
+    T x[Cfg::items];
+    Load(tmp.load).Load(r + base, x, valid, T{});
+    __syncthreads(); // the sort reuses the load's shared memory
+    U keys[Cfg::items];
+    int32_t idx[Cfg::items];
+#pragma unroll
+    for (int i = 0; i < Cfg::items; i++) { // blocked: item i of thread t is element t * items + i
+        int p = threadIdx.x * Cfg::items + i;
+        keys[i] = p < valid ? to_key(x[i], true, largest) : U(~U(0));
+        idx[i] = p < valid ? (int32_t)(base + p) : INT32_MAX;
+    }
+    Sort(tmp.sort).Sort(keys, idx);
+#pragma unroll
+    for (int i = 0; i < Cfg::items; i++) {
+        int rank = threadIdx.x * Cfg::items + i;
+        if (rank >= k)
+            continue;
+        if (ckeys) {
+            int64_t o = (row * tiles + tile) * k + rank;
+            ckeys[o] = keys[i];
+            cidx[o] = idx[i];
+        } else { // one tile: rank < k <= len, so idx[i] is a real element
+            int64_t o = row * k + rank;
+            values[o] = r[idx[i]];
+            indices[o] = idx[i];
+        }
+    }
+}
+
+template <class T>
+__global__ void topk_pick(const T *in, int64_t len, const int32_t *cidx, int64_t ncand, int64_t k,
+                          int64_t n, T *values, int64_t *indices)
+{
+    GRID_STRIDE(i, n)
+    {
+        int64_t row = i / k;
+        int32_t j = cidx[row * ncand + i % k];
+        values[i] = in[row * len + j];
+        indices[i] = j;
+    }
+}
+
+template <class T, class Cfg>
+int run_topk(const T *in, int64_t nseg, int64_t len, int64_t k, bool largest, T *values,
+             int64_t *indices, char *base, size_t *ws_bytes, cudaStream_t s)
+{
+    using U = ukey_t<T>;
+    int64_t tiles = (len + Cfg::size - 1) / Cfg::size, ncand = tiles * k, n = nseg * ncand;
+    Carve c{base};
+    if (tiles == 1) {
+        if (!base) {
+            *ws_bytes = 0;
+            return 0;
+        }
+        launch_kernel(topk_tiles<T, Cfg>, (unsigned)nseg, Cfg::threads, s, in, len, tiles, (int)k,
+                      largest, values, indices, (U *)nullptr, (int32_t *)nullptr);
+        return 0;
+    }
+    if (n > INT32_MAX || nseg * tiles > INT32_MAX)
+        return -2;
+    U *k0 = c.take<U>(n * sizeof(U)), *k1 = c.take<U>(n * sizeof(U));
+    int32_t *v0 = c.take<int32_t>(n * 4), *v1 = c.take<int32_t>(n * 4);
+    cub::DoubleBuffer<U> keys(k0, k1);
+    cub::DoubleBuffer<int32_t> vals(v0, v1);
+    size_t tmp_bytes = 0;
+    cudaError_t e = cub_sort<U>(nullptr, tmp_bytes, keys, &vals, n, nseg, ncand, s);
+    if (e != cudaSuccess)
+        return (int)e;
+    void *tmp = c.take<char>(tmp_bytes);
+    if (!base) {
+        *ws_bytes = c.used;
+        return 0;
+    }
+    launch_kernel(topk_tiles<T, Cfg>, (unsigned)(nseg * tiles), Cfg::threads, s, in, len, tiles, (int)k,
+                  largest, (T *)nullptr, (int64_t *)nullptr, k0, v0);
+    if ((e = cudaGetLastError()) != cudaSuccess)
+        return (int)e;
+    if ((e = cub_sort<U>(tmp, tmp_bytes, keys, &vals, n, nseg, ncand, s)) != cudaSuccess)
+        return (int)e;
+    launch_kernel(topk_pick<T>, grid_for(nseg * k), 256, s, in, len, (const int32_t *)vals.Current(), ncand,
+                  k, nseg * k, values, indices);
+    return 0;
+}
+
 } // namespace
 
 // ---------------------------------------------------------------------------
@@ -398,6 +518,26 @@ extern "C" int pcs_sort_rows(int dtype, const void *in, void *values, int64_t *i
         else
             return run_sort<T>((const T *)in, (T *)values, indices, nseg, seglen, descending != 0,
                                (char *)ws, ws_bytes, s);
+    });
+}
+
+extern "C" int pcs_topk_rows(int dtype, const void *in, int64_t nseg, int64_t seglen, int64_t k,
+                             int largest, void *values, int64_t *indices, void *ws, size_t *ws_bytes,
+                             cudaStream_t s)
+{
+    if (k < 1 || k > PCS_TOPK_MAX_K || k > seglen || seglen > INT32_MAX || nseg > INT32_MAX)
+        return -2;
+    return dispatch_dtype(dtype, [&](auto tv) -> int {
+        using T = decltype(tv);
+        if constexpr (!sortable<T>) {
+            return -1;
+        } else {
+            if (seglen <= TopkSmall::size)
+                return run_topk<T, TopkSmall>((const T *)in, nseg, seglen, k, largest != 0, (T *)values,
+                                              indices, (char *)ws, ws_bytes, s);
+            return run_topk<T, TopkLarge>((const T *)in, nseg, seglen, k, largest != 0, (T *)values,
+                                          indices, (char *)ws, ws_bytes, s);
+        }
     });
 }
 

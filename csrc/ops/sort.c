@@ -10,8 +10,10 @@
  * (pycuda_sem/_ops.py). Results come back in the input's dim order,
  * contiguous. Sorts are always stable (stable=False allows it, and torch's
  * own CUDA sort is stable too), NaN sorts as the largest value and -0.0
- * equals +0.0. topk sorts its rows and keeps the first k (so sorted=False
- * gives them sorted, which torch allows). */
+ * equals +0.0. topk on CUDA with k <= PCS_TOPK_MAX_K sorts tiles of each
+ * row in shared memory and then only the tiles' candidates; otherwise, and
+ * on the CPU, it sorts whole rows and keeps the first k. Either way the
+ * result is sorted (sorted=False allows it). */
 #include "ops/sort.h"
 
 #include <math.h>
@@ -420,6 +422,61 @@ static PyObject *sort_entry(PyObject *self, PyObject *const *args, Py_ssize_t na
     return pcs_into_outs(pcs_values_indices(PCS_RT_SORT, v, i), out, 2, fname);
 }
 
+/* topk on CUDA through pcs_topk_rows (block sorts of tiles): 0 with the
+ * results; 1 (no exception) where it does not apply (k past
+ * PCS_TOPK_MAX_K ...), so the caller sorts whole rows; -1 on error. */
+static int topk_cuda(PcsTensor *x, int d, int64_t k, bool largest, PcsTensor **vals, PcsTensor **idx)
+{
+    *vals = *idx = NULL;
+    if (check_sortable(x, "topk") < 0)
+        return -1;
+    int64_t nseg, len, shape[PCS_MAX_DIMS];
+    if (pcs_tensor_numel(x) == 0)
+        return 1;
+    PcsTensor *rows = pcs_rows_of(x, d, &nseg, &len);
+    if (!rows)
+        return -1;
+    pcs_rows_shape(x, d, shape);
+    if (x->ndim)
+        shape[x->ndim - 1] = k;
+    PcsTensor *v = pcs_tensor_empty(x->ndim, shape, x->dtype, x->device, false);
+    PcsTensor *i = v ? pcs_tensor_empty(x->ndim, shape, PCS_INT64, x->device, false) : NULL;
+    PcsTensor *ws = NULL;
+    cudaStream_t s;
+    size_t bytes = 0;
+    int r = i ? pcs_launch_stream(x->device, &s) : -1;
+    int st = 0;
+    if (r == 0) {
+        st = pcs_topk_rows(x->dtype, pcs_tensor_data(rows), nseg, len, k, largest, pcs_tensor_data(v),
+                           pcs_tensor_data(i), NULL, &bytes, s);
+        if (st != -2)
+            r = pcs_cub_status(st, "topk", x->dtype);
+    }
+    if (r == 0 && st != -2)
+        r = pcs_workspace(bytes, x->device, &ws);
+    if (r == 0 && st != -2)
+        r = pcs_cub_status(pcs_topk_rows(x->dtype, pcs_tensor_data(rows), nseg, len, k, largest,
+                                         pcs_tensor_data(v), pcs_tensor_data(i), pcs_tensor_data(ws),
+                                         &bytes, s), "topk", x->dtype);
+    if (r == 0 && st != -2)
+        r = PCS_CHECK_LAUNCH(s, "topk");
+    Py_XDECREF(ws);
+    Py_DECREF(rows);
+    if (r < 0 || st == -2) {
+        Py_XDECREF(v);
+        Py_XDECREF(i);
+        return r < 0 ? -1 : 1;
+    }
+    *vals = pcs_rows_restore(v, d);
+    *idx = pcs_rows_restore(i, d);
+    if (!*vals || !*idx) {
+        Py_CLEAR(*vals);
+        Py_CLEAR(*idx);
+        return -1;
+    }
+    return 0;
+}
+
 /* topk(input, k, dim=-1, largest=True, sorted=True, *, out=None) */
 static PyObject *topk_entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
@@ -449,6 +506,12 @@ static PyObject *topk_entry(PyObject *self, PyObject *const *args, Py_ssize_t na
         return NULL;
     }
     PcsTensor *v, *i;
+    int fast = x->device >= 0 && k > 0 ? topk_cuda(x, d, k, largest, &v, &i) : 1;
+    if (fast < 0)
+        return NULL;
+    if (fast == 0)
+        return pcs_into_outs(pcs_values_indices(PCS_RT_TOPK, v, i), pcs_arg(args, nargs, kw, -1, "out"),
+                             2, "topk");
     if (sort_dim(x, d, largest, true, true, &v, &i, "topk") < 0)
         return NULL;
     if (x->ndim) { /* the first k along d, contiguous */
