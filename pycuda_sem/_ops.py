@@ -232,7 +232,8 @@ def scan(name, x, axis, out):
 
 # ---- sorting, selection and scans (csrc/ops/sort.c, select.c, scan.c) --------------
 # The C side hands over "rows": the input with the working dim moved last,
-# contiguous; `n` is the row length. Sorts are stable; NaN sorts last as in
+# contiguous; `n` is the row length; `vout`/`iout` the outputs to write (or
+# None); the op's own arguments follow. Sorts are stable; NaN sorts last as in
 # torch (NumPy's order too), -0.0 equals +0.0.
 
 def _argsort_rows(x, desc):
@@ -244,7 +245,7 @@ def _argsort_rows(x, desc):
     return n - 1 - np.argsort(x[:, ::-1], axis=1, kind="stable")[:, ::-1]
 
 
-def sort_rows(x, n, desc, vout, iout):
+def sort_rows(x, n, vout, iout, desc):
     x = x.reshape(-1, n)
     i = _argsort_rows(x, desc)
     if iout is not None:
@@ -253,7 +254,7 @@ def sort_rows(x, n, desc, vout, iout):
         _put(vout.reshape(-1, n), np.take_along_axis(x, i, axis=1))
 
 
-def pick_rows(op, x, n, k, vout, iout):
+def pick_rows(x, n, vout, iout, op, k):
     """kthvalue (position k), median, nanmedian, mode of each row."""
     x = x.reshape(-1, n)
     i = _argsort_rows(x, False)
@@ -279,7 +280,7 @@ def pick_rows(op, x, n, k, vout, iout):
     _put(iout.reshape(-1), i[rows, pos])
 
 
-def scan_rows(name, x, n, vout, iout):
+def scan_rows(x, n, vout, iout, name):
     """cummax / cummin (torch's ties: the later index; NaN propagates) and logcumsumexp."""
     x = x.reshape(-1, n)
     with np.errstate(all="ignore"):

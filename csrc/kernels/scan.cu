@@ -98,60 +98,55 @@ inline unsigned grid_for(int64_t n)
 
 inline size_t round_up(size_t b) { return (b + 255) & ~(size_t)255; }
 
+// One inclusive scan of every row: vals (an iterator over the elements)
+// into out, restarting where the key i / len changes. Two-phase as the
+// launchers: ws NULL sizes the workspace (the caller's buf bytes first).
+template <class V, class O, class Op>
+int scan_by_row(V vals, O out, Op op, int64_t n, int64_t len, size_t buf, char *ws, size_t *ws_bytes,
+                cudaStream_t s)
+{
+    auto keys = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), RowOf{len});
+    size_t tmp_bytes = 0;
+    cudaError_t e = cub::DeviceScan::InclusiveScanByKey(nullptr, tmp_bytes, keys, vals, out, op, n,
+                                                        cuda::std::equal_to<>{}, s);
+    if (e != cudaSuccess || !ws) {
+        *ws_bytes = buf + tmp_bytes;
+        return (int)e;
+    }
+    if (n == 0)
+        return 0;
+    return (int)cub::DeviceScan::InclusiveScanByKey(ws + buf, tmp_bytes, keys, vals, out, op, n,
+                                                    cuda::std::equal_to<>{}, s);
+}
+
 template <class T, bool MAX>
 int run_cumext(const T *x, T *out, int64_t *idx, int64_t n, int64_t len, char *ws, size_t *ws_bytes,
                cudaStream_t s)
 {
-    using C = compute_t<T>;
-    using P = VI<C>;
-    auto keys = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), RowOf{len});
+    using P = VI<compute_t<T>>;
     auto vals = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), LoadVI<T>{x, len});
-    size_t tmp_bytes = 0, buf = round_up(n * sizeof(P));
     P *pairs = (P *)ws;
-    cudaError_t e = cub::DeviceScan::InclusiveScanByKey(nullptr, tmp_bytes, keys, vals, pairs,
-                                                        PickVI<C, MAX>{}, n, cuda::std::equal_to<>{}, s);
-    if (e != cudaSuccess)
-        return (int)e;
-    if (!ws) {
-        *ws_bytes = buf + tmp_bytes;
-        return 0;
-    }
-    if (n == 0)
-        return 0;
-    e = cub::DeviceScan::InclusiveScanByKey(ws + buf, tmp_bytes, keys, vals, pairs, PickVI<C, MAX>{}, n,
-                                            cuda::std::equal_to<>{}, s);
-    if (e != cudaSuccess)
-        return (int)e;
-    launch_kernel(split_vi<T>, grid_for(n), 256, s, (const P *)pairs, out, idx, n);
-    return 0;
+    int r = scan_by_row(vals, pairs, PickVI<compute_t<T>, MAX>{}, n, len, round_up(n * sizeof(P)), ws,
+                        ws_bytes, s);
+    if (r == 0 && ws && n)
+        launch_kernel(split_vi<T>, grid_for(n), 256, s, (const P *)pairs, out, idx, n);
+    return r;
 }
 
 template <class T>
 int run_lse(const T *x, T *out, int64_t n, int64_t len, char *ws, size_t *ws_bytes, cudaStream_t s)
 {
     using A = lse_t<T>;
-    constexpr bool direct = std::is_same_v<A, T>;
-    auto keys = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), RowOf{len});
+    constexpr bool direct = std::is_same_v<A, T>; // float and double scan into out itself
     auto vals = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), LoadLse<T>{x});
-    size_t tmp_bytes = 0, buf = direct ? 0 : round_up(n * sizeof(A));
     A *acc = direct ? (A *)out : (A *)ws;
-    cudaError_t e = cub::DeviceScan::InclusiveScanByKey(nullptr, tmp_bytes, keys, vals, acc,
-                                                        LogAddExp<A>{}, n, cuda::std::equal_to<>{}, s);
-    if (e != cudaSuccess)
-        return (int)e;
-    if (!ws) {
-        *ws_bytes = buf + tmp_bytes;
-        return 0;
+    int r = scan_by_row(vals, acc, LogAddExp<A>{}, n, len, direct ? 0 : round_up(n * sizeof(A)), ws,
+                        ws_bytes, s);
+    if constexpr (!direct) {
+        if (r == 0 && ws && n)
+            launch_kernel(narrow_lse<T>, grid_for(n), 256, s, (const A *)acc, out, n);
     }
-    if (n == 0)
-        return 0;
-    e = cub::DeviceScan::InclusiveScanByKey(ws + buf, tmp_bytes, keys, vals, acc, LogAddExp<A>{}, n,
-                                            cuda::std::equal_to<>{}, s);
-    if (e != cudaSuccess)
-        return (int)e;
-    if constexpr (!direct)
-        launch_kernel(narrow_lse<T>, grid_for(n), 256, s, (const A *)acc, out, n);
-    return 0;
+    return r;
 }
 
 } // namespace

@@ -38,20 +38,7 @@ static int scan_rows_run(int op, PcsTensor *rows, int64_t nseg, int64_t len, Pcs
         Py_XDECREF(ws);
         return r;
     }
-    PcsTensor *vt = NULL;
-    PyObject *xa = pcs_ops_numpy_in(rows, rows->dtype);
-    PyObject *va = xa ? pcs_np_out(v, &vt) : NULL;
-    PyObject *ia = va ? (i ? pcs_tensor_numpy(i) : Py_NewRef(Py_None)) : NULL;
-    PyObject *rr = ia ? pcs_np_call("scan_rows", Py_BuildValue("sOLOO", fname, xa, (long long)len, va, ia))
-                      : NULL;
-    int r = rr ? pcs_np_done(v, vt) : -1;
-    if (!rr)
-        Py_XDECREF(vt);
-    Py_XDECREF(rr);
-    Py_XDECREF(xa);
-    Py_XDECREF(va);
-    Py_XDECREF(ia);
-    return r;
+    return pcs_np_rows("scan_rows", rows, len, v, i, Py_BuildValue("(s)", fname));
 }
 
 /* cummax / cummin / logcumsumexp(input, dim, *, out=None) */
@@ -106,30 +93,14 @@ static PyObject *scan_entry(int op, PyObject *self, PyObject *const *args, Py_ss
                          out, 2, fname);
 }
 
-#define PAIR(name, call)                                                                          \
-    static PyObject *f_##name(PyObject *m, PyObject *const *a, Py_ssize_t n, PyObject *kw)       \
-    {                                                                                             \
-        PyObject *self = NULL;                                                                    \
-        PCS_UNUSED(m);                                                                            \
-        return call;                                                                              \
-    }                                                                                             \
-    static PyObject *m_##name(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObject *kw)    \
-    {                                                                                             \
-        return call;                                                                              \
-    }
-PAIR(cummax, scan_entry(PCS_SCAN_CUMMAX, self, a, n, kw))
-PAIR(cummin, scan_entry(PCS_SCAN_CUMMIN, self, a, n, kw))
-PAIR(logcumsumexp, scan_entry(PCS_SCAN_LOGCUMSUMEXP, self, a, n, kw))
-#undef PAIR
+PCS_OP_PAIR(cummax, scan_entry(PCS_SCAN_CUMMAX, self, a, n, kw))
+PCS_OP_PAIR(cummin, scan_entry(PCS_SCAN_CUMMIN, self, a, n, kw))
+PCS_OP_PAIR(logcumsumexp, scan_entry(PCS_SCAN_LOGCUMSUMEXP, self, a, n, kw))
 
-#define FK (METH_FASTCALL | METH_KEYWORDS)
-#define FN(f) (PyCFunction)(void (*)(void))(f)
 #define SCAN_LIST(X)                                                                              \
     X(cummax, "Running maximum along dim, and the index where it was reached.")                 \
     X(cummin, "Running minimum along dim, and the index where it was reached.")                 \
     X(logcumsumexp, "log(cumsum(exp(x))) along dim, computed stably.")
-#define T_ENTRY(name, doc) {#name, FN(m_##name), FK, doc},
-#define F_ENTRY(name, doc) {#name, FN(f_##name), FK, doc},
 
-PyMethodDef pcs_ops_scan_tmethods[] = {SCAN_LIST(T_ENTRY){NULL, NULL, 0, NULL}};
-PyMethodDef pcs_ops_scan_functions[] = {SCAN_LIST(F_ENTRY){NULL, NULL, 0, NULL}};
+PyMethodDef pcs_ops_scan_tmethods[] = {SCAN_LIST(PCS_T_ENTRY){NULL, NULL, 0, NULL}};
+PyMethodDef pcs_ops_scan_functions[] = {SCAN_LIST(PCS_F_ENTRY){NULL, NULL, 0, NULL}};

@@ -730,39 +730,23 @@ static PyObject *count_nonzero_entry(PyObject *self, PyObject *const *args, Py_s
 /* ------------------------------------------------------------------------ */
 /* Tables                                                                    */
 
-#define PAIR(name, call)                                                                          \
-    static PyObject *f_##name(PyObject *m, PyObject *const *a, Py_ssize_t n, PyObject *kw)       \
-    {                                                                                             \
-        PyObject *self = NULL;                                                                    \
-        PCS_UNUSED(m);                                                                            \
-        return call;                                                                              \
-    }                                                                                             \
-    static PyObject *m_##name(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObject *kw)    \
-    {                                                                                             \
-        return call;                                                                              \
-    }
-PAIR(unique, unique_entry(false, self, a, n, kw))
-PAIR(unique_consecutive, unique_entry(true, self, a, n, kw))
-PAIR(bincount, bincount_entry(self, a, n, kw))
-PAIR(histc, histc_entry(self, a, n, kw))
-PAIR(count_nonzero, count_nonzero_entry(self, a, n, kw))
-#undef PAIR
+PCS_OP_PAIR(unique, unique_entry(false, self, a, n, kw))
+PCS_OP_PAIR(unique_consecutive, unique_entry(true, self, a, n, kw))
+PCS_OP_PAIR(bincount, bincount_entry(self, a, n, kw))
+PCS_OP_PAIR(histc, histc_entry(self, a, n, kw))
+PCS_OP_PAIR(count_nonzero, count_nonzero_entry(self, a, n, kw))
 
-#define FK (METH_FASTCALL | METH_KEYWORDS)
-#define FN(f) (PyCFunction)(void (*)(void))(f)
 #define SELECT_LIST(X)                                                                            \
     X(unique, "Sorted unique values; return_inverse, return_counts, dim (CPU) as torch.")       \
     X(unique_consecutive, "Collapses runs of equal neighbours; return_inverse, return_counts.")  \
     X(bincount, "Counts of each non-negative integer (weighted with weights=).")                 \
     X(histc, "Histogram of bins equal bins between min and max (the data's range if equal).")   \
     X(count_nonzero, "Number of non-zero elements (over dim).")
-#define T_ENTRY(name, doc) {#name, FN(m_##name), FK, doc},
-#define F_ENTRY(name, doc) {#name, FN(f_##name), FK, doc},
 
-PyMethodDef pcs_ops_select_tmethods[] = {SELECT_LIST(T_ENTRY){NULL, NULL, 0, NULL}};
+PyMethodDef pcs_ops_select_tmethods[] = {SELECT_LIST(PCS_T_ENTRY){NULL, NULL, 0, NULL}};
 PyMethodDef pcs_ops_select_functions[] = {
-    SELECT_LIST(F_ENTRY)
-    {"searchsorted", FN(searchsorted_entry), FK, "Indices where values would be inserted into sorted rows."},
-    {"bucketize", FN(bucketize_entry), FK, "Bucket index of each value among 1-D boundaries."},
+    SELECT_LIST(PCS_F_ENTRY)
+    {"searchsorted", PCS_FN(searchsorted_entry), PCS_FK, "Indices where values would be inserted into sorted rows."},
+    {"bucketize", PCS_FN(bucketize_entry), PCS_FK, "Bucket index of each value among 1-D boundaries."},
     {NULL, NULL, 0, NULL},
 };

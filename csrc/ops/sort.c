@@ -201,6 +201,30 @@ PyObject *pcs_np_call(const char *name, PyObject *args)
     return r;
 }
 
+int pcs_np_rows(const char *fn, PcsTensor *rows, int64_t n, PcsTensor *v, PcsTensor *i,
+                PyObject *extra)
+{
+    if (!extra)
+        return -1;
+    PcsTensor *vt = NULL;
+    PyObject *xa = pcs_ops_numpy_in(rows, rows->dtype);
+    PyObject *va = xa ? (v ? pcs_np_out(v, &vt) : Py_NewRef(Py_None)) : NULL;
+    PyObject *ia = va ? (i ? pcs_tensor_numpy(i) : Py_NewRef(Py_None)) : NULL;
+    PyObject *head = ia ? Py_BuildValue("OLOO", xa, (long long)n, va, ia) : NULL;
+    PyObject *args = head ? PySequence_Concat(head, extra) : NULL;
+    PyObject *rr = args ? pcs_np_call(fn, args) : NULL;
+    int r = rr ? pcs_np_done(v, vt) : -1;
+    if (!rr)
+        Py_XDECREF(vt);
+    Py_XDECREF(rr);
+    Py_XDECREF(head);
+    Py_XDECREF(xa);
+    Py_XDECREF(va);
+    Py_XDECREF(ia);
+    Py_DECREF(extra);
+    return r;
+}
+
 PcsTensor *pcs_np_tensor(PyObject *arr, int dtype)
 {
     if (!arr)
@@ -315,21 +339,7 @@ static int sort_rows(PcsTensor *rows, int64_t nseg, int64_t len, bool desc, PcsT
         Py_XDECREF(ws);
         return r;
     }
-    PcsTensor *vt = NULL;
-    PyObject *xa = pcs_ops_numpy_in(rows, rows->dtype);
-    PyObject *va = xa ? (vals ? pcs_np_out(vals, &vt) : Py_NewRef(Py_None)) : NULL;
-    PyObject *ia = va ? (idx ? pcs_tensor_numpy(idx) : Py_NewRef(Py_None)) : NULL;
-    PyObject *rr = ia ? pcs_np_call("sort_rows", Py_BuildValue("OLOOO", xa, (long long)len,
-                                                                desc ? Py_True : Py_False, va, ia))
-                      : NULL;
-    int r = rr ? pcs_np_done(vals, vt) : -1;
-    if (!rr)
-        Py_XDECREF(vt);
-    Py_XDECREF(rr);
-    Py_XDECREF(xa);
-    Py_XDECREF(va);
-    Py_XDECREF(ia);
-    return r;
+    return pcs_np_rows("sort_rows", rows, len, vals, idx, Py_BuildValue("(O)", desc ? Py_True : Py_False));
 }
 
 /* A sortable dtype: everything but complex (torch: "sort(): not implemented
@@ -548,7 +558,7 @@ static int pick_dim(int op, PcsTensor *x, int d, int64_t k, PcsTensor **vals, Pc
         return -1;
     PcsTensor *v = pcs_tensor_empty(1, &nseg, x->dtype, x->device, false);
     PcsTensor *i = v ? pcs_tensor_empty(1, &nseg, PCS_INT64, x->device, false) : NULL;
-    PcsTensor *sv = NULL, *si = NULL, *vt = NULL;
+    PcsTensor *sv = NULL, *si = NULL;
     int r = i ? 0 : -1;
     if (r == 0 && nseg * len > 0 && x->device >= 0) {
         pcs_rows_shape(x, d, shape);
@@ -566,19 +576,7 @@ static int pick_dim(int op, PcsTensor *x, int d, int64_t k, PcsTensor **vals, Pc
         if (r == 0)
             r = PCS_CHECK_LAUNCH(s, fname);
     } else if (r == 0 && nseg * len > 0) {
-        PyObject *xa = pcs_ops_numpy_in(rows, rows->dtype);
-        PyObject *va = xa ? pcs_np_out(v, &vt) : NULL;
-        PyObject *ia = va ? pcs_tensor_numpy(i) : NULL;
-        PyObject *rr = ia ? pcs_np_call("pick_rows", Py_BuildValue("sOLLOO", np_ops[op], xa, (long long)len,
-                                                                    (long long)k, va, ia))
-                          : NULL;
-        r = rr ? pcs_np_done(v, vt) : -1;
-        if (!rr)
-            Py_XDECREF(vt);
-        Py_XDECREF(rr);
-        Py_XDECREF(xa);
-        Py_XDECREF(va);
-        Py_XDECREF(ia);
+        r = pcs_np_rows("pick_rows", rows, len, v, i, Py_BuildValue("sL", np_ops[op], (long long)k));
     }
     Py_XDECREF(sv);
     Py_XDECREF(si);
@@ -682,29 +680,15 @@ static PyObject *pick_entry(int op, PyObject *self, PyObject *const *args, Py_ss
 /* ------------------------------------------------------------------------ */
 /* Tables                                                                    */
 
-#define PAIR(name, call)                                                                          \
-    static PyObject *f_##name(PyObject *m, PyObject *const *a, Py_ssize_t n, PyObject *kw)       \
-    {                                                                                             \
-        PyObject *self = NULL;                                                                    \
-        PCS_UNUSED(m);                                                                            \
-        return call;                                                                              \
-    }                                                                                             \
-    static PyObject *m_##name(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObject *kw)    \
-    {                                                                                             \
-        return call;                                                                              \
-    }
-PAIR(sort, sort_entry(self, a, n, kw, 0))
-PAIR(argsort, sort_entry(self, a, n, kw, 1))
-PAIR(msort, sort_entry(self, a, n, kw, 2))
-PAIR(topk, topk_entry(self, a, n, kw))
-PAIR(kthvalue, pick_entry(PCS_PICK_KTH, self, a, n, kw))
-PAIR(median, pick_entry(PCS_PICK_MEDIAN, self, a, n, kw))
-PAIR(nanmedian, pick_entry(PCS_PICK_NANMEDIAN, self, a, n, kw))
-PAIR(mode, pick_entry(PCS_PICK_MODE, self, a, n, kw))
-#undef PAIR
+PCS_OP_PAIR(sort, sort_entry(self, a, n, kw, 0))
+PCS_OP_PAIR(argsort, sort_entry(self, a, n, kw, 1))
+PCS_OP_PAIR(msort, sort_entry(self, a, n, kw, 2))
+PCS_OP_PAIR(topk, topk_entry(self, a, n, kw))
+PCS_OP_PAIR(kthvalue, pick_entry(PCS_PICK_KTH, self, a, n, kw))
+PCS_OP_PAIR(median, pick_entry(PCS_PICK_MEDIAN, self, a, n, kw))
+PCS_OP_PAIR(nanmedian, pick_entry(PCS_PICK_NANMEDIAN, self, a, n, kw))
+PCS_OP_PAIR(mode, pick_entry(PCS_PICK_MODE, self, a, n, kw))
 
-#define FK (METH_FASTCALL | METH_KEYWORDS)
-#define FN(f) (PyCFunction)(void (*)(void))(f)
 #define SORT_LIST(X)                                                                              \
     X(sort, "Sorted values and their indices along dim (stable; NaN last).")                     \
     X(argsort, "Indices that sort along dim.")                                                   \
@@ -714,11 +698,9 @@ PAIR(mode, pick_entry(PCS_PICK_MODE, self, a, n, kw))
     X(median, "Lower median (NaN if any); with dim, (values, indices).")                         \
     X(nanmedian, "Lower median ignoring NaN; with dim, (values, indices).")                      \
     X(mode, "Most frequent value along dim (the smallest among ties), and an index.")
-#define T_ENTRY(name, doc) {#name, FN(m_##name), FK, doc},
-#define F_ENTRY(name, doc) {#name, FN(f_##name), FK, doc},
 
-PyMethodDef pcs_ops_sort_tmethods[] = {SORT_LIST(T_ENTRY){NULL, NULL, 0, NULL}};
-PyMethodDef pcs_ops_sort_functions[] = {SORT_LIST(F_ENTRY){NULL, NULL, 0, NULL}};
+PyMethodDef pcs_ops_sort_tmethods[] = {SORT_LIST(PCS_T_ENTRY){NULL, NULL, 0, NULL}};
+PyMethodDef pcs_ops_sort_functions[] = {SORT_LIST(PCS_F_ENTRY){NULL, NULL, 0, NULL}};
 
 static PyStructSequence_Field vi_fields[] = {
     {"values", "the values"}, {"indices", "their indices along dim"}, {NULL, NULL}};

@@ -73,7 +73,33 @@ PyObject *pcs_values_indices(int which, PcsTensor *values, PcsTensor *indices);
  * resizing, as the reductions' out=). Steals res; returns out (NULL: res). */
 PyObject *pcs_into_outs(PyObject *res, PyObject *out, int n, const char *fname);
 
+/* Runs pycuda_sem._ops.<fn>(x, n, vout, iout, *extra) for a CPU rows block:
+ * x the rows (NumPy computes in float32 for bfloat16), n the row length,
+ * vout/iout views of v (a float32 stand-in for bfloat16, copied back) and of
+ * the int64 i, either NULL (None). extra: a tuple, stolen (NULL: failed
+ * build, exception set). 0 or -1. */
+int pcs_np_rows(const char *fn, PcsTensor *rows, int64_t n, PcsTensor *v, PcsTensor *i,
+                PyObject *extra);
+
 /* ---- the tables (merged by ops.c) --------------------------------------- */
+
+/* f_<name> (module function) and m_<name> (Tensor method) from one call
+ * expression over (self, a, n, kw); the table rows name both. */
+#define PCS_OP_PAIR(name, call)                                                                   \
+    static PyObject *f_##name(PyObject *m, PyObject *const *a, Py_ssize_t n, PyObject *kw)       \
+    {                                                                                             \
+        PyObject *self = NULL;                                                                    \
+        PCS_UNUSED(m);                                                                            \
+        return call;                                                                              \
+    }                                                                                             \
+    static PyObject *m_##name(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObject *kw)    \
+    {                                                                                             \
+        return call;                                                                              \
+    }
+#define PCS_FK (METH_FASTCALL | METH_KEYWORDS)
+#define PCS_FN(f) (PyCFunction)(void (*)(void))(f)
+#define PCS_T_ENTRY(name, doc) {#name, PCS_FN(m_##name), PCS_FK, doc},
+#define PCS_F_ENTRY(name, doc) {#name, PCS_FN(f_##name), PCS_FK, doc},
 
 extern PyMethodDef pcs_ops_sort_tmethods[], pcs_ops_sort_functions[];
 extern PyMethodDef pcs_ops_select_tmethods[], pcs_ops_select_functions[];
