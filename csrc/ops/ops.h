@@ -96,6 +96,24 @@ int pcs_out_arg(PyObject *obj, PyObject **out);
 
 /* ---- the op files' tables (merged by ops.c) ------------------------------- */
 
+/* f_<name> (module function) and m_<name> (Tensor method) from one call
+ * expression over (self, a, n, kw), and the table rows that name them. */
+#define PCS_OP_PAIR(name, call)                                                                   \
+    static PyObject *f_##name(PyObject *m, PyObject *const *a, Py_ssize_t n, PyObject *kw)       \
+    {                                                                                             \
+        PyObject *self = NULL;                                                                    \
+        PCS_UNUSED(m);                                                                            \
+        return call;                                                                              \
+    }                                                                                             \
+    static PyObject *m_##name(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObject *kw)    \
+    {                                                                                             \
+        return call;                                                                              \
+    }
+#define PCS_FK (METH_FASTCALL | METH_KEYWORDS)
+#define PCS_FN(f) (PyCFunction)(void (*)(void))(f)
+#define PCS_T_ENTRY(name, doc) {#name, PCS_FN(m_##name), PCS_FK, doc},
+#define PCS_F_ENTRY(name, doc) {#name, PCS_FN(f_##name), PCS_FK, doc},
+
 extern PyMethodDef pcs_ops_binary_tmethods[], pcs_ops_binary_functions[];
 extern PyMethodDef pcs_ops_unary_tmethods[], pcs_ops_unary_functions[];
 extern PyMethodDef pcs_ops_reduce_tmethods[], pcs_ops_reduce_functions[];

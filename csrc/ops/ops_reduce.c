@@ -729,35 +729,23 @@ fail:
 /* ------------------------------------------------------------------------ */
 /* Tables                                                                    */
 
-#define PAIR(name, call)                                                                          \
-    static PyObject *f_##name(PyObject *m, PyObject *const *a, Py_ssize_t n, PyObject *kw)       \
-    {                                                                                             \
-        PyObject *self = NULL;                                                                    \
-        PCS_UNUSED(m);                                                                            \
-        return call;                                                                              \
-    }                                                                                             \
-    static PyObject *m_##name(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObject *kw)    \
-    {                                                                                             \
-        return call;                                                                              \
-    }
-PAIR(sum, sum_like(PCS_ROP_SUM, "sum", self, a, n, kw))
-PAIR(mean, sum_like(PCS_ROP_MEAN, "mean", self, a, n, kw))
-PAIR(prod, sum_like(PCS_ROP_PROD, "prod", self, a, n, kw))
-PAIR(max, max_like(true, self, a, n, kw))
-PAIR(min, max_like(false, self, a, n, kw))
-PAIR(amax, amax_like(true, self, a, n, kw))
-PAIR(amin, amax_like(false, self, a, n, kw))
-PAIR(argmax, argmax_like(true, self, a, n, kw))
-PAIR(argmin, argmax_like(false, self, a, n, kw))
-PAIR(std, var_like(true, self, a, n, kw))
-PAIR(var, var_like(false, self, a, n, kw))
-PAIR(norm, norm_entry(self, a, n, kw))
-PAIR(all, bool_red(true, self, a, n, kw))
-PAIR(any, bool_red(false, self, a, n, kw))
-PAIR(logsumexp, lse_entry(self, a, n, kw))
-PAIR(cumsum, scan_entry(0, self, a, n, kw, false))
-PAIR(cumprod, scan_entry(1, self, a, n, kw, false))
-#undef PAIR
+PCS_OP_PAIR(sum, sum_like(PCS_ROP_SUM, "sum", self, a, n, kw))
+PCS_OP_PAIR(mean, sum_like(PCS_ROP_MEAN, "mean", self, a, n, kw))
+PCS_OP_PAIR(prod, sum_like(PCS_ROP_PROD, "prod", self, a, n, kw))
+PCS_OP_PAIR(max, max_like(true, self, a, n, kw))
+PCS_OP_PAIR(min, max_like(false, self, a, n, kw))
+PCS_OP_PAIR(amax, amax_like(true, self, a, n, kw))
+PCS_OP_PAIR(amin, amax_like(false, self, a, n, kw))
+PCS_OP_PAIR(argmax, argmax_like(true, self, a, n, kw))
+PCS_OP_PAIR(argmin, argmax_like(false, self, a, n, kw))
+PCS_OP_PAIR(std, var_like(true, self, a, n, kw))
+PCS_OP_PAIR(var, var_like(false, self, a, n, kw))
+PCS_OP_PAIR(norm, norm_entry(self, a, n, kw))
+PCS_OP_PAIR(all, bool_red(true, self, a, n, kw))
+PCS_OP_PAIR(any, bool_red(false, self, a, n, kw))
+PCS_OP_PAIR(logsumexp, lse_entry(self, a, n, kw))
+PCS_OP_PAIR(cumsum, scan_entry(0, self, a, n, kw, false))
+PCS_OP_PAIR(cumprod, scan_entry(1, self, a, n, kw, false))
 
 static PyObject *m_cumsum_(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObject *kw)
 {
@@ -768,8 +756,6 @@ static PyObject *m_cumprod_(PyObject *self, PyObject *const *a, Py_ssize_t n, Py
     return scan_entry(1, self, a, n, kw, true);
 }
 
-#define FK (METH_FASTCALL | METH_KEYWORDS)
-#define FN(f) (PyCFunction)(void (*)(void))(f)
 #define RED_LIST(X)                                                                               \
     X(sum, "Sum over dims (all by default); integers sum in int64.")                             \
     X(mean, "Mean over dims.") X(prod, "Product over dims.")                                     \
@@ -783,18 +769,16 @@ static PyObject *m_cumprod_(PyObject *self, PyObject *const *a, Py_ssize_t n, Py
     X(all, "True where all elements are non-zero.") X(any, "True where any element is non-zero.") \
     X(logsumexp, "log(sum(exp(x))) over dims, computed stably.")                                 \
     X(cumsum, "Cumulative sum along dim.") X(cumprod, "Cumulative product along dim.")
-#define T_ENTRY(name, doc) {#name, FN(m_##name), FK, doc},
-#define F_ENTRY(name, doc) {#name, FN(f_##name), FK, doc},
 
 PyMethodDef pcs_ops_reduce_tmethods[] = {
-    RED_LIST(T_ENTRY)
-    {"cumsum_", FN(m_cumsum_), FK, "In-place cumsum."},
-    {"cumprod_", FN(m_cumprod_), FK, "In-place cumprod."},
+    RED_LIST(PCS_T_ENTRY)
+    {"cumsum_", PCS_FN(m_cumsum_), PCS_FK, "In-place cumsum."},
+    {"cumprod_", PCS_FN(m_cumprod_), PCS_FK, "In-place cumprod."},
     {NULL, NULL, 0, NULL},
 };
 
 PyMethodDef pcs_ops_reduce_functions[] = {
-    RED_LIST(F_ENTRY)
+    RED_LIST(PCS_F_ENTRY)
     {NULL, NULL, 0, NULL},
 };
 

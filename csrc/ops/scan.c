@@ -13,30 +13,29 @@
 
 #include "tensor/copy.h"
 
+typedef struct {
+    int op, dtype;
+    const void *in;
+    void *out;
+    int64_t *idx;
+    int64_t nseg, len;
+} scan_ctx;
+
+static int scan_call(const void *c, void *ws, size_t *bytes, cudaStream_t s)
+{
+    const scan_ctx *a = c;
+    return pcs_scan_rows(a->op, a->dtype, a->in, a->out, a->idx, a->nseg, a->len, ws, bytes, s);
+}
+
 static int scan_rows_run(int op, PcsTensor *rows, int64_t nseg, int64_t len, PcsTensor *v,
                          PcsTensor *i, const char *fname)
 {
     if (nseg * len == 0)
         return 0;
     if (rows->device >= 0) {
-        cudaStream_t s;
-        size_t bytes = 0;
-        PcsTensor *ws = NULL;
-        void *ip = i ? pcs_tensor_data(i) : NULL;
-        int r = pcs_launch_stream(rows->device, &s);
-        if (r == 0)
-            r = pcs_cub_status(pcs_scan_rows(op, rows->dtype, pcs_tensor_data(rows), pcs_tensor_data(v),
-                                             ip, nseg, len, NULL, &bytes, s), fname, rows->dtype);
-        if (r == 0)
-            r = pcs_workspace(bytes, rows->device, &ws);
-        if (r == 0)
-            r = pcs_cub_status(pcs_scan_rows(op, rows->dtype, pcs_tensor_data(rows), pcs_tensor_data(v),
-                                             ip, nseg, len, pcs_tensor_data(ws), &bytes, s),
-                               fname, rows->dtype);
-        if (r == 0)
-            r = PCS_CHECK_LAUNCH(s, fname);
-        Py_XDECREF(ws);
-        return r;
+        scan_ctx c = {op, rows->dtype, pcs_tensor_data(rows), pcs_tensor_data(v),
+                      i ? pcs_tensor_data(i) : NULL, nseg, len};
+        return pcs_cub_run(rows->device, fname, rows->dtype, scan_call, &c);
     }
     return pcs_np_rows("scan_rows", rows, len, v, i, Py_BuildValue("(s)", fname));
 }

@@ -64,6 +64,22 @@ static PcsTensor *narrow1(PcsTensor *t, int64_t n)
 /* ------------------------------------------------------------------------ */
 /* unique / unique_consecutive                                               */
 
+typedef struct {
+    int dtype;
+    const void *x;
+    const int64_t *perm;
+    int64_t n;
+    void *uniq;
+    int64_t *counts, *inverse, *num;
+} runs_ctx;
+
+static int runs_call(const void *c, void *ws, size_t *bytes, cudaStream_t s)
+{
+    const runs_ctx *a = c;
+    return pcs_unique_runs(a->dtype, a->x, a->perm, a->n, a->uniq, a->counts, a->inverse, a->num, ws,
+                           bytes, s);
+}
+
 /* The runs of a flat contiguous CUDA tensor xs (sorted for unique); perm
  * maps sorted positions to input positions (NULL: identity). */
 static int unique_cuda(PcsTensor *xs, PcsTensor *perm, bool want_inv, PcsTensor **uniq,
@@ -75,27 +91,13 @@ static int unique_cuda(PcsTensor *xs, PcsTensor *perm, bool want_inv, PcsTensor 
     *counts = *uniq ? pcs_tensor_empty(1, &n, PCS_INT64, dev, false) : NULL;
     *inv = *counts && want_inv ? pcs_tensor_empty(1, &n, PCS_INT64, dev, false) : NULL;
     PcsTensor *num = *counts && (*inv || !want_inv) ? pcs_tensor_empty(1, &one, PCS_INT64, dev, false) : NULL;
-    PcsTensor *ws = NULL;
-    cudaStream_t s;
-    size_t bytes = 0;
-    int r = num ? pcs_launch_stream(dev, &s) : -1;
-    const int64_t *pp = perm ? (const int64_t *)pcs_tensor_data(perm) : NULL;
-    int64_t *ip = *inv ? (int64_t *)pcs_tensor_data(*inv) : NULL;
-#define RUNS(w)                                                                                   \
-    pcs_cub_status(pcs_unique_runs(xs->dtype, pcs_tensor_data(xs), pp, n, pcs_tensor_data(*uniq),   \
-                                   pcs_tensor_data(*counts), ip, pcs_tensor_data(num), (w), &bytes, \
-                                   s),                                                            \
-                   "unique", xs->dtype)
-    if (r == 0)
-        r = RUNS(NULL);
-    if (r == 0)
-        r = pcs_workspace(bytes, dev, &ws);
-    if (r == 0)
-        r = RUNS(pcs_tensor_data(ws));
-#undef RUNS
-    if (r == 0)
-        r = PCS_CHECK_LAUNCH(s, "unique");
-    Py_XDECREF(ws);
+    int r = -1;
+    if (num) {
+        runs_ctx c = {xs->dtype, pcs_tensor_data(xs), perm ? pcs_tensor_data(perm) : NULL, n,
+                      pcs_tensor_data(*uniq), pcs_tensor_data(*counts),
+                      *inv ? pcs_tensor_data(*inv) : NULL, pcs_tensor_data(num)};
+        r = pcs_cub_run(dev, "unique", xs->dtype, runs_call, &c);
+    }
     int64_t m = 0;
     if (r == 0)
         r = pcs_read_element(num, &m); /* waits for the device */
@@ -135,23 +137,8 @@ static int unique_flat(PcsTensor *x, bool consecutive, bool want_inv, PcsTensor 
             sorted = pcs_tensor_empty(1, &n, x->dtype, x->device, false);
             perm = sorted && want_inv ? pcs_tensor_empty(1, &n, PCS_INT64, x->device, false) : NULL;
             r = sorted && (perm || !want_inv) ? 0 : -1;
-            if (r == 0 && n) {
-                size_t bytes = 0;
-                PcsTensor *ws = NULL;
-                cudaStream_t s;
-                int64_t *pp = perm ? (int64_t *)pcs_tensor_data(perm) : NULL;
-                r = pcs_launch_stream(x->device, &s);
-                if (r == 0)
-                    r = pcs_cub_status(pcs_sort_rows(x->dtype, pcs_tensor_data(xs), pcs_tensor_data(sorted),
-                                                     pp, 1, n, 0, NULL, &bytes, s), "unique", x->dtype);
-                if (r == 0)
-                    r = pcs_workspace(bytes, x->device, &ws);
-                if (r == 0)
-                    r = pcs_cub_status(pcs_sort_rows(x->dtype, pcs_tensor_data(xs), pcs_tensor_data(sorted),
-                                                     pp, 1, n, 0, pcs_tensor_data(ws), &bytes, s),
-                                       "unique", x->dtype);
-                Py_XDECREF(ws);
-            }
+            if (r == 0)
+                r = pcs_sort_block(xs, 1, n, false, sorted, perm, "unique");
         }
         if (r == 0)
             r = unique_cuda(sorted ? sorted : xs, perm, want_inv, uniq, inv, counts);
@@ -508,6 +495,27 @@ static PyObject *bucketize_entry(PyObject *m, PyObject *const *args, Py_ssize_t 
 /* ------------------------------------------------------------------------ */
 /* bincount / histc / count_nonzero                                          */
 
+/* The arguments of a bincount or histc launch, for pcs_cub_run. */
+typedef struct {
+    int dtype; /* bincount: the output's; histc: the input's */
+    const void *x, *weights;
+    int64_t n, bins;
+    double lo, hi;
+    void *out;
+} hist_ctx;
+
+static int bincount_call(const void *c, void *ws, size_t *bytes, cudaStream_t s)
+{
+    const hist_ctx *a = c;
+    return pcs_bincount(a->x, a->n, a->weights, a->dtype, a->bins, a->out, ws, bytes, s);
+}
+
+static int histc_call(const void *c, void *ws, size_t *bytes, cudaStream_t s)
+{
+    const hist_ctx *a = c;
+    return pcs_histc(a->dtype, a->x, a->n, a->bins, a->lo, a->hi, a->out, ws, bytes, s);
+}
+
 /* bincount(input, weights=None, minlength=0) */
 static PyObject *bincount_entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
@@ -587,24 +595,9 @@ static PyObject *bincount_entry(PyObject *self, PyObject *const *args, Py_ssize_
         Py_XDECREF(zero);
     }
     if (r == 0 && (n || !w) && bins) {
-        cudaStream_t s;
-        size_t bytes = 0;
-        PcsTensor *ws = NULL;
-        const void *wp = wc ? pcs_tensor_data(wc) : NULL;
-        r = pcs_launch_stream(x->device, &s);
-#define BC(wsp)                                                                                   \
-    pcs_cub_status(pcs_bincount((const int64_t *)pcs_tensor_data(xc), n, wp, odt, bins,            \
-                                pcs_tensor_data(res), (wsp), &bytes, s), "bincount", odt)
-        if (r == 0)
-            r = BC(NULL);
-        if (r == 0)
-            r = pcs_workspace(bytes, x->device, &ws);
-        if (r == 0)
-            r = BC(pcs_tensor_data(ws));
-#undef BC
-        if (r == 0)
-            r = PCS_CHECK_LAUNCH(s, "bincount");
-        Py_XDECREF(ws);
+        hist_ctx c = {odt, pcs_tensor_data(xc), wc ? pcs_tensor_data(wc) : NULL, n, bins, 0.0, 0.0,
+                      pcs_tensor_data(res)};
+        r = pcs_cub_run(x->device, "bincount", odt, bincount_call, &c);
     }
     Py_XDECREF(xc);
     Py_XDECREF(wc);
@@ -665,23 +658,8 @@ static PyObject *histc_entry(PyObject *self, PyObject *const *args, Py_ssize_t n
     PcsTensor *res = xc ? pcs_tensor_empty(1, &bins, x->dtype, x->device, false) : NULL;
     int r = res ? 0 : -1;
     if (r == 0 && x->device >= 0) {
-        cudaStream_t s;
-        size_t bytes = 0;
-        PcsTensor *ws = NULL;
-        r = pcs_launch_stream(x->device, &s);
-#define HC(wsp)                                                                                   \
-    pcs_cub_status(pcs_histc(x->dtype, pcs_tensor_data(xc), n, bins, lo, hi, pcs_tensor_data(res), \
-                             (wsp), &bytes, s), "histc", x->dtype)
-        if (r == 0)
-            r = HC(NULL);
-        if (r == 0)
-            r = pcs_workspace(bytes, x->device, &ws);
-        if (r == 0)
-            r = HC(pcs_tensor_data(ws));
-#undef HC
-        if (r == 0)
-            r = PCS_CHECK_LAUNCH(s, "histc");
-        Py_XDECREF(ws);
+        hist_ctx c = {x->dtype, pcs_tensor_data(xc), NULL, n, bins, lo, hi, pcs_tensor_data(res)};
+        r = pcs_cub_run(x->device, "histc", x->dtype, histc_call, &c);
     } else if (r == 0) {
         PcsTensor *rt = NULL;
         PyObject *xa = pcs_ops_numpy_in(xc, x->dtype);

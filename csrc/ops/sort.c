@@ -169,6 +169,27 @@ int pcs_launch_stream(int dev, cudaStream_t *stream)
     return 0;
 }
 
+int pcs_cub_run(int dev, const char *op, int dtype, pcs_cub_call call, const void *ctx)
+{
+    cudaStream_t s;
+    size_t bytes = 0;
+    PcsTensor *ws = NULL;
+    if (pcs_launch_stream(dev, &s) < 0)
+        return -1;
+    int st = call(ctx, NULL, &bytes, s);
+    if (st == -2)
+        return -2;
+    int r = pcs_cub_status(st, op, dtype);
+    if (r == 0)
+        r = pcs_workspace(bytes, dev, &ws);
+    if (r == 0)
+        r = pcs_cub_status(call(ctx, pcs_tensor_data(ws), &bytes, s), op, dtype);
+    if (r == 0)
+        r = PCS_CHECK_LAUNCH(s, op);
+    Py_XDECREF(ws);
+    return r;
+}
+
 PyObject *pcs_np_out(PcsTensor *t, PcsTensor **tmp)
 {
     *tmp = NULL;
@@ -312,32 +333,30 @@ PyObject *pcs_into_outs(PyObject *res, PyObject *out, int n, const char *fname)
 /* ------------------------------------------------------------------------ */
 /* The sort of rows                                                          */
 
-/* Sorts the rows block (shape pcs_rows_shape) into vals and/or idx (same
- * shape, either may be NULL). */
-static int sort_rows(PcsTensor *rows, int64_t nseg, int64_t len, bool desc, PcsTensor *vals,
-                     PcsTensor *idx, const char *fname)
+/* The arguments of a sort (or topk) launch, for pcs_cub_run. */
+typedef struct {
+    int dtype, desc;
+    const void *in;
+    void *vals;
+    int64_t *idx;
+    int64_t nseg, len, k;
+} sort_ctx;
+
+static int sort_call(const void *c, void *ws, size_t *bytes, cudaStream_t s)
+{
+    const sort_ctx *a = c;
+    return pcs_sort_rows(a->dtype, a->in, a->vals, a->idx, a->nseg, a->len, a->desc, ws, bytes, s);
+}
+
+int pcs_sort_block(PcsTensor *rows, int64_t nseg, int64_t len, bool desc, PcsTensor *vals,
+                   PcsTensor *idx, const char *fname)
 {
     if (nseg * len == 0)
         return 0;
     if (rows->device >= 0) {
-        cudaStream_t s;
-        size_t bytes = 0;
-        PcsTensor *ws = NULL;
-        void *vp = vals ? pcs_tensor_data(vals) : NULL;
-        int64_t *ip = idx ? (int64_t *)pcs_tensor_data(idx) : NULL;
-        int r = pcs_launch_stream(rows->device, &s);
-        if (r == 0)
-            r = pcs_cub_status(pcs_sort_rows(rows->dtype, pcs_tensor_data(rows), vp, ip, nseg, len,
-                                             desc, NULL, &bytes, s), fname, rows->dtype);
-        if (r == 0)
-            r = pcs_workspace(bytes, rows->device, &ws);
-        if (r == 0)
-            r = pcs_cub_status(pcs_sort_rows(rows->dtype, pcs_tensor_data(rows), vp, ip, nseg, len,
-                                             desc, pcs_tensor_data(ws), &bytes, s), fname, rows->dtype);
-        if (r == 0)
-            r = PCS_CHECK_LAUNCH(s, fname);
-        Py_XDECREF(ws);
-        return r;
+        sort_ctx c = {rows->dtype, desc, pcs_tensor_data(rows), vals ? pcs_tensor_data(vals) : NULL,
+                      idx ? (int64_t *)pcs_tensor_data(idx) : NULL, nseg, len, 0};
+        return pcs_cub_run(rows->device, fname, rows->dtype, sort_call, &c);
     }
     return pcs_np_rows("sort_rows", rows, len, vals, idx, Py_BuildValue("(O)", desc ? Py_True : Py_False));
 }
@@ -367,7 +386,7 @@ static int sort_dim(PcsTensor *x, int d, bool desc, bool want_vals, bool want_id
     pcs_rows_shape(x, d, shape);
     PcsTensor *v = want_vals ? pcs_tensor_empty(x->ndim, shape, x->dtype, x->device, false) : NULL;
     PcsTensor *i = want_idx ? pcs_tensor_empty(x->ndim, shape, PCS_INT64, x->device, false) : NULL;
-    int r = (want_vals && !v) || (want_idx && !i) ? -1 : sort_rows(rows, nseg, len, desc, v, i, fname);
+    int r = (want_vals && !v) || (want_idx && !i) ? -1 : pcs_sort_block(rows, nseg, len, desc, v, i, fname);
     Py_DECREF(rows);
     if (r < 0) {
         Py_XDECREF(v);
@@ -432,6 +451,12 @@ static PyObject *sort_entry(PyObject *self, PyObject *const *args, Py_ssize_t na
     return pcs_into_outs(pcs_values_indices(PCS_RT_SORT, v, i), out, 2, fname);
 }
 
+static int topk_call(const void *c, void *ws, size_t *bytes, cudaStream_t s)
+{
+    const sort_ctx *a = c;
+    return pcs_topk_rows(a->dtype, a->in, a->nseg, a->len, a->k, a->desc, a->vals, a->idx, ws, bytes, s);
+}
+
 /* topk on CUDA through pcs_topk_rows (block sorts of tiles): 0 with the
  * results; 1 (no exception) where it does not apply (k past
  * PCS_TOPK_MAX_K ...), so the caller sorts whole rows; -1 on error. */
@@ -451,31 +476,17 @@ static int topk_cuda(PcsTensor *x, int d, int64_t k, bool largest, PcsTensor **v
         shape[x->ndim - 1] = k;
     PcsTensor *v = pcs_tensor_empty(x->ndim, shape, x->dtype, x->device, false);
     PcsTensor *i = v ? pcs_tensor_empty(x->ndim, shape, PCS_INT64, x->device, false) : NULL;
-    PcsTensor *ws = NULL;
-    cudaStream_t s;
-    size_t bytes = 0;
-    int r = i ? pcs_launch_stream(x->device, &s) : -1;
-    int st = 0;
-    if (r == 0) {
-        st = pcs_topk_rows(x->dtype, pcs_tensor_data(rows), nseg, len, k, largest, pcs_tensor_data(v),
-                           pcs_tensor_data(i), NULL, &bytes, s);
-        if (st != -2)
-            r = pcs_cub_status(st, "topk", x->dtype);
+    int r = -1;
+    if (i) {
+        sort_ctx c = {x->dtype, largest, pcs_tensor_data(rows), pcs_tensor_data(v), pcs_tensor_data(i),
+                      nseg, len, k};
+        r = pcs_cub_run(x->device, "topk", x->dtype, topk_call, &c);
     }
-    if (r == 0 && st != -2)
-        r = pcs_workspace(bytes, x->device, &ws);
-    if (r == 0 && st != -2)
-        r = pcs_cub_status(pcs_topk_rows(x->dtype, pcs_tensor_data(rows), nseg, len, k, largest,
-                                         pcs_tensor_data(v), pcs_tensor_data(i), pcs_tensor_data(ws),
-                                         &bytes, s), "topk", x->dtype);
-    if (r == 0 && st != -2)
-        r = PCS_CHECK_LAUNCH(s, "topk");
-    Py_XDECREF(ws);
     Py_DECREF(rows);
-    if (r < 0 || st == -2) {
+    if (r < 0) {
         Py_XDECREF(v);
         Py_XDECREF(i);
-        return r < 0 ? -1 : 1;
+        return r == -2 ? 1 : -1; /* -2: declined (no exception): sort whole rows */
     }
     *vals = pcs_rows_restore(v, d);
     *idx = pcs_rows_restore(i, d);
@@ -564,7 +575,7 @@ static int pick_dim(int op, PcsTensor *x, int d, int64_t k, PcsTensor **vals, Pc
         pcs_rows_shape(x, d, shape);
         sv = pcs_tensor_empty(x->ndim, shape, x->dtype, x->device, false);
         si = sv ? pcs_tensor_empty(x->ndim, shape, PCS_INT64, x->device, false) : NULL;
-        r = si ? sort_rows(rows, nseg, len, false, sv, si, fname) : -1;
+        r = si ? pcs_sort_block(rows, nseg, len, false, sv, si, fname) : -1;
         cudaStream_t s;
         if (r == 0)
             r = pcs_launch_stream(x->device, &s);

@@ -29,6 +29,11 @@ PcsTensor *pcs_rows_restore(PcsTensor *r, int d);
  * when keepdim. Steals r (contiguous, nseg elements). */
 PcsTensor *pcs_rows_reduced(PcsTensor *r, const PcsTensor *x, int d, bool keepdim);
 
+/* Stable sort of each row of a rows block (either device) into vals and/or
+ * idx (rows-shaped, either NULL): NaN last ascending, -0.0 == +0.0. */
+int pcs_sort_block(PcsTensor *rows, int64_t nseg, int64_t len, bool desc, PcsTensor *vals,
+                   PcsTensor *idx, const char *fname);
+
 /* ---- arguments ------------------------------------------------------------- */
 
 /* The wrapped dim of `obj` (an int; NULL/None gives dflt) for a tensor of
@@ -52,6 +57,13 @@ int pcs_cub_status(int status, const char *op, int dtype);
 /* The device and stream to launch on (sets the device); NULL stream and -1
  * on error. */
 int pcs_launch_stream(int dev, cudaStream_t *stream);
+/* A two-phase launcher of sort.cu / scan.cu bound to its arguments (ctx):
+ * ws NULL sizes the workspace into *ws_bytes, else it runs. */
+typedef int (*pcs_cub_call)(const void *ctx, void *ws, size_t *ws_bytes, cudaStream_t stream);
+/* Runs one on dev's current stream: sizes the workspace, takes it from the
+ * caching allocator, runs, checks the launch. 0; -1 with exception (as
+ * pcs_cub_status); -2, no exception, when the call declines (topk). */
+int pcs_cub_run(int dev, const char *op, int dtype, pcs_cub_call call, const void *ctx);
 /* A NumPy array to write a CPU result into: t's own memory, or a float32
  * stand-in (*tmp) for bfloat16, copied back by pcs_np_done. */
 PyObject *pcs_np_out(PcsTensor *t, PcsTensor **tmp);
@@ -83,23 +95,6 @@ int pcs_np_rows(const char *fn, PcsTensor *rows, int64_t n, PcsTensor *v, PcsTen
 
 /* ---- the tables (merged by ops.c) --------------------------------------- */
 
-/* f_<name> (module function) and m_<name> (Tensor method) from one call
- * expression over (self, a, n, kw); the table rows name both. */
-#define PCS_OP_PAIR(name, call)                                                                   \
-    static PyObject *f_##name(PyObject *m, PyObject *const *a, Py_ssize_t n, PyObject *kw)       \
-    {                                                                                             \
-        PyObject *self = NULL;                                                                    \
-        PCS_UNUSED(m);                                                                            \
-        return call;                                                                              \
-    }                                                                                             \
-    static PyObject *m_##name(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObject *kw)    \
-    {                                                                                             \
-        return call;                                                                              \
-    }
-#define PCS_FK (METH_FASTCALL | METH_KEYWORDS)
-#define PCS_FN(f) (PyCFunction)(void (*)(void))(f)
-#define PCS_T_ENTRY(name, doc) {#name, PCS_FN(m_##name), PCS_FK, doc},
-#define PCS_F_ENTRY(name, doc) {#name, PCS_FN(f_##name), PCS_FK, doc},
 
 extern PyMethodDef pcs_ops_sort_tmethods[], pcs_ops_sort_functions[];
 extern PyMethodDef pcs_ops_select_tmethods[], pcs_ops_select_functions[];
