@@ -589,12 +589,12 @@ static PyObject *bincount_entry(PyObject *self, PyObject *const *args, Py_ssize_
     Py_XDECREF(wd);
     res = xc && (wc || !w) ? pcs_tensor_empty(1, &bins, odt, x->device, false) : NULL;
     int r = res ? 0 : -1;
-    if (r == 0 && w) {
+    if (r == 0 && (w || n == 0)) { /* atomics add into zeros; no sample: all zeros */
         PyObject *zero = PyLong_FromLong(0);
         r = zero ? pcs_tensor_fill(res, zero) : -1;
         Py_XDECREF(zero);
     }
-    if (r == 0 && (n || !w) && bins) {
+    if (r == 0 && n && bins) {
         hist_ctx c = {odt, pcs_tensor_data(xc), wc ? pcs_tensor_data(wc) : NULL, n, bins, 0.0, 0.0,
                       pcs_tensor_data(res)};
         r = pcs_cub_run(x->device, "bincount", odt, bincount_call, &c);
