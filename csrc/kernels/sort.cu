@@ -15,8 +15,9 @@
 // complemented keys, which stays stable. So CUB sorts only four key types
 // (uint8/16/32/64), ascending: one row with DeviceRadixSort, several with
 // DeviceSegmentedSort, in double buffers so no copy is made. Values come back
-// by un-mapping the keys (keys only) or by gathering the input through the
-// sorted indices (exact bits: -0.0 stays -0.0, NaN payloads survive).
+// by un-mapping the keys; with indices, the zeros and NaNs (whose keys merged
+// bit patterns) are read from the input through their index, so -0.0 stays
+// -0.0 and NaN payloads survive.
 // Indices sort as int32 (a row holds fewer than 2^31 elements) and are
 // widened to int64 as they are written: 4 bytes less per element per pass.
 #include <cub/block/block_load.cuh>
@@ -80,9 +81,10 @@ template <class T> __device__ __forceinline__ ukey_t<T> to_key(T x, bool merge_z
     return desc ? U(~u) : u;
 }
 
-// Inverse of to_key for keys that did not pass through the NaN or zero merges
-// (the keys-only path, which sorts every float bit pattern as its own key;
-// a NaN comes back as the canonical quiet NaN).
+// Inverse of to_key, exact except where to_key merged bit patterns: a NaN
+// comes back as the canonical quiet NaN, a merged -0.0 as +0.0 (the
+// keys-only path does not merge zeros; the path with indices reads zeros and
+// NaNs back from the input).
 template <class T> __device__ __forceinline__ T from_key(ukey_t<T> u, bool desc)
 {
     using U = ukey_t<T>;
@@ -132,18 +134,30 @@ __global__ void keys_to_values(const ukey_t<T> *keys, T *values, int64_t n, bool
     GRID_STRIDE(i, n) values[i] = from_key<T>(keys[i], desc);
 }
 
-// values[r, j] = in[r, idx[r, j]] (when values != NULL); indices widened.
+// The outputs of a sort with indices: indices widened to int64; values
+// un-mapped from the sorted keys, except the two keys that merged several bit
+// patterns (zero: -0.0 and +0.0; NaN: every payload), which are read back
+// from the input through the index, so every value keeps its bits while the
+// common case stays a coalesced pass.
 template <class T>
-__global__ void gather_rows(const T *in, const int32_t *idx, T *values, int64_t *indices, int64_t n,
-                            int64_t seglen)
+__global__ void finish_pairs(const T *in, const ukey_t<T> *keys, const int32_t *idx, T *values,
+                             int64_t *indices, int64_t n, int64_t seglen, bool desc)
 {
+    using U = ukey_t<T>;
+    constexpr U top = U(U(1) << (sizeof(U) * 8 - 1));
     GRID_STRIDE(i, n)
     {
         int32_t j = idx[i];
         if (indices)
             indices[i] = j;
-        if (values)
+        if (!values)
+            continue;
+        U u = keys[i];
+        U asc = desc ? U(~u) : u;
+        if (is_flt<T> && (asc == top || asc == U(~U(0))))
             values[i] = in[i - i % seglen + j];
+        else
+            values[i] = from_key<T>(u, desc);
     }
 }
 
@@ -219,7 +233,8 @@ int run_sort(const T *in, T *values, int64_t *indices, int64_t nseg, int64_t seg
     if (e != cudaSuccess)
         return (int)e;
     if (pairs)
-        launch_kernel(gather_rows<T>, grid_for(n), 256, s, in, vals.Current(), values, indices, n, seglen);
+        launch_kernel(finish_pairs<T>, grid_for(n), 256, s, in, (const U *)keys.Current(),
+                      (const int32_t *)vals.Current(), values, indices, n, seglen, desc);
     else
         launch_kernel(keys_to_values<T>, grid_for(n), 256, s, keys.Current(), values, n, desc);
     return 0;
