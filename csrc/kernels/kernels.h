@@ -194,11 +194,15 @@ int pcs_sort_rows(int dtype, const void *in, void *values, int64_t *indices, int
                   int64_t seglen, int descending, void *ws, size_t *ws_bytes, cudaStream_t stream);
 
 /* The first k of each row in pcs_sort_rows' order (descending when
- * largest), values and int64 indices into [nseg, k] contiguous outputs:
- * block sorts of tiles of the row (cub::BlockRadixSort), then a sort of
- * the tiles' candidates. -2 (nothing launched) when k is outside [1,
- * PCS_TOPK_MAX_K] or past the row: the caller sorts the rows instead.
+ * largest), values and int64 indices (either may be NULL for rows of at
+ * most PCS_TOPK_ONE_TILE) into [nseg, k] contiguous outputs: block sorts of
+ * tiles of the row (cub::BlockRadixSort), then a sort of the tiles'
+ * candidates. A row of at most PCS_TOPK_ONE_TILE elements is one tile,
+ * sorted by one block in one launch, for any k (k == seglen sorts it
+ * whole). -2 (nothing launched) when k is outside [1, PCS_TOPK_MAX_K] for
+ * longer rows, or past the row: the caller sorts the rows instead.
  * Two-phase. */
+#define PCS_TOPK_ONE_TILE 4096
 #define PCS_TOPK_MAX_K 256
 int pcs_topk_rows(int dtype, const void *in, int64_t nseg, int64_t seglen, int64_t k, int largest,
                   void *values, int64_t *indices, void *ws, size_t *ws_bytes, cudaStream_t stream);

@@ -416,6 +416,7 @@ template <int THREADS, int ITEMS> struct TopkTile {
 };
 using TopkSmall = TopkTile<128, 8>;  // rows up to 1024: one tile
 using TopkLarge = TopkTile<256, 16>; // longer rows: tiles of 4096
+static_assert(TopkLarge::size == PCS_TOPK_ONE_TILE, "kernels.h promises one tile up to this");
 
 template <class T, class Cfg>
 __global__ void __launch_bounds__(Cfg::threads)
@@ -456,8 +457,10 @@ __global__ void __launch_bounds__(Cfg::threads)
             cidx[o] = idx[i];
         } else { // one tile: rank < k <= len, so idx[i] is a real element
             int64_t o = row * k + rank;
-            values[o] = r[idx[i]];
-            indices[o] = idx[i];
+            if (values)
+                values[o] = r[idx[i]];
+            if (indices)
+                indices[o] = idx[i];
         }
     }
 }
@@ -540,7 +543,8 @@ extern "C" int pcs_topk_rows(int dtype, const void *in, int64_t nseg, int64_t se
                              int largest, void *values, int64_t *indices, void *ws, size_t *ws_bytes,
                              cudaStream_t s)
 {
-    if (k < 1 || k > PCS_TOPK_MAX_K || k > seglen || seglen > INT32_MAX || nseg > INT32_MAX)
+    bool one_tile = seglen <= TopkLarge::size; // then any k works: the whole row is sorted at once
+    if (k < 1 || (k > PCS_TOPK_MAX_K && !one_tile) || k > seglen || seglen > INT32_MAX || nseg > INT32_MAX)
         return -2;
     return dispatch_dtype(dtype, [&](auto tv) -> int {
         using T = decltype(tv);

@@ -348,6 +348,12 @@ static int sort_call(const void *c, void *ws, size_t *bytes, cudaStream_t s)
     return pcs_sort_rows(a->dtype, a->in, a->vals, a->idx, a->nseg, a->len, a->desc, ws, bytes, s);
 }
 
+static int topk_call(const void *c, void *ws, size_t *bytes, cudaStream_t s)
+{
+    const sort_ctx *a = c;
+    return pcs_topk_rows(a->dtype, a->in, a->nseg, a->len, a->k, a->desc, a->vals, a->idx, ws, bytes, s);
+}
+
 int pcs_sort_block(PcsTensor *rows, int64_t nseg, int64_t len, bool desc, PcsTensor *vals,
                    PcsTensor *idx, const char *fname)
 {
@@ -355,8 +361,10 @@ int pcs_sort_block(PcsTensor *rows, int64_t nseg, int64_t len, bool desc, PcsTen
         return 0;
     if (rows->device >= 0) {
         sort_ctx c = {rows->dtype, desc, pcs_tensor_data(rows), vals ? pcs_tensor_data(vals) : NULL,
-                      idx ? (int64_t *)pcs_tensor_data(idx) : NULL, nseg, len, 0};
-        return pcs_cub_run(rows->device, fname, rows->dtype, sort_call, &c);
+                      idx ? (int64_t *)pcs_tensor_data(idx) : NULL, nseg, len, len};
+        /* Rows that fit one tile: one block sorts each, in one launch. */
+        int r = len <= PCS_TOPK_ONE_TILE ? pcs_cub_run(rows->device, fname, rows->dtype, topk_call, &c) : -2;
+        return r != -2 ? r : pcs_cub_run(rows->device, fname, rows->dtype, sort_call, &c);
     }
     return pcs_np_rows("sort_rows", rows, len, vals, idx, Py_BuildValue("(O)", desc ? Py_True : Py_False));
 }
@@ -449,12 +457,6 @@ static PyObject *sort_entry(PyObject *self, PyObject *const *args, Py_ssize_t na
     if (mode == 2)
         return pcs_into_outs((PyObject *)v, out, 1, fname);
     return pcs_into_outs(pcs_values_indices(PCS_RT_SORT, v, i), out, 2, fname);
-}
-
-static int topk_call(const void *c, void *ws, size_t *bytes, cudaStream_t s)
-{
-    const sort_ctx *a = c;
-    return pcs_topk_rows(a->dtype, a->in, a->nseg, a->len, a->k, a->desc, a->vals, a->idx, ws, bytes, s);
 }
 
 /* topk on CUDA through pcs_topk_rows (block sorts of tiles): 0 with the
