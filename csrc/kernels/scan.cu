@@ -4,14 +4,19 @@
 // The host hands over a contiguous [nseg, seglen] block (the scanned dim
 // last). One cub::DeviceScan::InclusiveScanByKey covers every row at once:
 // the key of element i is its row, i / seglen, so the scan restarts at each
-// row. cummax/cummin scan (value, index) pairs with torch's rule: a later
+// row. cummax/cummin scan (value, index) pairs, written straight into the
+// values and indices through a zip of the two outputs, with torch's rule: a later
 // element wins ties (>= for max, <= for min), and NaN wins over everything,
 // the latest NaN over earlier ones; that choice is associative, as a scan
 // needs. logcumsumexp scans log(exp(a) + exp(b)) in float (double for
-// double), computed from the larger term so nothing overflows.
+// double), computed from the larger term so nothing overflows, and rounds to
+// float16/bfloat16 as it stores. No workspace beyond CUB's own, no second
+// pass.
 #include <cub/device/device_scan.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
+#include <thrust/iterator/transform_output_iterator.h>
+#include <thrust/iterator/zip_iterator.h>
 
 #include "ew_common.cuh"
 
@@ -72,50 +77,34 @@ template <class A> struct LogAddExp {
     }
 };
 
-#define GRID_STRIDE(i, n)                                                                          \
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n);                    \
-         i += (int64_t)gridDim.x * blockDim.x)
-
-template <class T> __global__ void split_vi(const VI<compute_t<T>> *p, T *v, int64_t *idx, int64_t n)
-{
-    GRID_STRIDE(i, n)
+template <class T> struct SplitVI {
+    __host__ __device__ thrust::tuple<T, int64_t> operator()(const VI<compute_t<T>> &p) const
     {
-        v[i] = from_c<T>(p[i].v);
-        idx[i] = p[i].i;
+        return thrust::make_tuple(from_c<T>(p.v), p.i);
     }
-}
+};
 
-template <class T> __global__ void narrow_lse(const lse_t<T> *p, T *v, int64_t n)
-{
-    GRID_STRIDE(i, n) v[i] = from_c<T>(p[i]);
-}
-
-inline unsigned grid_for(int64_t n)
-{
-    int64_t b = (n + 255) / 256, cap = (int64_t)sm_count() * 32;
-    return (unsigned)(b < 1 ? 1 : b < cap ? b : cap);
-}
-
-inline size_t round_up(size_t b) { return (b + 255) & ~(size_t)255; }
+template <class T> struct StoreLse {
+    __host__ __device__ T operator()(lse_t<T> a) const { return from_c<T>(a); }
+};
 
 // One inclusive scan of every row: vals (an iterator over the elements)
 // into out, restarting where the key i / len changes. Two-phase as the
-// launchers: ws NULL sizes the workspace (the caller's buf bytes first).
+// launchers: ws NULL sizes the workspace (CUB's temporary storage only).
 template <class V, class O, class Op>
-int scan_by_row(V vals, O out, Op op, int64_t n, int64_t len, size_t buf, char *ws, size_t *ws_bytes,
-                cudaStream_t s)
+int scan_by_row(V vals, O out, Op op, int64_t n, int64_t len, char *ws, size_t *ws_bytes, cudaStream_t s)
 {
     auto keys = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), RowOf{len});
     size_t tmp_bytes = 0;
     cudaError_t e = cub::DeviceScan::InclusiveScanByKey(nullptr, tmp_bytes, keys, vals, out, op, n,
                                                         cuda::std::equal_to<>{}, s);
     if (e != cudaSuccess || !ws) {
-        *ws_bytes = buf + tmp_bytes;
+        *ws_bytes = tmp_bytes;
         return (int)e;
     }
     if (n == 0)
         return 0;
-    return (int)cub::DeviceScan::InclusiveScanByKey(ws + buf, tmp_bytes, keys, vals, out, op, n,
+    return (int)cub::DeviceScan::InclusiveScanByKey(ws, tmp_bytes, keys, vals, out, op, n,
                                                     cuda::std::equal_to<>{}, s);
 }
 
@@ -123,30 +112,20 @@ template <class T, bool MAX>
 int run_cumext(const T *x, T *out, int64_t *idx, int64_t n, int64_t len, char *ws, size_t *ws_bytes,
                cudaStream_t s)
 {
-    using P = VI<compute_t<T>>;
+    // The pairs go straight to the two outputs: the scan writes a (value,
+    // index) tuple through a zip of (out, idx).
     auto vals = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), LoadVI<T>{x, len});
-    P *pairs = (P *)ws;
-    int r = scan_by_row(vals, pairs, PickVI<compute_t<T>, MAX>{}, n, len, round_up(n * sizeof(P)), ws,
-                        ws_bytes, s);
-    if (r == 0 && ws && n)
-        launch_kernel(split_vi<T>, grid_for(n), 256, s, (const P *)pairs, out, idx, n);
-    return r;
+    auto dst = thrust::make_transform_output_iterator(thrust::make_zip_iterator(out, idx), SplitVI<T>{});
+    return scan_by_row(vals, dst, PickVI<compute_t<T>, MAX>{}, n, len, ws, ws_bytes, s);
 }
 
 template <class T>
 int run_lse(const T *x, T *out, int64_t n, int64_t len, char *ws, size_t *ws_bytes, cudaStream_t s)
 {
     using A = lse_t<T>;
-    constexpr bool direct = std::is_same_v<A, T>; // float and double scan into out itself
     auto vals = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), LoadLse<T>{x});
-    A *acc = direct ? (A *)out : (A *)ws;
-    int r = scan_by_row(vals, acc, LogAddExp<A>{}, n, len, direct ? 0 : round_up(n * sizeof(A)), ws,
-                        ws_bytes, s);
-    if constexpr (!direct) {
-        if (r == 0 && ws && n)
-            launch_kernel(narrow_lse<T>, grid_for(n), 256, s, (const A *)acc, out, n);
-    }
-    return r;
+    auto dst = thrust::make_transform_output_iterator(out, StoreLse<T>{}); // rounded once, at the end
+    return scan_by_row(vals, dst, LogAddExp<A>{}, n, len, ws, ws_bytes, s);
 }
 
 } // namespace
