@@ -372,3 +372,40 @@ def test_topk_block_path_numpy_oracle(dtype):
                     # no index twice in a row
                     srt = np.sort(np.moveaxis(gi, dim, -1), axis=-1)
                     assert (np.diff(srt, axis=-1) > 0).all()
+
+
+def _oracle_order(row, desc):
+    """torch's stable order of one row: NaN largest, -0.0 == +0.0."""
+    v = row.astype(np.float64)
+    nan = np.isnan(v)
+    v = np.where(nan, 0.0, v) + 0.0
+    pos = np.arange(row.shape[0])
+    return np.lexsort((pos, -v, ~nan)) if desc else np.lexsort((pos, v, nan))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "int8", "int64", "bool", "uint8"])
+def test_sort_path_boundaries_numpy_oracle(dtype):
+    """Row lengths around the one-block paths (1024: 128 x 8, 4096: 256 x 16) and past
+    them (the device-wide sorts), several rows and one, with ties, NaN and signed zeros."""
+    for rows, n in [(3, 1), (3, 2), (5, 1023), (5, 1024), (5, 1025), (2, 4095), (2, 4096), (2, 4097),
+                    (1, 4097), (1, 5000)]:
+        a = rand((rows, n), dtype, 21 + n)
+        if a.dtype.kind == "f" and n > 4:
+            a[:, 1] = -0.0
+            a[:, 3] = 0.0
+        x = ours(a, dtype)
+        an = np_of(x)
+        for desc in (False, True):
+            r = x.sort(dim=1, descending=desc)
+            want_i = np.stack([_oracle_order(row, desc) for row in an])
+            assert np.array_equal(np_of(r.indices), want_i), (rows, n, desc)
+            want_v = np.take_along_axis(an, want_i, 1)
+            got_v = np_of(r.values)
+            assert np.array_equal(got_v.astype(np.float64), want_v.astype(np.float64), equal_nan=True)
+            if a.dtype.kind == "f":  # exact bits: -0.0 stays -0.0
+                assert np.array_equal(np.signbit(got_v), np.signbit(want_v))
+            assert np.array_equal(np_of(x.argsort(dim=1, descending=desc)), want_i)
+        # msort: the keys-only forms, values only
+        got = np_of(pcs.msort(x.t()))
+        want = np.stack([row[_oracle_order(row, False)] for row in an]).T
+        assert np.array_equal(got.astype(np.float64), want.astype(np.float64), equal_nan=True)
