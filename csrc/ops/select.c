@@ -241,14 +241,14 @@ static PyObject *unique_entry(bool consecutive, PyObject *self, PyObject *const 
     }
     if (!inv && !cnt) {
         Py_XDECREF(iv);
-        Py_DECREF(c);
+        Py_XDECREF(c);
         return (PyObject *)u;
     }
     PyObject *r = PyTuple_New(1 + inv + cnt);
     if (!r) {
-        Py_DECREF(u);
+        Py_XDECREF(u);
         Py_XDECREF(iv);
-        Py_DECREF(c);
+        Py_XDECREF(c);
         return NULL;
     }
     PyTuple_SET_ITEM(r, 0, (PyObject *)u);
@@ -259,7 +259,7 @@ static PyObject *unique_entry(bool consecutive, PyObject *self, PyObject *const 
     if (cnt)
         PyTuple_SET_ITEM(r, 1 + inv, (PyObject *)c);
     else
-        Py_DECREF(c);
+        Py_XDECREF(c);
     return r;
 }
 
@@ -323,7 +323,7 @@ static PyObject *search_run(PcsTensor *seq, PcsTensor *vals0, PyObject *sorter_o
                          fname, pcs_dtypes[sorter->dtype].legacy);
             return NULL;
         }
-        if (sorter->ndim != seq->ndim || memcmp(sorter->sizes, seq->sizes, seq->ndim * sizeof(int64_t))) {
+        if (sorter->ndim != seq->ndim || memcmp(sorter->sizes, seq->sizes, seq->ndim * sizeof(int64_t)) != 0) {
             shape_str(seq, a, sizeof a);
             shape_str(sorter, b, sizeof b);
             PyErr_Format(PyExc_RuntimeError, "%s(): boundary and sorter must have the same size, but got "
