@@ -2,7 +2,8 @@
 // launchers of kernels.h's "sorting and selection" section: segmented sorts
 // (values, and the int64 indices where each value came from), the picks that
 // read one sorted row (kthvalue, median, nanmedian, mode), topk with small k
-// (block sorts of tiles, then a sort of their candidates), unique, and the
+// (block sorts of tiles, then a sort of their candidates), unique (run-length
+// encoding, or a scan of run heads when the inverse is wanted), and the
 // searches and histograms (searchsorted, bucketize, bincount, histc).
 //
 // Sorting. The host hands over a contiguous [nseg, seglen] block (the sorted
@@ -24,6 +25,7 @@
 #include <cub/block/block_radix_sort.cuh>
 #include <cub/device/device_histogram.cuh>
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_run_length_encode.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 #include <thrust/iterator/counting_iterator.h>
@@ -588,10 +590,26 @@ extern "C" int pcs_unique_runs(int dtype, const void *x, const int64_t *perm, in
             return -1;
         } else {
             Carve c{(char *)ws};
+            size_t tmp_bytes = 0;
+            cudaError_t e;
+            if (!inverse && n <= INT32_MAX) {
+                // values and counts only: one run-length encoding (== on the
+                // values, so NaNs stay apart)
+                e = cub::DeviceRunLengthEncode::Encode(nullptr, tmp_bytes, (const T *)x, (T *)uniq, counts,
+                                                       num, (int)n, s);
+                if (e != cudaSuccess || !ws) {
+                    *ws_bytes = tmp_bytes;
+                    return (int)e;
+                }
+                if (n == 0)
+                    return (int)cudaMemsetAsync(num, 0, sizeof(int64_t), s);
+                return (int)cub::DeviceRunLengthEncode::Encode(ws, tmp_bytes, (const T *)x, (T *)uniq, counts,
+                                                               num, (int)n, s);
+            }
+            // with the inverse: the run of each element, a scan of the run heads
             int64_t *run = c.take<int64_t>(n * 8);
             int64_t *starts = c.take<int64_t>(n * 8);
-            size_t tmp_bytes = 0;
-            cudaError_t e = cub::DeviceScan::InclusiveSum(nullptr, tmp_bytes, run, run, n, s);
+            e = cub::DeviceScan::InclusiveSum(nullptr, tmp_bytes, run, run, n, s);
             if (e != cudaSuccess)
                 return (int)e;
             void *tmp = c.take<char>(tmp_bytes);
