@@ -407,25 +407,35 @@ def test_unique_nan_each_distinct_and_empty(device):
     assert [t.shape for t in e] == [(0,), (0,), (0,)]
 
 
-def test_unique_dim_cpu():
+@pytest.mark.parametrize("device", DEVICES)
+def test_unique_dim(device):
     rng = np.random.default_rng(13)
     a = rng.integers(0, 2, (6, 3))
-    x = pcs.tensor(a)
+    x = pcs.tensor(a, device=device)
     want, winv, wcnt = np.unique(a, axis=0, return_inverse=True, return_counts=True)
     u, inv, cnt = pcs.unique(x, dim=0, return_inverse=True, return_counts=True)
-    assert np.array_equal(u.numpy(), want)
-    assert np.array_equal(inv.numpy(), winv.reshape(-1))
-    assert np.array_equal(cnt.numpy(), wcnt)
+    assert u.device == x.device
+    assert np.array_equal(npy(u), want)
+    assert np.array_equal(npy(inv), winv.reshape(-1))
+    assert np.array_equal(npy(cnt), wcnt)
     want1 = np.unique(a, axis=1)
-    assert np.array_equal(pcs.unique(x, dim=1).numpy(), want1)
-    uc = pcs.unique_consecutive(pcs.tensor([[1, 1], [1, 1], [2, 3], [1, 1]]), dim=0)
+    assert np.array_equal(npy(pcs.unique(x, dim=1)), want1)
+    uc = pcs.unique_consecutive(pcs.tensor([[1, 1], [1, 1], [2, 3], [1, 1]], device=device), dim=0)
     assert uc.tolist() == [[1, 1], [2, 3], [1, 1]]
-
-
-@pytest.mark.cuda
-def test_unique_dim_cuda_not_implemented():
-    with pytest.raises(NotImplementedError, match="dim"):
-        pcs.unique(pcs.ones(2, 2, device="cuda"), dim=0)
+    # 3-D, a middle dim, floats with ties across several columns
+    b = rng.integers(-2, 3, (3, 7, 4)).astype(np.float32)
+    b[:, 5] = b[:, 1]
+    y = pcs.tensor(b, device=device)
+    u, inv, cnt = y.unique(dim=1, return_inverse=True, return_counts=True)
+    w, winv, wcnt = np.unique(b, axis=1, return_inverse=True, return_counts=True)
+    assert np.array_equal(npy(u), w)
+    assert np.array_equal(npy(inv), winv.reshape(-1))
+    assert np.array_equal(npy(cnt), wcnt)
+    u, inv, cnt = pcs.unique_consecutive(y, dim=2, return_inverse=True, return_counts=True)
+    m = np.moveaxis(b, 2, 0).reshape(4, -1)
+    heads = np.concatenate(([True], np.any(m[1:] != m[:-1], axis=1)))
+    assert np.array_equal(npy(u), np.moveaxis(np.moveaxis(b, 2, 0)[heads], 0, 2))
+    assert npy(cnt).sum() == 4 and np.array_equal(npy(inv), np.cumsum(heads) - 1)
 
 
 # ---- searchsorted, bucketize ---------------------------------------------------------------

@@ -189,6 +189,24 @@ def test_unique_matches_torch(dtype):
 
 
 @needs_torch
+@pytest.mark.parametrize("dtype", ["float32", "int64", "uint8", "float16"])
+def test_unique_dim_matches_torch(dtype):
+    rng = np.random.default_rng(22)
+    a = rng.integers(0, 3, (40, 3, 5)).astype(dtype)
+    a[7] = a[3]
+    x, tx = ours(a, dtype), theirs(a, dtype)
+    for dim in (0, 1, 2, -1):
+        r = pcs.unique(x, dim=dim, return_inverse=True, return_counts=True)
+        t = _torch.unique(tx, dim=dim, return_inverse=True, return_counts=True)
+        for got, want in zip(r, t):
+            eq(got, want)
+        r = pcs.unique_consecutive(x, dim=dim, return_inverse=True, return_counts=True)
+        t = _torch.unique_consecutive(tx, dim=dim, return_inverse=True, return_counts=True)
+        for got, want in zip(r, t):
+            eq(got, want)
+
+
+@needs_torch
 def test_unique_large_int64_matches_torch():
     a = np.random.default_rng(7).integers(0, 1 << 18, 1 << 20)
     x, tx = pcs.tensor(a, device="cuda"), _torch.tensor(a, device="cuda")

@@ -176,7 +176,7 @@ int pcs_launch_reduce(int op, int dtype, void *out, int64_t *indices, const void
 int pcs_launch_scan(int op, int dtype, void *out, const void *in, int64_t A, int64_t K, int64_t B,
                     cudaStream_t stream);
 
-/* ---- sorting, selection and the extra scans (sort.cu, scan.cu) ---------- */
+/* ---- sorting, selection and the extra scans (sort.cu, select.cu, scan.cu) */
 /* All CUB, with temporary storage the caller takes from the caching
  * allocator on the same stream. Each two-phase launcher is first called
  * with ws == NULL to learn the workspace size (*ws_bytes), then with a
@@ -224,6 +224,14 @@ int pcs_launch_sort_pick(int op, int dtype, const void *sorted, const int64_t *s
 int pcs_unique_runs(int dtype, const void *x, const int64_t *perm, int64_t n, void *uniq,
                     int64_t *counts, int64_t *inverse, int64_t *num, void *ws, size_t *ws_bytes,
                     cudaStream_t stream);
+
+/* unique / unique_consecutive of the m rows of a contiguous [m, w] block
+ * (the slices along dim): uniq [m, w] and counts [m] hold the first *num
+ * (a device int64) rows, in lexicographic order for unique (consecutive 0),
+ * inverse [m] the output row of each input row. Two-phase (select.cu). */
+int pcs_unique_dim(int dtype, const void *x, int64_t m, int64_t w, int consecutive, void *uniq,
+                   int64_t *counts, int64_t *inverse, int64_t *num, void *ws, size_t *ws_bytes,
+                   cudaStream_t stream);
 
 /* out[i] = torch's searchsorted of vals[i] in row (seq_rows == 1 ? 0 :
  * i / per_row) of seq ([seq_rows, len], sorter of the same shape or NULL);

@@ -1,13 +1,12 @@
-// sort.cu: sorting and selection on the GPU, through CUB, behind the
-// launchers of kernels.h's "sorting and selection" section: segmented sorts
-// (values, and the int64 indices where each value came from), the picks that
-// read one sorted row (kthvalue, median, nanmedian, mode), topk with small k
-// (block sorts of tiles, then a sort of their candidates), unique (run-length
-// encoding, or a scan of run heads when the inverse is wanted), and the
-// searches and histograms (searchsorted, bucketize, bincount, histc).
+// sort.cu: sorting on the GPU, through CUB, behind the launchers of
+// kernels.h's "sorting and selection" section: segmented sorts (values, and
+// the int64 indices where each value came from), the picks that read one
+// sorted row (kthvalue, median, nanmedian, mode), topk with small k (block
+// sorts of tiles, then a sort of their candidates), and searchsorted. (unique
+// and the histograms are in select.cu; the keys in sort_keys.cuh.)
 //
 // Sorting. The host hands over a contiguous [nseg, seglen] block (the sorted
-// dim last). Every key is first mapped to an unsigned integer of its width
+// dim last). Every key is first mapped (sort_keys.cuh) to an unsigned integer of its width
 // whose order is torch's order: integers with the sign bit flipped, floats
 // with the usual sign twiddle, every NaN to the largest key (NaN sorts last,
 // whatever its sign bit or payload: x86 makes 0/0 a negative NaN) and, when
@@ -23,100 +22,12 @@
 // widened to int64 as they are written: 4 bytes less per element per pass.
 #include <cub/block/block_load.cuh>
 #include <cub/block/block_radix_sort.cuh>
-#include <cub/device/device_histogram.cuh>
-#include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_run_length_encode.cuh>
-#include <cub/device/device_scan.cuh>
-#include <cub/device/device_segmented_sort.cuh>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/iterator/transform_iterator.h>
 
-#include "ew_common.cuh"
+#include "sort_keys.cuh"
 
 using namespace pcs;
 
 namespace {
-
-// ---------------------------------------------------------------------------
-// Keys
-
-template <class T> struct ukey_of;
-template <> struct ukey_of<bool> { using type = uint8_t; };
-template <> struct ukey_of<uint8_t> { using type = uint8_t; };
-template <> struct ukey_of<int8_t> { using type = uint8_t; };
-template <> struct ukey_of<int16_t> { using type = uint16_t; };
-template <> struct ukey_of<int32_t> { using type = uint32_t; };
-template <> struct ukey_of<int64_t> { using type = uint64_t; };
-template <> struct ukey_of<__half> { using type = uint16_t; };
-template <> struct ukey_of<__nv_bfloat16> { using type = uint16_t; };
-template <> struct ukey_of<float> { using type = uint32_t; };
-template <> struct ukey_of<double> { using type = uint64_t; };
-template <class T> using ukey_t = typename ukey_of<T>::type;
-
-template <class T> constexpr bool sortable = !is_cx<T>;
-
-// The bits of x, as the unsigned key type.
-template <class T> __device__ __forceinline__ ukey_t<T> bits_of(T x)
-{
-    ukey_t<T> u;
-    memcpy(&u, &x, sizeof u);
-    return u;
-}
-
-// The order-preserving key of x; merge_zero maps -0.0 to +0.0's key.
-template <class T> __device__ __forceinline__ ukey_t<T> to_key(T x, bool merge_zero, bool desc)
-{
-    using U = ukey_t<T>;
-    constexpr U top = U(U(1) << (sizeof(U) * 8 - 1));
-    U u = bits_of(x);
-    if constexpr (is_flt<T>) {
-        if (is_nan(to_c<double>(x)))
-            u = U(~U(0));
-        else {
-            if (merge_zero && u == top)
-                u = 0;
-            u = (u & top) ? U(~u) : U(u | top);
-        }
-    } else if constexpr (std::is_signed_v<T>) {
-        u = U(u ^ top);
-    }
-    return desc ? U(~u) : u;
-}
-
-// Inverse of to_key, exact except where to_key merged bit patterns: a NaN
-// comes back as the canonical quiet NaN, a merged -0.0 as +0.0 (the
-// keys-only path does not merge zeros; the path with indices reads zeros and
-// NaNs back from the input).
-template <class T> __device__ __forceinline__ T from_key(ukey_t<T> u, bool desc)
-{
-    using U = ukey_t<T>;
-    constexpr U top = U(U(1) << (sizeof(U) * 8 - 1));
-    if (desc)
-        u = U(~u);
-    if constexpr (is_flt<T>) {
-        if (u == U(~U(0)))
-            u = std::is_same_v<T, float> ? U(0x7fc00000u) : std::is_same_v<T, double> ? U(0x7ff8000000000000ull)
-              : std::is_same_v<T, __half> ? U(0x7e00u) : U(0x7fc0u);
-        else
-            u = (u & top) ? U(u & ~top) : U(~u);
-    } else if constexpr (std::is_signed_v<T>) {
-        u = U(u ^ top);
-    }
-    T x;
-    memcpy(&x, &u, sizeof x);
-    return x;
-}
-
-// Grid for a grid-stride loop over n elements.
-inline unsigned grid_for(int64_t n, int threads = 256)
-{
-    int64_t b = (n + threads - 1) / threads, cap = (int64_t)sm_count() * 32;
-    return (unsigned)(b < 1 ? 1 : b < cap ? b : cap);
-}
-
-#define GRID_STRIDE(i, n)                                                                          \
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n);                    \
-         i += (int64_t)gridDim.x * blockDim.x)
 
 template <class T>
 __global__ void make_keys(const T *in, ukey_t<T> *keys, int32_t *iota, int64_t n, int64_t seglen,
@@ -161,45 +72,6 @@ __global__ void finish_pairs(const T *in, const ukey_t<T> *keys, const int32_t *
         else
             values[i] = from_key<T>(u, desc);
     }
-}
-
-struct RowStart {
-    int64_t len;
-    __host__ __device__ int64_t operator()(int64_t r) const { return r * len; }
-};
-using RowIt = thrust::transform_iterator<RowStart, thrust::counting_iterator<int64_t>>;
-
-// Carves 256-byte aligned pieces out of one workspace (and, with base NULL,
-// only counts the bytes).
-struct Carve {
-    char *base;
-    size_t used = 0;
-    template <class P> P *take(size_t bytes)
-    {
-        size_t at = used;
-        used += (bytes + 255) & ~(size_t)255;
-        return base ? (P *)(base + at) : nullptr;
-    }
-};
-
-// CUB's part of a sort of `n` keys of type U in nseg rows (pairs: int32 values).
-template <class U>
-cudaError_t cub_sort(void *tmp, size_t &tmp_bytes, cub::DoubleBuffer<U> &keys,
-                     cub::DoubleBuffer<int32_t> *vals, int64_t n, int64_t nseg, int64_t seglen,
-                     cudaStream_t s)
-{
-    RowIt begin(thrust::counting_iterator<int64_t>(0), RowStart{seglen});
-    RowIt end(thrust::counting_iterator<int64_t>(1), RowStart{seglen});
-    if (nseg == 1) {
-        if (vals)
-            return cub::DeviceRadixSort::SortPairs(tmp, tmp_bytes, keys, *vals, (int)n, 0,
-                                                   (int)sizeof(U) * 8, s);
-        return cub::DeviceRadixSort::SortKeys(tmp, tmp_bytes, keys, (int)n, 0, (int)sizeof(U) * 8, s);
-    }
-    if (vals)
-        return cub::DeviceSegmentedSort::StableSortPairs(tmp, tmp_bytes, keys, *vals, n, nseg, begin,
-                                                         end, s);
-    return cub::DeviceSegmentedSort::StableSortKeys(tmp, tmp_bytes, keys, n, nseg, begin, end, s);
 }
 
 // The whole sort; with base == NULL only sizes the workspace into *ws_bytes.
@@ -301,42 +173,6 @@ __global__ void pick_rows(int op, const T *sorted, const int64_t *sidx, int64_t 
 }
 
 // ---------------------------------------------------------------------------
-// unique / unique_consecutive over a (sorted, for unique) flat input
-
-template <class T> __global__ void run_heads(const T *x, int64_t *run, int64_t n)
-{
-    using C = compute_t<T>;
-    // NaN != NaN: each NaN is its own run, as torch's unique.
-    GRID_STRIDE(i, n) run[i] = i == 0 || !(to_c<C>(x[i]) == to_c<C>(x[i - 1]));
-}
-
-template <class T>
-__global__ void run_outputs(const T *x, const int64_t *run, const int64_t *perm, int64_t n, T *uniq,
-                            int64_t *starts, int64_t *inverse)
-{
-    GRID_STRIDE(i, n)
-    {
-        int64_t r = run[i] - 1;
-        if (i == 0 || run[i] != run[i - 1]) {
-            uniq[r] = x[i];
-            if (starts)
-                starts[r] = i;
-        }
-        if (inverse)
-            inverse[perm ? perm[i] : i] = r;
-    }
-}
-
-__global__ void run_counts(const int64_t *starts, const int64_t *run, int64_t n, int64_t *counts,
-                           int64_t *num)
-{
-    int64_t m = run[n - 1];
-    if (blockIdx.x == 0 && threadIdx.x == 0)
-        *num = m;
-    GRID_STRIDE(j, m) counts[j] = (j + 1 < m ? starts[j + 1] : n) - starts[j];
-}
-
-// ---------------------------------------------------------------------------
 // searchsorted: torch's binary searches (Bucketization.cuh), NaN included
 
 template <class T, class O>
@@ -363,45 +199,6 @@ __global__ void search_rows(const T *seq, const int64_t *sorter, int64_t seq_row
         out[i] = (O)lo;
     }
 }
-
-// ---------------------------------------------------------------------------
-// Histograms
-
-__global__ void widen_counts(const int *c, int64_t *out, int64_t n)
-{
-    GRID_STRIDE(i, n) out[i] = c[i];
-}
-
-template <class W, class O>
-__global__ void weighted_bincount(const int64_t *x, const W *w, int64_t n, O *out)
-{
-    GRID_STRIDE(i, n) atomicAdd(out + x[i], (O)to_c<O>(w[i]));
-}
-
-// torch's CUDA bin rule (SummaryOps.cu): outside [lo, hi] (NaN too) is
-// dropped, x == hi falls in the last bin.
-template <class T>
-__global__ void histc_kernel(const T *x, int64_t n, int64_t bins, double lo, double hi,
-                             unsigned long long *counts)
-{
-    using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
-    GRID_STRIDE(i, n)
-    {
-        A v = to_c<A>(x[i]);
-        if (!(v >= (A)lo && v <= (A)hi))
-            continue;
-        int64_t b = (int64_t)((v - (A)lo) * (A)bins / ((A)hi - (A)lo));
-        if (b == bins)
-            b -= 1;
-        atomicAdd(counts + b, 1ull);
-    }
-}
-
-template <class T> __global__ void counts_to(const unsigned long long *c, T *out, int64_t n)
-{
-    GRID_STRIDE(i, n) out[i] = from_c<T>((double)c[i]);
-}
-
 
 // ---------------------------------------------------------------------------
 // topk with small k: each block sorts one tile of a row in shared memory
@@ -580,57 +377,6 @@ extern "C" int pcs_launch_sort_pick(int op, int dtype, const void *sorted, const
     });
 }
 
-extern "C" int pcs_unique_runs(int dtype, const void *x, const int64_t *perm, int64_t n, void *uniq,
-                               int64_t *counts, int64_t *inverse, int64_t *num, void *ws,
-                               size_t *ws_bytes, cudaStream_t s)
-{
-    return dispatch_dtype(dtype, [&](auto tv) -> int {
-        using T = decltype(tv);
-        if constexpr (!sortable<T>) {
-            return -1;
-        } else {
-            Carve c{(char *)ws};
-            size_t tmp_bytes = 0;
-            cudaError_t e;
-            if (!inverse && n <= INT32_MAX) {
-                // values and counts only: one run-length encoding (== on the
-                // values, so NaNs stay apart)
-                e = cub::DeviceRunLengthEncode::Encode(nullptr, tmp_bytes, (const T *)x, (T *)uniq, counts,
-                                                       num, (int)n, s);
-                if (e != cudaSuccess || !ws) {
-                    *ws_bytes = tmp_bytes;
-                    return (int)e;
-                }
-                if (n == 0)
-                    return (int)cudaMemsetAsync(num, 0, sizeof(int64_t), s);
-                return (int)cub::DeviceRunLengthEncode::Encode(ws, tmp_bytes, (const T *)x, (T *)uniq, counts,
-                                                               num, (int)n, s);
-            }
-            // with the inverse: the run of each element, a scan of the run heads
-            int64_t *run = c.take<int64_t>(n * 8);
-            int64_t *starts = c.take<int64_t>(n * 8);
-            e = cub::DeviceScan::InclusiveSum(nullptr, tmp_bytes, run, run, n, s);
-            if (e != cudaSuccess)
-                return (int)e;
-            void *tmp = c.take<char>(tmp_bytes);
-            if (!ws) {
-                *ws_bytes = c.used;
-                return 0;
-            }
-            if (n == 0)
-                return (int)cudaMemsetAsync(num, 0, sizeof(int64_t), s);
-            launch_kernel(run_heads<T>, grid_for(n), 256, s, (const T *)x, run, n);
-            if ((e = cub::DeviceScan::InclusiveSum(tmp, tmp_bytes, run, run, n, s)) != cudaSuccess)
-                return (int)e;
-            launch_kernel(run_outputs<T>, grid_for(n), 256, s, (const T *)x, (const int64_t *)run, perm,
-                          n, (T *)uniq, starts, inverse);
-            launch_kernel(run_counts, grid_for(n), 256, s, (const int64_t *)starts, (const int64_t *)run,
-                          n, counts, num);
-            return 0;
-        }
-    });
-}
-
 extern "C" int pcs_launch_searchsorted(int dtype, const void *seq, const int64_t *sorter,
                                        int64_t seq_rows, int64_t len, const void *vals, int64_t n,
                                        int64_t per_row, int right, int out_int32, void *out,
@@ -649,78 +395,6 @@ extern "C" int pcs_launch_searchsorted(int dtype, const void *seq, const int64_t
             else
                 launch_kernel(search_rows<T, int64_t>, grid_for(n), 256, s, (const T *)seq, sorter,
                               seq_rows, len, (const T *)vals, n, per_row, right != 0, (int64_t *)out);
-            return 0;
-        }
-    });
-}
-
-extern "C" int pcs_bincount(const int64_t *x, int64_t n, const void *weights, int wdtype,
-                            int64_t bins, void *out, void *ws, size_t *ws_bytes, cudaStream_t s)
-{
-    if (weights) { // out is zeroed by the caller, float32 or float64
-        if (!ws) {
-            *ws_bytes = 0;
-            return 0;
-        }
-        if (n == 0)
-            return 0;
-        if (wdtype == PCS_FLOAT32)
-            launch_kernel(weighted_bincount<float, float>, grid_for(n), 256, s, x, (const float *)weights,
-                          n, (float *)out);
-        else if (wdtype == PCS_FLOAT64)
-            launch_kernel(weighted_bincount<double, double>, grid_for(n), 256, s, x,
-                          (const double *)weights, n, (double *)out);
-        else
-            return -1;
-        return 0;
-    }
-    if (n > INT32_MAX || bins > INT32_MAX - 1)
-        return -3;
-    Carve c{(char *)ws};
-    int *counts = c.take<int>(bins * sizeof(int));
-    size_t tmp_bytes = 0;
-    cudaError_t e = cub::DeviceHistogram::HistogramEven(nullptr, tmp_bytes, x, counts, (int)bins + 1,
-                                                        (int64_t)0, (int64_t)bins, (int)n, s);
-    if (e != cudaSuccess)
-        return (int)e;
-    void *tmp = c.take<char>(tmp_bytes);
-    if (!ws) {
-        *ws_bytes = c.used;
-        return 0;
-    }
-    if (bins == 0)
-        return 0;
-    e = cub::DeviceHistogram::HistogramEven(tmp, tmp_bytes, x, counts, (int)bins + 1, (int64_t)0,
-                                            (int64_t)bins, (int)n, s);
-    if (e != cudaSuccess)
-        return (int)e;
-    launch_kernel(widen_counts, grid_for(bins), 256, s, (const int *)counts, (int64_t *)out, bins);
-    return 0;
-}
-
-extern "C" int pcs_histc(int dtype, const void *x, int64_t n, int64_t bins, double lo, double hi,
-                         void *out, void *ws, size_t *ws_bytes, cudaStream_t s)
-{
-    return dispatch_dtype(dtype, [&](auto tv) -> int {
-        using T = decltype(tv);
-        if constexpr (!is_flt<T>) {
-            return -1;
-        } else {
-            Carve c{(char *)ws};
-            auto *counts = c.take<unsigned long long>(bins * 8);
-            if (!ws) {
-                *ws_bytes = c.used;
-                return 0;
-            }
-            if (bins == 0)
-                return 0;
-            cudaError_t e = cudaMemsetAsync(counts, 0, bins * 8, s);
-            if (e != cudaSuccess)
-                return (int)e;
-            if (n)
-                launch_kernel(histc_kernel<T>, grid_for(n), 256, s, (const T *)x, n, bins, lo, hi, counts);
-            launch_kernel(counts_to<T>, grid_for(bins), 256, s, (const unsigned long long *)counts, (T *)out,
-                          bins);
             return 0;
         }
     });

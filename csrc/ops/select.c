@@ -7,7 +7,9 @@
  * heads); unique_consecutive finds the runs without sorting. NaN never
  * equals NaN, so each NaN is its own value, as in torch. The number of
  * values is data-dependent, so on CUDA it is read back (the host waits for
- * the device there, as torch does). With dim=, unique works on the CPU only.
+ * the device there, as torch does). With dim=, the slices along dim are the
+ * rows of an [m, w] block, sorted lexicographically on CUDA (a stable sort of
+ * each column's keys, last column first) before their runs are found.
  * searchsorted and bucketize use torch's binary search (a NaN sorts past
  * every number) on CUDA and the same search, vectorised, in NumPy. bincount
  * without weights uses cub::DeviceHistogram; with weights, and histc (whose
@@ -176,6 +178,128 @@ static int unique_flat(PcsTensor *x, bool consecutive, bool want_inv, PcsTensor 
     return r;
 }
 
+/* The dim-d slices of x as the rows of a contiguous [m, w] block (a 0-dim x
+ * is one row of one). */
+static PcsTensor *slices_first(PcsTensor *x, int d, int64_t *sizes)
+{
+    int64_t strides[PCS_MAX_DIMS];
+    int nd = x->ndim, k = 1;
+    sizes[0] = nd ? x->sizes[d] : 1;
+    strides[0] = nd ? x->strides[d] : 1;
+    for (int i = 0; i < nd; i++)
+        if (i != d) {
+            sizes[k] = x->sizes[i];
+            strides[k++] = x->strides[i];
+        }
+    PcsTensor *v = pcs_tensor_alias(x, x->offset, nd ? nd : 1, sizes, strides);
+    PcsTensor *c = v ? pcs_tensor_contiguous(v, false) : NULL;
+    Py_XDECREF(v);
+    return c;
+}
+
+typedef struct {
+    int dtype, consecutive;
+    const void *x;
+    int64_t m, w;
+    void *uniq;
+    int64_t *counts, *inverse, *num;
+} udim_ctx;
+
+static int udim_call(const void *c, void *ws, size_t *bytes, cudaStream_t s)
+{
+    const udim_ctx *a = c;
+    return pcs_unique_dim(a->dtype, a->x, a->m, a->w, a->consecutive, a->uniq, a->counts, a->inverse,
+                          a->num, ws, bytes, s);
+}
+
+/* unique / unique_consecutive along d: the values (x's shape with d
+ * shortened), the 1-D inverse and the counts. CUDA: pcs_unique_dim; the
+ * CPU: NumPy. */
+static int unique_dim(PcsTensor *x, int d, bool consecutive, PcsTensor **uniq, PcsTensor **inv,
+                      PcsTensor **counts)
+{
+    *uniq = *inv = *counts = NULL;
+    int64_t sizes[PCS_MAX_DIMS], one = 1, num = 0;
+    int nd = x->ndim ? x->ndim : 1;
+    PcsTensor *xc = slices_first(x, d, sizes);
+    if (!xc)
+        return -1;
+    int64_t m = sizes[0], w = 1;
+    for (int i = 1; i < nd; i++)
+        w *= sizes[i];
+    int r = -1;
+    if (x->device >= 0) {
+        PcsTensor *u = pcs_tensor_empty(nd, sizes, x->dtype, x->device, false);
+        PcsTensor *cn = u ? pcs_tensor_empty(1, &m, PCS_INT64, x->device, false) : NULL;
+        PcsTensor *iv = cn ? pcs_tensor_empty(1, &m, PCS_INT64, x->device, false) : NULL;
+        PcsTensor *nt = iv ? pcs_tensor_empty(1, &one, PCS_INT64, x->device, false) : NULL;
+        if (nt) {
+            udim_ctx c = {x->dtype, consecutive, pcs_tensor_data(xc), m, w, pcs_tensor_data(u),
+                          pcs_tensor_data(cn), pcs_tensor_data(iv), pcs_tensor_data(nt)};
+            r = pcs_cub_run(x->device, "unique", x->dtype, udim_call, &c);
+        }
+        if (r == 0)
+            r = pcs_read_element(nt, &num); /* waits for the device */
+        if (r == 0 && (num < 0 || num > m)) {
+            PyErr_SetString(PyExc_RuntimeError, "unique: the device returned an impossible count");
+            r = -1;
+        }
+        Py_XDECREF(nt);
+        if (r == 0) { /* the first num slices, dim d back in its place, contiguous */
+            int64_t os[PCS_MAX_DIMS], ost[PCS_MAX_DIMS];
+            for (int i = 0; i < nd; i++) {
+                int src = !x->ndim ? 0 : i < d ? i + 1 : i == d ? 0 : i;
+                os[i] = src == 0 ? num : u->sizes[src];
+                ost[i] = u->strides[src];
+            }
+            PcsTensor *v = pcs_tensor_alias(u, u->offset, nd, os, ost);
+            *uniq = v ? pcs_tensor_contiguous(v, false) : NULL;
+            Py_XDECREF(v);
+            *counts = narrow1(cn, num);
+            cn = NULL;
+            *inv = iv;
+            iv = NULL;
+            r = *uniq && *counts ? 0 : -1;
+        }
+        Py_XDECREF(u);
+        Py_XDECREF(cn);
+        Py_XDECREF(iv);
+    } else {
+        PyObject *xa = pcs_ops_numpy_in(xc, xc->dtype);
+        PyObject *t = xa ? pcs_np_call("unique_dim", Py_BuildValue("OiO", xa, 0, consecutive ? Py_True : Py_False))
+                         : NULL;
+        Py_XDECREF(xa);
+        if (t && PyTuple_Check(t) && PyTuple_GET_SIZE(t) == 3) {
+            PcsTensor *u = pcs_np_tensor(PyTuple_GET_ITEM(t, 0), x->dtype);
+            *inv = u ? pcs_np_tensor(PyTuple_GET_ITEM(t, 1), PCS_INT64) : NULL;
+            *counts = *inv ? pcs_np_tensor(PyTuple_GET_ITEM(t, 2), PCS_INT64) : NULL;
+            if (*counts) { /* dim 0 of the slices back to d */
+                int64_t os[PCS_MAX_DIMS], ost[PCS_MAX_DIMS];
+                for (int i = 0; i < nd; i++) {
+                    int src = !x->ndim ? 0 : i < d ? i + 1 : i == d ? 0 : i;
+                    os[i] = u->sizes[src];
+                    ost[i] = u->strides[src];
+                }
+                PcsTensor *v = pcs_tensor_alias(u, u->offset, nd, os, ost);
+                *uniq = v ? pcs_tensor_contiguous(v, false) : NULL;
+                Py_XDECREF(v);
+            }
+            Py_XDECREF(u);
+            r = *uniq ? 0 : -1;
+        } else if (t || !PyErr_Occurred()) {
+            PyErr_SetString(PyExc_RuntimeError, "unique: the NumPy kernel returned no 3-tuple");
+        }
+        Py_XDECREF(t);
+    }
+    Py_DECREF(xc);
+    if (r < 0) {
+        Py_CLEAR(*uniq);
+        Py_CLEAR(*inv);
+        Py_CLEAR(*counts);
+    }
+    return r;
+}
+
 /* unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None),
  * unique_consecutive(input, return_inverse=False, return_counts=False, dim=None) */
 static PyObject *unique_entry(bool consecutive, PyObject *self, PyObject *const *args,
@@ -205,37 +329,8 @@ static PyObject *unique_entry(bool consecutive, PyObject *self, PyObject *const 
     PcsTensor *u = NULL, *iv = NULL, *c = NULL;
     if (dim_o && dim_o != Py_None) {
         int d = pcs_dim_arg(dim_o, x->ndim, 0, fname);
-        if (d < 0)
+        if (d < 0 || unique_dim(x, x->ndim ? d : 0, consecutive, &u, &iv, &c) < 0)
             return NULL;
-        if (x->device >= 0) {
-            PyErr_Format(PyExc_NotImplementedError,
-                         "%s(dim=...) is not implemented for CUDA tensors in pycuda_sem (use the flat "
-                         "form, or .cpu())", fname);
-            return NULL;
-        }
-        PcsTensor *xc = pcs_tensor_contiguous(x, false);
-        PyObject *xa = xc ? pcs_ops_numpy_in(xc, xc->dtype) : NULL;
-        Py_XDECREF(xc);
-        PyObject *t = xa ? pcs_np_call("unique_dim", Py_BuildValue("OiO", xa, x->ndim ? d : 0,
-                                                                   consecutive ? Py_True : Py_False))
-                         : NULL;
-        Py_XDECREF(xa);
-        if (!t)
-            return NULL;
-        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 3) {
-            Py_DECREF(t);
-            PyErr_SetString(PyExc_RuntimeError, "unique: the NumPy kernel returned no 3-tuple");
-            return NULL;
-        }
-        u = pcs_np_tensor(PyTuple_GET_ITEM(t, 0), x->dtype);
-        iv = u ? pcs_np_tensor(PyTuple_GET_ITEM(t, 1), PCS_INT64) : NULL;
-        c = iv ? pcs_np_tensor(PyTuple_GET_ITEM(t, 2), PCS_INT64) : NULL;
-        Py_DECREF(t);
-        if (!c) {
-            Py_XDECREF(u);
-            Py_XDECREF(iv);
-            return NULL;
-        }
     } else if (unique_flat(x, consecutive, inv, &u, &iv, &c) < 0) {
         return NULL;
     }
