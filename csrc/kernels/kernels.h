@@ -180,7 +180,8 @@ int pcs_launch_scan(int op, int dtype, void *out, const void *in, int64_t A, int
 /* All CUB, with temporary storage the caller takes from the caching
  * allocator on the same stream. Each two-phase launcher is first called
  * with ws == NULL to learn the workspace size (*ws_bytes), then with a
- * workspace of that size to run. They return 0; -1 for a dtype they do not
+ * workspace of that size to run (a size of 0 is never read: any non-NULL
+ * address runs). They return 0; -1 for a dtype they do not
  * handle (complex; nothing launched); -3 for a size past CUB's 32-bit
  * counts (a sorted row of 2^31 elements or more); or a positive cudaError_t
  * from CUB, whose own error checks clear the runtime's last error, so the

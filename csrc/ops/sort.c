@@ -52,6 +52,8 @@ PcsTensor *pcs_rows_of(PcsTensor *x, int d, int64_t *nseg, int64_t *seglen)
         strides[k] = x->strides[d];
     }
     *seglen = nd ? x->sizes[d] : 1;
+    if (nd == 0 || d == nd - 1) /* already in row order: no view to make */
+        return pcs_tensor_contiguous(x, false);
     PcsTensor *v = pcs_tensor_alias(x, x->offset, nd, sizes, strides);
     if (!v)
         return NULL;
@@ -179,11 +181,14 @@ int pcs_cub_run(int dev, const char *op, int dtype, pcs_cub_call call, const voi
     int st = call(ctx, NULL, &bytes, s);
     if (st == -2)
         return -2;
+    /* A workspace of no bytes is never read, so any address other than
+     * NULL (which asks for the size) will do: no allocation then. */
+    static char no_bytes;
     int r = pcs_cub_status(st, op, dtype);
-    if (r == 0)
+    if (r == 0 && bytes)
         r = pcs_workspace(bytes, dev, &ws);
     if (r == 0)
-        r = pcs_cub_status(call(ctx, pcs_tensor_data(ws), &bytes, s), op, dtype);
+        r = pcs_cub_status(call(ctx, ws ? pcs_tensor_data(ws) : (void *)&no_bytes, &bytes, s), op, dtype);
     if (r == 0)
         r = PCS_CHECK_LAUNCH(s, op);
     Py_XDECREF(ws);
