@@ -2,7 +2,7 @@
 torch (and CuPy where it has the op): sort of 2^24 float32 keys, keys only (msort:
 torch's msort, cupy.sort) and with indices (sort: torch.sort, cupy.argsort), topk(k=10)
 of 2^24 values, row-wise topk(k=10) of [16384, 1024], unique of 2^24 int64, a few
-scans, and host-time rows at 1024 elements (host loop, no synchronize per call).
+scans (cumsum of 1 GiB among them), and host-time rows at 1024 elements (host loop, no synchronize per call).
 Random inputs, made once per library; sync closes each loop.
 
 Run with the others by `make bench`, or alone:
@@ -59,6 +59,9 @@ CASES = [
     _big("unique 2^24 int64, inverse+counts", "pcs.unique(x, return_inverse=True, return_counts=True)",
          "torch.unique(x, return_inverse=True, return_counts=True)", None, I64),
     _big("median(dim=1) of [16384, 1024]", "x.median(dim=1)", "x.median(dim=1)", None, ROWS),
+    _big("cumsum 1 GiB float32 (CUB scan)", "x.cumsum(0)", "x.cumsum(0)", "cupy.cumsum(x)",
+         _setup("pcs.rand(1 << 28, device='cuda')", "torch.rand(1 << 28, device='cuda')",
+                "cupy.random.rand(1 << 28, dtype=cupy.float32)")),
     _big("cummax 2^24 float32", "x.cummax(0)", "x.cummax(0)", None, F32),
     _big("logcumsumexp 2^24 float32", "x.logcumsumexp(0)", "x.logcumsumexp(0)", None, F32),
     _big("searchsorted 2^24 in 1024 sorted", "pcs.searchsorted(s, x)", "torch.searchsorted(s, x)",

@@ -427,3 +427,33 @@ def test_sort_path_boundaries_numpy_oracle(dtype):
         got = np_of(pcs.msort(x.t()))
         want = np.stack([row[_oracle_order(row, False)] for row in an]).T
         assert np.array_equal(got.astype(np.float64), want.astype(np.float64), equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int32", "int64", "uint8"])
+def test_cumsum_cumprod_long_rows_through_cub(dtype):
+    """A few long rows (B == 1, A <= 32, K >= 4096) take CUB's device-wide scan."""
+    rng = np.random.default_rng(23)
+    for shape in [(1 << 20,), (3, 50000), (32, 4096)]:
+        if dtype in ("int32", "int64", "uint8"):
+            a = rng.integers(0, 5, shape).astype(dtype)
+        else:
+            a = rng.integers(-8, 9, shape).astype(np.float32) / 8
+            if dtype != "bfloat16":
+                a = a.astype(dtype)
+        x = ours(a, dtype)
+        an = np_of(x).astype(np.float64)
+        got = x.cumsum(-1)
+        assert got.dtype == (pcs.int64 if dtype in ("int32", "uint8") else x.dtype)
+        want = np.cumsum(an, axis=-1)
+        if dtype in ("int32", "int64", "uint8"):
+            assert np.array_equal(np_of(got), want.astype(np.int64))
+        else:
+            scale = np.maximum(np.abs(want), 1.0)
+            tol = {"float32": 1e-4, "float64": 1e-10, "float16": 3e-2, "bfloat16": 3e-2}[dtype]
+            assert (np.abs(np_of(got).astype(np.float64) - want) <= tol * scale * 50).all()
+        p = np.full(shape[:-1] + (5000,), 1.0005 if dtype not in ("int32", "int64", "uint8") else 1)
+        px = ours(p.astype(np.float32 if dtype in ("bfloat16",) else
+                           (dtype if dtype not in ("uint8",) else "int64")), dtype if dtype != "uint8" else "int64")
+        gp = np_of(px.cumprod(-1)).astype(np.float64)
+        wp = np.cumprod(np_of(px).astype(np.float64), axis=-1)
+        assert np.allclose(gp, wp, rtol=5e-2 if dtype in ("float16", "bfloat16") else 1e-4)

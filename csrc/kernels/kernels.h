@@ -253,9 +253,11 @@ int pcs_bincount(const int64_t *x, int64_t n, const void *weights, int wdtype, i
 int pcs_histc(int dtype, const void *x, int64_t n, int64_t bins, double lo, double hi, void *out,
               void *ws, size_t *ws_bytes, cudaStream_t stream);
 
-/* cummax / cummin (values and int64 indices) and logcumsumexp (values) of
- * each row. Two-phase. */
-typedef enum { PCS_SCAN_CUMMAX = 0, PCS_SCAN_CUMMIN, PCS_SCAN_LOGCUMSUMEXP } pcs_scan_op;
+/* cummax / cummin (values and int64 indices), logcumsumexp, cumsum and
+ * cumprod (values; not bool) of each row. Two-phase. */
+typedef enum {
+    PCS_SCAN_CUMMAX = 0, PCS_SCAN_CUMMIN, PCS_SCAN_LOGCUMSUMEXP, PCS_SCAN_CUMSUM, PCS_SCAN_CUMPROD
+} pcs_scan_op;
 int pcs_scan_rows(int op, int dtype, const void *in, void *out, int64_t *indices, int64_t nseg,
                   int64_t seglen, void *ws, size_t *ws_bytes, cudaStream_t stream);
 

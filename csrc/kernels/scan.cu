@@ -8,7 +8,9 @@
 // values and indices through a zip of the two outputs, with torch's rule: a later
 // element wins ties (>= for max, <= for min), and NaN wins over everything,
 // the latest NaN over earlier ones; that choice is associative, as a scan
-// needs. logcumsumexp scans log(exp(a) + exp(b)) in float (double for
+// needs. cumsum and cumprod of a few long rows come here too (ops_reduce.c's
+// one-block-per-line kernel cannot fill the GPU with them). logcumsumexp
+// scans log(exp(a) + exp(b)) in float (double for
 // double), computed from the larger term so nothing overflows, and rounds to
 // float16/bfloat16 as it stores. No workspace beyond CUB's own, no second
 // pass.
@@ -84,6 +86,20 @@ template <class T> struct SplitVI {
     }
 };
 
+// cumsum / cumprod: the running sum or product in the type the existing
+// scans use (float for float16/bfloat16), rounded as stored.
+template <class T> using sum_t = std::conditional_t<is_lowp<T>, float, compute_t<T>>;
+template <class T> struct LoadSum {
+    const T *x;
+    __host__ __device__ sum_t<T> operator()(int64_t i) const { return to_c<sum_t<T>>(x[i]); }
+};
+template <class T> struct StoreSum {
+    __host__ __device__ T operator()(sum_t<T> a) const { return from_c<T>(a); }
+};
+template <class A, bool PROD> struct SumOp {
+    __device__ A operator()(A a, A b) const { return PROD ? A(a * b) : A(a + b); }
+};
+
 template <class T> struct StoreLse {
     __host__ __device__ T operator()(lse_t<T> a) const { return from_c<T>(a); }
 };
@@ -128,6 +144,25 @@ int run_lse(const T *x, T *out, int64_t n, int64_t len, char *ws, size_t *ws_byt
     return scan_by_row(vals, dst, LogAddExp<A>{}, n, len, ws, ws_bytes, s);
 }
 
+// One row: a plain scan, no keys; several: by row, as the others.
+template <class T, bool PROD>
+int run_cumsum(const T *x, T *out, int64_t n, int64_t len, char *ws, size_t *ws_bytes, cudaStream_t s)
+{
+    auto vals = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), LoadSum<T>{x});
+    auto dst = thrust::make_transform_output_iterator(out, StoreSum<T>{});
+    if (n != len)
+        return scan_by_row(vals, dst, SumOp<sum_t<T>, PROD>{}, n, len, ws, ws_bytes, s);
+    size_t tmp_bytes = 0;
+    cudaError_t e = cub::DeviceScan::InclusiveScan(nullptr, tmp_bytes, vals, dst, SumOp<sum_t<T>, PROD>{}, n, s);
+    if (e != cudaSuccess || !ws) {
+        *ws_bytes = tmp_bytes;
+        return (int)e;
+    }
+    if (n == 0)
+        return 0;
+    return (int)cub::DeviceScan::InclusiveScan(ws, tmp_bytes, vals, dst, SumOp<sum_t<T>, PROD>{}, n, s);
+}
+
 } // namespace
 
 extern "C" int pcs_scan_rows(int op, int dtype, const void *in, void *out, int64_t *indices,
@@ -150,6 +185,12 @@ extern "C" int pcs_scan_rows(int op, int dtype, const void *in, void *out, int64
             if constexpr (is_flt<T>) {
                 if (op == PCS_SCAN_LOGCUMSUMEXP)
                     return run_lse<T>(x, (T *)out, n, seglen ? seglen : 1, w, ws_bytes, s);
+            }
+            if constexpr (!std::is_same_v<T, bool>) {
+                if (op == PCS_SCAN_CUMSUM)
+                    return run_cumsum<T, false>(x, (T *)out, n, seglen ? seglen : 1, w, ws_bytes, s);
+                if (op == PCS_SCAN_CUMPROD)
+                    return run_cumsum<T, true>(x, (T *)out, n, seglen ? seglen : 1, w, ws_bytes, s);
             }
             return -1;
         }

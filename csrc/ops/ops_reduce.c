@@ -9,8 +9,10 @@
  * memory order); otherwise the kept dims are permuted to the front and a
  * contiguous copy is made. On the CPU
  * NumPy reduces zero-copy views (pycuda_sem/_ops.py). max/min with a dim
- * return a (values, indices) struct sequence as torch.return_types. */
+ * return a (values, indices) struct sequence as torch.return_types. A scan
+ * of a few long rows goes to CUB's device-wide scan (scan.c). */
 #include "ops/ops.h"
+#include "ops/sort.h"
 #include "core/iter.h"
 #include "runtime/device.h"
 
@@ -650,6 +652,19 @@ static PyObject *lse_entry(PyObject *self, PyObject *const *args, Py_ssize_t nar
     return kd < 0 ? NULL : reduce_simple(&c, ra.x, ra.dim, kd, ra.out);
 }
 
+static int scan_lines_run(int op, int dt, PcsTensor *c, PcsTensor *res, int64_t A, int64_t K, int64_t B,
+                          const char *fname)
+{
+    if (pcs_cuda_set_device_raw(c->device) < 0)
+        return -1;
+    cudaStream_t s = pcs_current_stream(c->device);
+    if (pcs_launch_scan(op, dt, pcs_tensor_data(res), pcs_tensor_data(c), A, K, B, s) < 0) {
+        pcs_not_implemented(fname, dt);
+        return -1;
+    }
+    return PCS_CHECK_LAUNCH(s, fname);
+}
+
 /* cumsum / cumprod(input, dim, *, dtype=None) */
 static PyObject *scan_entry(int op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kw, bool inplace)
@@ -691,14 +706,11 @@ static PyObject *scan_entry(int op, PyObject *self, PyObject *const *args, Py_ss
             if (i > d)
                 B *= c->sizes[i];
         }
-        if (pcs_cuda_set_device_raw(c->device) < 0)
-            goto fail;
-        cudaStream_t s = pcs_current_stream(c->device);
-        if (pcs_launch_scan(op, dt, pcs_tensor_data(res), pcs_tensor_data(c), A, K, B, s) < 0) {
-            pcs_not_implemented(fname, dt);
-            goto fail;
-        }
-        if (PCS_CHECK_LAUNCH(s, fname) < 0)
+        /* A few long rows: CUB's device-wide scan (scan_lines runs one
+         * block per line, which cannot fill the GPU with them); -2: not
+         * taken (bool, complex). */
+        int cub = B == 1 && A <= 32 && K >= 4096 ? pcs_cumsum_rows(op == 1, c, res, A, K) : -2;
+        if (cub == -1 || (cub == -2 && scan_lines_run(op, dt, c, res, A, K, B, fname) < 0))
             goto fail;
     } else {
         PyObject *fn = pcs_ops_numpy_fn("scan");

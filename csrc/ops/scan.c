@@ -40,6 +40,15 @@ static int scan_rows_run(int op, PcsTensor *rows, int64_t nseg, int64_t len, Pcs
     return pcs_np_rows("scan_rows", rows, len, v, i, Py_BuildValue("(s)", fname));
 }
 
+int pcs_cumsum_rows(bool prod, PcsTensor *src, PcsTensor *out, int64_t nseg, int64_t len)
+{
+    int op = prod ? PCS_SCAN_CUMPROD : PCS_SCAN_CUMSUM;
+    if (src->dtype == PCS_BOOL || pcs_is_complex(src->dtype))
+        return -2;
+    scan_ctx c = {op, src->dtype, pcs_tensor_data(src), pcs_tensor_data(out), NULL, nseg, len};
+    return pcs_cub_run(src->device, prod ? "cumprod" : "cumsum", src->dtype, scan_call, &c);
+}
+
 /* cummax / cummin / logcumsumexp(input, dim, *, out=None) */
 static PyObject *scan_entry(int op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kw)
