@@ -706,10 +706,9 @@ static PyObject *scan_entry(int op, PyObject *self, PyObject *const *args, Py_ss
             if (i > d)
                 B *= c->sizes[i];
         }
-        /* A few long rows: CUB's device-wide scan (scan_lines runs one
-         * block per line, which cannot fill the GPU with them); -2: not
-         * taken (bool, complex). */
-        int cub = B == 1 && A <= 32 && K >= 4096 ? pcs_cumsum_rows(op == 1, c, res, A, K) : -2;
+        /* A few long lines: CUB's device-wide scan (scan_lines runs one
+         * block per line, which cannot fill the GPU with them). */
+        int cub = pcs_cumsum_dim(op == 1, c, c->ndim ? d : 0, res);
         if (cub == -1 || (cub == -2 && scan_lines_run(op, dt, c, res, A, K, B, fname) < 0))
             goto fail;
     } else {

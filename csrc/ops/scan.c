@@ -40,13 +40,36 @@ static int scan_rows_run(int op, PcsTensor *rows, int64_t nseg, int64_t len, Pcs
     return pcs_np_rows("scan_rows", rows, len, v, i, Py_BuildValue("(s)", fname));
 }
 
-int pcs_cumsum_rows(bool prod, PcsTensor *src, PcsTensor *out, int64_t nseg, int64_t len)
+int pcs_cumsum_dim(bool prod, PcsTensor *src, int d, PcsTensor *out)
 {
-    int op = prod ? PCS_SCAN_CUMPROD : PCS_SCAN_CUMSUM;
-    if (src->dtype == PCS_BOOL || pcs_is_complex(src->dtype))
+    int64_t nseg, len;
+    if (src->dtype == PCS_BOOL || pcs_is_complex(src->dtype) || src->ndim == 0)
         return -2;
-    scan_ctx c = {op, src->dtype, pcs_tensor_data(src), pcs_tensor_data(out), NULL, nseg, len};
-    return pcs_cub_run(src->device, prod ? "cumprod" : "cumsum", src->dtype, scan_call, &c);
+    len = src->sizes[d];
+    nseg = len ? pcs_tensor_numel(src) / len : 0;
+    if (nseg == 0 || nseg > 32 || len < 4096)
+        return -2;
+    bool inner = d == src->ndim - 1;
+    int64_t shape[PCS_MAX_DIMS];
+    PcsTensor *rows = inner ? (PcsTensor *)Py_NewRef(src) : pcs_rows_of(src, d, &nseg, &len);
+    pcs_rows_shape(src, d, shape);
+    PcsTensor *dst = !rows ? NULL
+                     : inner ? (PcsTensor *)Py_NewRef(out)
+                             : pcs_tensor_empty(src->ndim, shape, src->dtype, src->device, false);
+    int r = -1;
+    if (dst) {
+        scan_ctx c = {prod ? PCS_SCAN_CUMPROD : PCS_SCAN_CUMSUM, src->dtype, pcs_tensor_data(rows),
+                      pcs_tensor_data(dst), NULL, nseg, len};
+        r = pcs_cub_run(src->device, prod ? "cumprod" : "cumsum", src->dtype, scan_call, &c);
+    }
+    if (r == 0 && !inner) { /* back to out's layout */
+        PcsTensor *back = pcs_rows_restore((PcsTensor *)Py_NewRef(dst), d);
+        r = back ? pcs_copy(out, back, false) : -1;
+        Py_XDECREF(back);
+    }
+    Py_XDECREF(rows);
+    Py_XDECREF(dst);
+    return r;
 }
 
 /* cummax / cummin / logcumsumexp(input, dim, *, out=None) */

@@ -34,11 +34,13 @@ PcsTensor *pcs_rows_reduced(PcsTensor *r, const PcsTensor *x, int d, bool keepdi
 int pcs_sort_block(PcsTensor *rows, int64_t nseg, int64_t len, bool desc, PcsTensor *vals,
                    PcsTensor *idx, const char *fname);
 
-/* cumsum (cumprod when prod) of the rows of a contiguous CUDA block into
- * out (same dtype) through CUB's device-wide scans (scan.c): for a few long
- * rows, which ops_reduce.c's one-block-per-line kernel cannot spread over
- * the GPU. 0; -1 with exception; -2 (no exception) for bool and complex. */
-int pcs_cumsum_rows(bool prod, PcsTensor *src, PcsTensor *out, int64_t nseg, int64_t len);
+/* cumsum (cumprod when prod) of a contiguous CUDA tensor along d into out
+ * (same shape and dtype) through CUB's device-wide scans (scan.c), when the
+ * tensor is a few long lines (at most 32 of at least 4096), which
+ * ops_reduce.c's one-block-per-line kernel cannot spread over the GPU; a
+ * line that is not innermost goes through a transposed copy. 0; -1 with
+ * exception; -2 (no exception) where it does not apply. */
+int pcs_cumsum_dim(bool prod, PcsTensor *src, int d, PcsTensor *out);
 
 /* ---- arguments ------------------------------------------------------------- */
 
