@@ -462,3 +462,27 @@ def test_cumsum_cumprod_long_rows_through_cub(dtype):
         gp = np_of(px.cumprod(-1)).astype(np.float64)
         wp = np.cumprod(np_of(px).astype(np.float64), axis=-1)
         assert np.allclose(gp, wp, rtol=5e-2 if dtype in ("float16", "bfloat16") else 1e-4)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int16", "float32", "float16", "uint8"])
+def test_mode_long_rows_numpy_oracle(dtype):
+    """Rows of 65536 or more, at most 8 of them, take CUB's run-length encoding."""
+    rng = np.random.default_rng(24)
+    for shape, dim in [((200000,), 0), ((3, 70000), 1), ((70000, 2), 0)]:
+        a = rng.integers(0, 60, shape).astype(dtype)
+        x = ours(a, dtype)
+        r = x.mode(dim)
+        an = np_of(x).astype(np.float64)
+        m = np.moveaxis(an, dim, -1).reshape(-1, an.shape[dim])
+        want_v, want_i = [], []
+        for row in m:
+            vals, counts = np.unique(row, return_counts=True)
+            v = vals[np.argmax(counts)]  # the smallest among the most frequent
+            want_v.append(v)
+            want_i.append(np.flatnonzero(row == v)[-1])  # its last occurrence
+        assert np.array_equal(np_of(r.values).reshape(-1).astype(np.float64), want_v)
+        assert np.array_equal(np_of(r.indices).reshape(-1), want_i)
+    # every value once: the smallest wins
+    p = np.random.default_rng(25).permutation(100000).astype(np.float32)
+    r = pcs.tensor(p, device="cuda").mode()
+    assert r.values.item() == 0.0 and r.indices.item() == int(np.flatnonzero(p == 0)[0])

@@ -218,6 +218,15 @@ int pcs_launch_sort_pick(int op, int dtype, const void *sorted, const int64_t *s
                          int64_t nseg, int64_t seglen, int64_t k, void *out, int64_t *out_idx,
                          cudaStream_t stream);
 
+/* MODE of a few long sorted rows (as pcs_launch_sort_pick, the same
+ * answers) with device-wide CUB: the runs longer than one
+ * (DeviceRunLengthEncode::NonTrivialRuns), the first longest
+ * (DeviceReduce::ArgMax), its last element; rows one after another, for
+ * rows too long for one thread. Two-phase. */
+int pcs_mode_rows(int dtype, const void *sorted, const int64_t *sorted_idx, int64_t nseg,
+                  int64_t seglen, void *out, int64_t *out_idx, void *ws, size_t *ws_bytes,
+                  cudaStream_t stream);
+
 /* Runs of equal neighbours in x[0..n) (NaN never equals NaN): uniq[r] the
  * value of run r, counts[r] its length (both sized n), inverse[perm[i]] (or
  * inverse[i] when perm is NULL) the run of element i, when inverse != NULL;

@@ -22,6 +22,8 @@
 // widened to int64 as they are written: 4 bytes less per element per pass.
 #include <cub/block/block_load.cuh>
 #include <cub/block/block_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_run_length_encode.cuh>
 
 #include "sort_keys.cuh"
 
@@ -170,6 +172,24 @@ __global__ void pick_rows(int op, const T *sorted, const int64_t *sidx, int64_t 
         out[r] = row[pos];
         out_idx[r] = irow[pos];
     }
+}
+
+// mode of a few long rows, device-wide: the runs of equal values longer than
+// one (cub::DeviceRunLengthEncode::NonTrivialRuns, == so NaNs stay apart),
+// the first longest of them (cub::DeviceReduce::ArgMax over the lengths,
+// zeroed past the last run), and its last element; no run longer than one
+// means every value is its own run, and the first (smallest) wins.
+__global__ void mode_finish(const int32_t *offsets, const int32_t *lengths, const int32_t *best_len,
+                            const int64_t *best, int64_t *pos)
+{
+    *pos = *best_len > 0 ? (int64_t)offsets[*best] + lengths[*best] - 1 : 0;
+}
+
+template <class T>
+__global__ void mode_store(const T *row, const int64_t *sidx, const int64_t *pos, T *out, int64_t *out_idx)
+{
+    *out = row[*pos];
+    *out_idx = sidx[*pos];
 }
 
 // ---------------------------------------------------------------------------
@@ -372,6 +392,52 @@ extern "C" int pcs_launch_sort_pick(int op, int dtype, const void *sorted, const
                 return 0;
             launch_kernel(pick_rows<T>, grid_for(nseg, 128), 128, s, op, (const T *)sorted, sidx, nseg,
                           seglen, k, (T *)out, out_idx);
+            return 0;
+        }
+    });
+}
+
+extern "C" int pcs_mode_rows(int dtype, const void *sorted, const int64_t *sidx, int64_t nseg,
+                             int64_t seglen, void *out, int64_t *out_idx, void *ws, size_t *ws_bytes,
+                             cudaStream_t s)
+{
+    return dispatch_dtype(dtype, [&](auto tv) -> int {
+        using T = decltype(tv);
+        if constexpr (!sortable<T>) {
+            return -1;
+        } else {
+            if (seglen > INT32_MAX)
+                return -3;
+            int n = (int)seglen;
+            Carve c{(char *)ws};
+            int32_t *offsets = c.take<int32_t>(seglen * 4), *lengths = c.take<int32_t>(seglen * 4);
+            int32_t *best_len = c.take<int32_t>(4);
+            int64_t *best = c.take<int64_t>(8), *num = c.take<int64_t>(8), *pos = c.take<int64_t>(8);
+            size_t runs_bytes = 0, max_bytes = 0;
+            cudaError_t e = cub::DeviceRunLengthEncode::NonTrivialRuns(nullptr, runs_bytes, (const T *)sorted,
+                                                                       offsets, lengths, num, n, s);
+            if (e == cudaSuccess)
+                e = cub::DeviceReduce::ArgMax(nullptr, max_bytes, lengths, best_len, best, seglen, s);
+            if (e != cudaSuccess)
+                return (int)e;
+            void *tmp = c.take<char>(runs_bytes > max_bytes ? runs_bytes : max_bytes);
+            if (!ws) {
+                *ws_bytes = c.used;
+                return 0;
+            }
+            for (int64_t r = 0; r < nseg && seglen > 0; r++) {
+                const T *row = (const T *)sorted + r * seglen;
+                if ((e = cudaMemsetAsync(lengths, 0, seglen * 4, s)) != cudaSuccess ||
+                    (e = cub::DeviceRunLengthEncode::NonTrivialRuns(tmp, runs_bytes, row, offsets, lengths, num,
+                                                                    n, s)) != cudaSuccess ||
+                    (e = cub::DeviceReduce::ArgMax(tmp, max_bytes, lengths, best_len, best, seglen, s)) !=
+                        cudaSuccess)
+                    return (int)e;
+                launch_kernel(mode_finish, 1, 1, s, (const int32_t *)offsets, (const int32_t *)lengths,
+                              (const int32_t *)best_len, (const int64_t *)best, pos);
+                launch_kernel(mode_store<T>, 1, 1, s, row, sidx + r * seglen, (const int64_t *)pos,
+                              (T *)out + r, out_idx + r);
+            }
             return 0;
         }
     });

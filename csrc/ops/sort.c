@@ -561,6 +561,26 @@ static PyObject *topk_entry(PyObject *self, PyObject *const *args, Py_ssize_t na
                          2, "topk");
 }
 
+/* mode of rows this long, when there are this few, takes CUB's device-wide
+ * run-length encoding (pcs_mode_rows) instead of one thread a row. */
+#define MODE_LONG_ROW 65536
+#define MODE_FEW_ROWS 8
+
+typedef struct {
+    int dtype;
+    const void *sorted;
+    const int64_t *sidx;
+    int64_t nseg, len;
+    void *out;
+    int64_t *out_idx;
+} mode_ctx;
+
+static int mode_call(const void *c, void *ws, size_t *bytes, cudaStream_t s)
+{
+    const mode_ctx *a = c;
+    return pcs_mode_rows(a->dtype, a->sorted, a->sidx, a->nseg, a->len, a->out, a->out_idx, ws, bytes, s);
+}
+
 /* One (value, index) per row of x along d: kthvalue (k 0-based), median,
  * nanmedian, mode. Returns values and indices shaped [nseg]. */
 static int pick_dim(int op, PcsTensor *x, int d, int64_t k, PcsTensor **vals, PcsTensor **idx,
@@ -584,15 +604,21 @@ static int pick_dim(int op, PcsTensor *x, int d, int64_t k, PcsTensor **vals, Pc
         si = sv ? pcs_tensor_empty(x->ndim, shape, PCS_INT64, x->device, false) : NULL;
         r = si ? pcs_sort_block(rows, nseg, len, false, sv, si, fname) : -1;
         cudaStream_t s;
-        if (r == 0)
-            r = pcs_launch_stream(x->device, &s);
-        if (r == 0)
-            r = pcs_cub_status(pcs_launch_sort_pick(op, x->dtype, pcs_tensor_data(sv),
-                                                    pcs_tensor_data(si), nseg, len, k,
-                                                    pcs_tensor_data(v), pcs_tensor_data(i), s),
-                               fname, x->dtype);
-        if (r == 0)
-            r = PCS_CHECK_LAUNCH(s, fname);
+        if (r == 0 && op == PCS_PICK_MODE && len >= MODE_LONG_ROW && nseg <= MODE_FEW_ROWS) {
+            mode_ctx c = {x->dtype, pcs_tensor_data(sv), pcs_tensor_data(si), nseg, len,
+                          pcs_tensor_data(v), pcs_tensor_data(i)};
+            r = pcs_cub_run(x->device, fname, x->dtype, mode_call, &c);
+        } else {
+            if (r == 0)
+                r = pcs_launch_stream(x->device, &s);
+            if (r == 0)
+                r = pcs_cub_status(pcs_launch_sort_pick(op, x->dtype, pcs_tensor_data(sv),
+                                                        pcs_tensor_data(si), nseg, len, k,
+                                                        pcs_tensor_data(v), pcs_tensor_data(i), s),
+                                   fname, x->dtype);
+            if (r == 0)
+                r = PCS_CHECK_LAUNCH(s, fname);
+        }
     } else if (r == 0 && nseg * len > 0) {
         r = pcs_np_rows("pick_rows", rows, len, v, i, Py_BuildValue("sL", np_ops[op], (long long)k));
     }
