@@ -201,9 +201,10 @@ int pcs_sort_rows(int dtype, const void *in, void *values, int64_t *indices, int
  * candidates. A row of at most PCS_TOPK_ONE_TILE elements is one tile,
  * sorted by one block in one launch, for any k (k == seglen sorts it
  * whole). -2 (nothing launched) when k is outside [1, PCS_TOPK_MAX_K] for
- * longer rows, or past the row: the caller sorts the rows instead.
- * Two-phase. */
+ * longer rows, or past the row, or for several rows shorter than
+ * PCS_TOPK_MIN_ROW: the caller sorts the rows instead. Two-phase. */
 #define PCS_TOPK_ONE_TILE 4096
+#define PCS_TOPK_MIN_ROW 256
 #define PCS_TOPK_MAX_K 256
 int pcs_topk_rows(int dtype, const void *in, int64_t nseg, int64_t seglen, int64_t k, int largest,
                   void *values, int64_t *indices, void *ws, size_t *ws_bytes, cudaStream_t stream);

@@ -365,6 +365,10 @@ extern "C" int pcs_topk_rows(int dtype, const void *in, int64_t nseg, int64_t se
     bool one_tile = seglen <= TopkLarge::size; // then any k works: the whole row is sorted at once
     if (k < 1 || (k > PCS_TOPK_MAX_K && !one_tile) || k > seglen || seglen > INT32_MAX || nseg > INT32_MAX)
         return -2;
+    // Many short rows would leave most of each block's tile empty: the
+    // segmented sort handles those (with warp-sized sorts) instead.
+    if (nseg > 1 && seglen < PCS_TOPK_MIN_ROW)
+        return -2;
     return dispatch_dtype(dtype, [&](auto tv) -> int {
         using T = decltype(tv);
         if constexpr (!sortable<T>) {
