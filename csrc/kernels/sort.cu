@@ -22,6 +22,7 @@
 // widened to int64 as they are written: 4 bytes less per element per pass.
 #include <cub/block/block_load.cuh>
 #include <cub/block/block_radix_sort.cuh>
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_run_length_encode.cuh>
 
@@ -237,50 +238,107 @@ using TopkSmall = TopkTile<128, 8>;  // rows up to 1024: one tile
 using TopkLarge = TopkTile<256, 16>; // longer rows: tiles of 4096
 static_assert(TopkLarge::size == PCS_TOPK_ONE_TILE, "kernels.h promises one tile up to this");
 
+// The rank-th key of the tile (and its element), out where the caller wants it:
+// candidates for the second stage, or the outputs of a one-tile row.
+template <class T, class U>
+__device__ __forceinline__ void topk_emit(int rank, U key, int32_t pos, const T *r, int64_t row,
+                                          int64_t tiles, int64_t tile, int k, T *values,
+                                          int64_t *indices, U *ckeys, int32_t *cidx)
+{
+    if (ckeys) {
+        int64_t o = (row * tiles + tile) * k + rank;
+        ckeys[o] = key;
+        cidx[o] = pos;
+    } else { // one tile: rank < k <= len, so pos is a real element
+        int64_t o = row * k + rank;
+        if (values)
+            values[o] = r[pos];
+        if (indices)
+            indices[o] = pos;
+    }
+}
+
 template <class T, class Cfg>
 __global__ void __launch_bounds__(Cfg::threads)
     topk_tiles(const T *in, int64_t len, int64_t tiles, int k, bool largest, T *values,
                int64_t *indices, ukey_t<T> *ckeys, int32_t *cidx)
 {
     using U = ukey_t<T>;
-    using Load = cub::BlockLoad<T, Cfg::threads, Cfg::items, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
-    using Sort = cub::BlockRadixSort<U, Cfg::threads, Cfg::items, int32_t>;
+    constexpr int TH = Cfg::threads;
+    using Load = cub::BlockLoad<T, TH, Cfg::items, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
+    using Sort = cub::BlockRadixSort<U, TH, Cfg::items, int32_t>;
+    using SortMins = cub::BlockRadixSort<U, TH, 1>;
+    using SortCands = cub::BlockRadixSort<U, TH, 1, int32_t>;
+    using Scan = cub::BlockScan<int, TH>;
     __shared__ union {
         typename Load::TempStorage load;
         typename Sort::TempStorage sort;
+        typename SortMins::TempStorage mins;
+        typename SortCands::TempStorage cands;
+        typename Scan::TempStorage scan;
     } tmp;
+    __shared__ U cand_key[TH];
+    __shared__ int32_t cand_pos[TH];
+    __shared__ U bound;
     int64_t row = blockIdx.x / tiles, tile = blockIdx.x % tiles;
     const T *r = in + row * len;
     int64_t base = tile * (int64_t)Cfg::size;
     int valid = (int)(len - base < Cfg::size ? len - base : Cfg::size);
     T x[Cfg::items];
     Load(tmp.load).Load(r + base, x, valid, T{});
-    __syncthreads(); // the sort reuses the load's shared memory
+    __syncthreads(); // the sorts reuse the load's shared memory
     U keys[Cfg::items];
     int32_t idx[Cfg::items];
+    U lo = U(~U(0));
 #pragma unroll
     for (int i = 0; i < Cfg::items; i++) { // blocked: item i of thread t is element t * items + i
         int p = threadIdx.x * Cfg::items + i;
         keys[i] = p < valid ? to_key(x[i], true, largest) : U(~U(0));
         idx[i] = p < valid ? (int32_t)(base + p) : INT32_MAX;
+        lo = keys[i] < lo ? keys[i] : lo;
+    }
+    // A small k needs no full sort of the tile: the k-th smallest of the
+    // threads' smallest keys bounds the tile's first k from above (k threads
+    // hold a key at most that), so only keys up to it are candidates. When
+    // they fit one a thread, they alone are sorted; ties to the bound are
+    // all kept, and the candidates keep the tile's order, so the first k are
+    // the full sort's. (k and valid are the block's, so all threads agree.)
+    if (k <= TH && valid > TH) {
+        U m[1] = {lo};
+        SortMins(tmp.mins).Sort(m);
+        if ((int)threadIdx.x == k - 1)
+            bound = m[0];
+        __syncthreads();
+        U b = bound;
+        int n = 0, at, total;
+#pragma unroll
+        for (int i = 0; i < Cfg::items; i++)
+            n += keys[i] <= b;
+        Scan(tmp.scan).ExclusiveSum(n, at, total);
+        if (total <= TH) {
+#pragma unroll
+            for (int i = 0; i < Cfg::items; i++)
+                if (keys[i] <= b) {
+                    cand_key[at] = keys[i];
+                    cand_pos[at++] = idx[i];
+                }
+            __syncthreads();
+            bool real = (int)threadIdx.x < total;
+            U ck[1] = {real ? cand_key[threadIdx.x] : U(~U(0))};
+            int32_t cp[1] = {real ? cand_pos[threadIdx.x] : INT32_MAX};
+            SortCands(tmp.cands).Sort(ck, cp); // one item a thread: thread t holds rank t
+            if ((int)threadIdx.x < k)
+                topk_emit(threadIdx.x, ck[0], cp[0], r, row, tiles, tile, k, values, indices, ckeys, cidx);
+            return;
+        }
+        __syncthreads(); // the full sort reuses the scan's shared memory
     }
     Sort(tmp.sort).Sort(keys, idx);
 #pragma unroll
     for (int i = 0; i < Cfg::items; i++) {
         int rank = threadIdx.x * Cfg::items + i;
-        if (rank >= k)
-            continue;
-        if (ckeys) {
-            int64_t o = (row * tiles + tile) * k + rank;
-            ckeys[o] = keys[i];
-            cidx[o] = idx[i];
-        } else { // one tile: rank < k <= len, so idx[i] is a real element
-            int64_t o = row * k + rank;
-            if (values)
-                values[o] = r[idx[i]];
-            if (indices)
-                indices[o] = idx[i];
-        }
+        if (rank < k)
+            topk_emit(rank, keys[i], idx[i], r, row, tiles, tile, k, values, indices, ckeys, cidx);
     }
 }
 
