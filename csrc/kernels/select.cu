@@ -183,11 +183,9 @@ extern "C" int pcs_unique_runs(int dtype, const void *x, const int64_t *perm, in
             e = cub::DeviceScan::InclusiveSum(nullptr, tmp_bytes, run, run, n, s);
             if (e != cudaSuccess)
                 return (int)e;
-            void *tmp = c.take<char>(tmp_bytes);
-            if (!ws) {
-                *ws_bytes = c.used;
+            void *tmp;
+            if (c.sized(tmp_bytes, &tmp, ws_bytes))
                 return 0;
-            }
             if (n == 0)
                 return (int)cudaMemsetAsync(num, 0, sizeof(int64_t), s);
             launch_kernel(run_heads<T>, grid_for(n), 256, s, (const T *)x, run, n);
@@ -228,11 +226,9 @@ extern "C" int pcs_unique_dim(int dtype, const void *x, int64_t m, int64_t w, in
                 e = cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, run, run, m, s);
             if (e != cudaSuccess)
                 return (int)e;
-            void *tmp = c.take<char>(sort_bytes > scan_bytes ? sort_bytes : scan_bytes);
-            if (!ws) {
-                *ws_bytes = c.used;
+            void *tmp;
+            if (c.sized(sort_bytes > scan_bytes ? sort_bytes : scan_bytes, &tmp, ws_bytes))
                 return 0;
-            }
             if (m == 0)
                 return (int)cudaMemsetAsync(num, 0, sizeof(int64_t), s);
             launch_kernel(iota_rows, grid_for(m), 256, s, perm, m);
@@ -289,11 +285,9 @@ extern "C" int pcs_bincount(const int64_t *x, int64_t n, const void *weights, in
                                                         (int64_t)0, (int64_t)bins, (int)n, s);
     if (e != cudaSuccess)
         return (int)e;
-    void *tmp = c.take<char>(tmp_bytes);
-    if (!ws) {
-        *ws_bytes = c.used;
+    void *tmp;
+    if (c.sized(tmp_bytes, &tmp, ws_bytes))
         return 0;
-    }
     if (bins == 0)
         return 0;
     e = cub::DeviceHistogram::HistogramEven(tmp, tmp_bytes, x, counts, (int)bins + 1, (int64_t)0,

@@ -96,11 +96,9 @@ int run_sort(const T *in, T *values, int64_t *indices, int64_t nseg, int64_t seg
     cudaError_t e = cub_sort<U>(nullptr, tmp_bytes, keys, pairs ? &vals : nullptr, n, nseg, seglen, s);
     if (e != cudaSuccess)
         return (int)e;
-    void *tmp = c.take<char>(tmp_bytes);
-    if (!base) {
-        *ws_bytes = c.used;
+    void *tmp;
+    if (c.sized(tmp_bytes, &tmp, ws_bytes))
         return 0;
-    }
     if (n == 0)
         return 0;
     launch_kernel(make_keys<T>, grid_for(n), 256, s, in, k0, v0, n, seglen, desc);
@@ -381,11 +379,9 @@ int run_topk(const T *in, int64_t nseg, int64_t len, int64_t k, bool largest, T 
     cudaError_t e = cub_sort<U>(nullptr, tmp_bytes, keys, &vals, n, nseg, ncand, s);
     if (e != cudaSuccess)
         return (int)e;
-    void *tmp = c.take<char>(tmp_bytes);
-    if (!base) {
-        *ws_bytes = c.used;
+    void *tmp;
+    if (c.sized(tmp_bytes, &tmp, ws_bytes))
         return 0;
-    }
     launch_kernel(topk_tiles<T, Cfg>, (unsigned)(nseg * tiles), Cfg::threads, s, in, len, tiles, (int)k,
                   largest, (T *)nullptr, (int64_t *)nullptr, k0, v0);
     if ((e = cudaGetLastError()) != cudaSuccess)
@@ -482,11 +478,9 @@ extern "C" int pcs_mode_rows(int dtype, const void *sorted, const int64_t *sidx,
                 e = cub::DeviceReduce::ArgMax(nullptr, max_bytes, lengths, best_len, best, seglen, s);
             if (e != cudaSuccess)
                 return (int)e;
-            void *tmp = c.take<char>(runs_bytes > max_bytes ? runs_bytes : max_bytes);
-            if (!ws) {
-                *ws_bytes = c.used;
+            void *tmp;
+            if (c.sized(runs_bytes > max_bytes ? runs_bytes : max_bytes, &tmp, ws_bytes))
                 return 0;
-            }
             for (int64_t r = 0; r < nseg && seglen > 0; r++) {
                 const T *row = (const T *)sorted + r * seglen;
                 if ((e = cudaMemsetAsync(lengths, 0, seglen * 4, s)) != cudaSuccess ||

@@ -111,6 +111,16 @@ struct Carve {
         used += (bytes + 255) & ~(size_t)255;
         return base ? (P *)(base + at) : nullptr;
     }
+    // The last piece, CUB's temporary storage, into *tmp; true (with
+    // *ws_bytes set) when this call only sizes the workspace.
+    bool sized(size_t tmp_bytes, void **tmp, size_t *ws_bytes)
+    {
+        *tmp = take<char>(tmp_bytes);
+        if (base)
+            return false;
+        *ws_bytes = used;
+        return true;
+    }
 };
 
 // CUB's part of a sort of `n` keys of type U in nseg rows (pairs: int32 values).
