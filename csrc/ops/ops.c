@@ -645,7 +645,8 @@ int pcs_ops_init(PyObject *m)
         PyModule_AddFunctions(m, pcs_ops_reduce_functions) < 0 ||
         PyModule_AddFunctions(m, pcs_ops_sort_functions) < 0 ||
         PyModule_AddFunctions(m, pcs_ops_select_functions) < 0 ||
-        PyModule_AddFunctions(m, pcs_ops_scan_functions) < 0)
+        PyModule_AddFunctions(m, pcs_ops_scan_functions) < 0 ||
+        PyModule_AddFunctions(m, pcs_ops_search_functions) < 0)
         return -1;
     if (pcs_ops_sort_init(m) < 0)
         return -1;

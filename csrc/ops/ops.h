@@ -11,8 +11,9 @@
  *   ops_binary.c  binary and ternary ops (add ... where, clamp, lerp)
  *   ops_unary.c   unary ops (neg ... nan_to_num)
  *   ops_reduce.c  reductions and scans (sum ... logsumexp, cumsum)
- *   sort.c, select.c, scan.c  sorting, selection and the other scans
- *                 (sort ... unique, histc, cummax), over CUB (sort.h) */
+ *   sort.c, select.c, search.c, scan.c  sorting, selection, searches and
+ *                 the other scans (sort ... unique, histc, searchsorted,
+ *                 cummax), over CUB (sort.h) */
 #ifndef PCS_OPS_H
 #define PCS_OPS_H
 

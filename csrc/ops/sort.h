@@ -2,8 +2,8 @@
  *
  *   sort.c    sort, argsort, msort, topk, kthvalue, median, nanmedian, mode,
  *             and the helpers below
- *   select.c  unique, unique_consecutive, searchsorted, bucketize, bincount,
- *             histc, count_nonzero
+ *   select.c  unique, unique_consecutive, bincount, histc, count_nonzero
+ *   search.c  searchsorted, bucketize
  *   scan.c    cummax, cummin, logcumsumexp
  *
  * Every op along a dim works on "rows": the input with that dim moved last,
@@ -82,6 +82,11 @@ PyObject *pcs_np_call(const char *name, PyObject *args);
 /* A tensor of `dtype` holding a NumPy array's values (a CPU tensor). */
 PcsTensor *pcs_np_tensor(PyObject *arr, int dtype);
 
+/* A number from a reducing method of t (t.min(), t.max()): waits for the
+ * device. 0, or -1 with exception (select.c). */
+int pcs_reduced_int(PcsTensor *t, const char *method, int64_t *out);
+int pcs_reduced_double(PcsTensor *t, const char *method, double *out);
+
 /* ---- results --------------------------------------------------------------- */
 
 /* torch.return_types.<name>(values, indices); steals both. */
@@ -107,6 +112,7 @@ int pcs_np_rows(const char *fn, PcsTensor *rows, int64_t n, PcsTensor *v, PcsTen
 extern PyMethodDef pcs_ops_sort_tmethods[], pcs_ops_sort_functions[];
 extern PyMethodDef pcs_ops_select_tmethods[], pcs_ops_select_functions[];
 extern PyMethodDef pcs_ops_scan_tmethods[], pcs_ops_scan_functions[];
+extern PyMethodDef pcs_ops_search_functions[];
 int pcs_ops_sort_init(PyObject *module); /* the return_types structs */
 
 #endif
