@@ -64,6 +64,13 @@ from ._C import (  # noqa: E402,F401
     logsumexp, cumsum, cumprod,
 )
 
+# ---- sorting, selection, scans (sort.c, select.c, scan.c) -------------------------------
+from ._C import (  # noqa: E402,F401
+    sort, argsort, msort, topk, kthvalue, median, nanmedian, mode,
+    unique, unique_consecutive, searchsorted, bucketize, bincount, histc, count_nonzero,
+    cummax, cummin, logcumsumexp,
+)
+
 
 # ---- random, matmul, fft (random.c, blas.c, fft.c) ---------------------------------
 from ._C import (  # noqa: E402,F401

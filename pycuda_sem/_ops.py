@@ -245,3 +245,160 @@ def softmax(out, x, axis, log):
         s = np.sum(e, axis=axis, keepdims=True)
         r = (xf - m) - np.log(s) if log else e / s
     _put(out, r.reshape(out.shape))
+
+
+# ---- sorting, selection and scans (csrc/ops/sort.c, select.c, scan.c) --------------
+# The C side hands over "rows": the input with the working dim moved last,
+# contiguous; `n` is the row length; `vout`/`iout` the outputs to write (or
+# None); the op's own arguments follow. Sorts are stable; NaN sorts last as in
+# torch (NumPy's order too), -0.0 equals +0.0.
+
+def _argsort_rows(x, desc):
+    if not desc:
+        return np.argsort(x, axis=1, kind="stable")
+    # Descending and stable: the ascending stable order of the reversed row,
+    # reversed, keeps equal values in their first-to-last order.
+    n = x.shape[1]
+    return n - 1 - np.argsort(x[:, ::-1], axis=1, kind="stable")[:, ::-1]
+
+
+def sort_rows(x, n, vout, iout, desc):
+    x = x.reshape(-1, n)
+    i = _argsort_rows(x, desc)
+    if iout is not None:
+        _put(iout.reshape(-1, n), i)
+    if vout is not None:
+        _put(vout.reshape(-1, n), np.take_along_axis(x, i, axis=1))
+
+
+def pick_rows(x, n, vout, iout, op, k):
+    """kthvalue (position k), median, nanmedian, mode of each row."""
+    x = x.reshape(-1, n)
+    i = _argsort_rows(x, False)
+    s = np.take_along_axis(x, i, axis=1)
+    rows = np.arange(x.shape[0])
+    if op == "kth":
+        pos = np.full(rows.shape, k)
+    elif op in ("median", "nanmedian"):
+        cnt = (~np.isnan(s)).sum(axis=1) if s.dtype.kind == "f" else np.full(rows.shape, n)
+        if op == "median":  # a NaN is the median: the first one
+            pos = np.where(cnt < n, cnt, (n - 1) // 2)
+        else:
+            pos = np.where(cnt > 0, (cnt - 1) // 2, 0)
+    else:  # mode: the longest run (the smallest value among ties), its last index
+        pos = np.empty(rows.shape, np.int64)
+        for r in rows:
+            row = s[r]
+            heads = np.flatnonzero(np.concatenate(([True], row[1:] != row[:-1])))
+            lens = np.diff(np.append(heads, n))
+            b = int(np.argmax(lens))
+            pos[r] = heads[b] + lens[b] - 1
+    _put(vout.reshape(-1), s[rows, pos])
+    _put(iout.reshape(-1), i[rows, pos])
+
+
+def scan_rows(x, n, vout, iout, name):
+    """cummax / cummin (torch's ties: the later index; NaN propagates) and logcumsumexp."""
+    x = x.reshape(-1, n)
+    with np.errstate(all="ignore"):
+        if name == "logcumsumexp":
+            _put(vout.reshape(-1, n), np.logaddexp.accumulate(x, axis=1))
+            return
+        f = np.maximum if name == "cummax" else np.minimum
+        v = f.accumulate(x, axis=1)
+        # The index is the last position where the element equals the running
+        # value: each such element set (or tied) it, and nothing after did.
+        hit = x == v
+        if x.dtype.kind == "f":
+            hit |= np.isnan(x) & np.isnan(v)
+        pos = np.where(hit, np.arange(n), -1)
+        _put(vout.reshape(-1, n), v)
+        _put(iout.reshape(-1, n), np.maximum.accumulate(pos, axis=1))
+
+
+def _runs(x):
+    """Heads of runs of equal neighbours in a 1-D array (NaN never equal)."""
+    heads = np.ones(x.shape[0], bool)
+    if x.shape[0] > 1:
+        heads[1:] = x[1:] != x[:-1]
+    return heads
+
+
+def unique_flat(x, consecutive):
+    """(values, inverse, counts) of unique / unique_consecutive over a flat array."""
+    n = x.shape[0]
+    if consecutive:
+        order = np.arange(n)
+        s = x
+    else:
+        order = np.argsort(x, kind="stable")
+        s = x[order]
+    heads = _runs(s)
+    run = np.cumsum(heads) - 1
+    inv = np.empty(n, np.int64)
+    inv[order] = run
+    starts = np.flatnonzero(heads)
+    counts = np.diff(np.append(starts, n)).astype(np.int64)
+    return s[heads], inv, counts
+
+
+def unique_dim(x, dim, consecutive):
+    """unique / unique_consecutive of the slices along dim, compared whole
+    (lexicographically, for the sorted form)."""
+    xm = np.moveaxis(x, dim, 0)
+    m = xm.shape[0]
+    flat = xm.reshape(m, -1)
+    if consecutive:
+        order = np.arange(m)
+    else:
+        order = np.lexsort(flat.T[::-1]) if flat.shape[1] else np.arange(m)
+    s = flat[order]
+    heads = np.ones(m, bool)
+    if m > 1:
+        heads[1:] = np.any(s[1:] != s[:-1], axis=1) if flat.shape[1] else False
+    run = np.cumsum(heads) - 1
+    inv = np.empty(m, np.int64)
+    inv[order] = run
+    counts = np.diff(np.append(np.flatnonzero(heads), m)).astype(np.int64)
+    vals = np.moveaxis(xm[order][heads], 0, dim)
+    return np.ascontiguousarray(vals), inv, counts
+
+
+def searchsorted_rows(seq, sorter, vals, n, per_row, right, out):
+    """torch's binary search (Bucketization.cuh), vectorised: the first
+    position whose element is not < v (>= for right=False; > for right)."""
+    seq = seq.reshape(-1, n)
+    srt = None if sorter is None else sorter.reshape(-1, n)
+    v = vals.reshape(-1)
+    rows = np.zeros(v.shape, np.int64) if seq.shape[0] == 1 else np.arange(v.shape[0]) // per_row
+    lo = np.zeros(v.shape, np.int64)
+    hi = np.full(v.shape, n, np.int64)
+    with np.errstate(all="ignore"):
+        while True:
+            act = lo < hi
+            if not act.any():
+                break
+            mid = lo + ((hi - lo) >> 1)
+            at = np.minimum(mid, n - 1)
+            col = at if srt is None else srt[rows, at]
+            m = seq[rows, col]
+            go = ~(m > v) if right else ~(m >= v)
+            lo = np.where(act & go, mid + 1, lo)
+            hi = np.where(act & ~go, mid, hi)
+    _put(out.reshape(-1), lo)
+
+
+def bincount(x, w, bins):
+    return np.bincount(x, weights=w, minlength=bins)
+
+
+def histc(x, bins, lo, hi, out):
+    """torch's bin rule: outside [lo, hi] (and NaN) dropped, x == hi in the last bin."""
+    acc = np.float64 if x.dtype == np.float64 else np.float32
+    v = x.reshape(-1).astype(acc)
+    lo_a, hi_a = acc(lo), acc(hi)
+    with np.errstate(all="ignore"):
+        keep = (v >= lo_a) & (v <= hi_a)
+        b = ((v[keep] - lo_a) * acc(bins) / (hi_a - lo_a)).astype(np.int64)
+    b[b == bins] = bins - 1
+    _put(out, np.bincount(b, minlength=bins)[:bins])

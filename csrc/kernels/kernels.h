@@ -188,6 +188,101 @@ int pcs_launch_reduce_split(int op, int dtype, void *out, const void *in, int64_
 int pcs_launch_scan(int op, int dtype, void *out, const void *in, int64_t A, int64_t K, int64_t B,
                     cudaStream_t stream);
 
+/* ---- sorting, selection and the extra scans (sort.cu, select.cu, scan.cu) */
+/* All CUB, with temporary storage the caller takes from the caching
+ * allocator on the same stream. Each two-phase launcher is first called
+ * with ws == NULL to learn the workspace size (*ws_bytes), then with a
+ * workspace of that size to run (a size of 0 is never read: any non-NULL
+ * address runs). They return 0; -1 for a dtype they do not
+ * handle (complex; nothing launched); -3 for a size past CUB's 32-bit
+ * counts (a sorted row of 2^31 elements or more); or a positive cudaError_t
+ * from CUB, whose own error checks clear the runtime's last error, so the
+ * caller must report it. Inputs are contiguous [nseg, seglen] blocks with
+ * the working dim last. */
+
+/* Stable sort of each row (torch's order: NaN last ascending, first
+ * descending, -0.0 equal to +0.0). values (the input's dtype) and int64
+ * indices may each be NULL (not both); indices NULL sorts keys only. */
+int pcs_sort_rows(int dtype, const void *in, void *values, int64_t *indices, int64_t nseg,
+                  int64_t seglen, int descending, void *ws, size_t *ws_bytes, cudaStream_t stream);
+
+/* The first k of each row in pcs_sort_rows' order (descending when
+ * largest), values and int64 indices (either may be NULL for rows of at
+ * most PCS_TOPK_ONE_TILE) into [nseg, k] contiguous outputs: block sorts of
+ * tiles of the row (cub::BlockRadixSort), then a sort of the tiles'
+ * candidates. A row of at most PCS_TOPK_ONE_TILE elements is one tile,
+ * sorted by one block in one launch, for any k (k == seglen sorts it
+ * whole). -2 (nothing launched) when k is outside [1, PCS_TOPK_MAX_K] for
+ * longer rows, or past the row, or for several rows shorter than
+ * PCS_TOPK_MIN_ROW: the caller sorts the rows instead. Two-phase. */
+#define PCS_TOPK_ONE_TILE 4096
+#define PCS_TOPK_MIN_ROW 256
+#define PCS_TOPK_MAX_K 256
+int pcs_topk_rows(int dtype, const void *in, int64_t nseg, int64_t seglen, int64_t k, int largest,
+                  void *values, int64_t *indices, void *ws, size_t *ws_bytes, cudaStream_t stream);
+
+/* One value and its index per sorted row (sorted ascending, with the
+ * indices of pcs_sort_rows): KTH takes position k; MEDIAN the lower median,
+ * or the first NaN if the row has one; NANMEDIAN the lower median of the
+ * numbers; MODE the longest run of equal values (the smallest such value),
+ * with the last index of its run. */
+typedef enum { PCS_PICK_KTH = 0, PCS_PICK_MEDIAN, PCS_PICK_NANMEDIAN, PCS_PICK_MODE } pcs_pick_op;
+int pcs_launch_sort_pick(int op, int dtype, const void *sorted, const int64_t *sorted_idx,
+                         int64_t nseg, int64_t seglen, int64_t k, void *out, int64_t *out_idx,
+                         cudaStream_t stream);
+
+/* MODE of a few long sorted rows (as pcs_launch_sort_pick, the same
+ * answers) with device-wide CUB: the runs longer than one
+ * (DeviceRunLengthEncode::NonTrivialRuns), the first longest
+ * (DeviceReduce::ArgMax), its last element; rows one after another, for
+ * rows too long for one thread. Two-phase. */
+int pcs_mode_rows(int dtype, const void *sorted, const int64_t *sorted_idx, int64_t nseg,
+                  int64_t seglen, void *out, int64_t *out_idx, void *ws, size_t *ws_bytes,
+                  cudaStream_t stream);
+
+/* Runs of equal neighbours in x[0..n) (NaN never equals NaN): uniq[r] the
+ * value of run r, counts[r] its length (both sized n), inverse[perm[i]] (or
+ * inverse[i] when perm is NULL) the run of element i, when inverse != NULL;
+ * *num the number of runs (a device int64). Two-phase. */
+int pcs_unique_runs(int dtype, const void *x, const int64_t *perm, int64_t n, void *uniq,
+                    int64_t *counts, int64_t *inverse, int64_t *num, void *ws, size_t *ws_bytes,
+                    cudaStream_t stream);
+
+/* unique / unique_consecutive of the m rows of a contiguous [m, w] block
+ * (the slices along dim): uniq [m, w] and counts [m] hold the first *num
+ * (a device int64) rows, in lexicographic order for unique (consecutive 0),
+ * inverse [m] the output row of each input row. Two-phase (select.cu). */
+int pcs_unique_dim(int dtype, const void *x, int64_t m, int64_t w, int consecutive, void *uniq,
+                   int64_t *counts, int64_t *inverse, int64_t *num, void *ws, size_t *ws_bytes,
+                   cudaStream_t stream);
+
+/* out[i] = torch's searchsorted of vals[i] in row (seq_rows == 1 ? 0 :
+ * i / per_row) of seq ([seq_rows, len], sorter of the same shape or NULL);
+ * int32 or int64 out. */
+int pcs_launch_searchsorted(int dtype, const void *seq, const int64_t *sorter, int64_t seq_rows,
+                            int64_t len, const void *vals, int64_t n, int64_t per_row, int right,
+                            int out_int32, void *out, cudaStream_t stream);
+
+/* bincount of non-negative int64 x[0..n) into `bins` bins. Unweighted: int64
+ * out through cub::DeviceHistogram (two-phase). Weighted (weights of
+ * wdtype float32 or float64): out of that dtype, zeroed by the caller,
+ * accumulated with atomics (no workspace). */
+int pcs_bincount(const int64_t *x, int64_t n, const void *weights, int wdtype, int64_t bins,
+                 void *out, void *ws, size_t *ws_bytes, cudaStream_t stream);
+
+/* histc with torch's CUDA bin rule (x == hi in the last bin, outside [lo,
+ * hi] and NaN dropped); out of the input's (floating) dtype. Two-phase. */
+int pcs_histc(int dtype, const void *x, int64_t n, int64_t bins, double lo, double hi, void *out,
+              void *ws, size_t *ws_bytes, cudaStream_t stream);
+
+/* cummax / cummin (values and int64 indices), logcumsumexp, cumsum and
+ * cumprod (values; not bool) of each row. Two-phase. */
+typedef enum {
+    PCS_SCAN_CUMMAX = 0, PCS_SCAN_CUMMIN, PCS_SCAN_LOGCUMSUMEXP, PCS_SCAN_CUMSUM, PCS_SCAN_CUMPROD
+} pcs_scan_op;
+int pcs_scan_rows(int op, int dtype, const void *in, void *out, int64_t *indices, int64_t nseg,
+                  int64_t seglen, void *ws, size_t *ws_bytes, cudaStream_t stream);
+
 /* Test only (faults.cu): a kernel that writes to an illegal address. */
 void pcs_launch_fault(cudaStream_t stream);
 

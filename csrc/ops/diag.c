@@ -296,13 +296,13 @@ static PyObject *m_triu_(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObj
             "the rest zeroed.")
 
 PyMethodDef pcs_ops_diag_tmethods[] = {
-    DIAG_LIST(PCS_OP_METHOD_ENTRY)
-    {"tril_", PCS_OP_FN(m_tril_), PCS_OP_FK, "tril_(diagonal=0)\n\nIn-place tril."},
-    {"triu_", PCS_OP_FN(m_triu_), PCS_OP_FK, "triu_(diagonal=0)\n\nIn-place triu."},
+    DIAG_LIST(PCS_T_ENTRY)
+    {"tril_", PCS_FN(m_tril_), PCS_FK, "tril_(diagonal=0)\n\nIn-place tril."},
+    {"triu_", PCS_FN(m_triu_), PCS_FK, "triu_(diagonal=0)\n\nIn-place triu."},
     {NULL, NULL, 0, NULL},
 };
 
 PyMethodDef pcs_ops_diag_functions[] = {
-    DIAG_LIST(PCS_OP_FUNCTION_ENTRY)
+    DIAG_LIST(PCS_F_ENTRY)
     {NULL, NULL, 0, NULL},
 };

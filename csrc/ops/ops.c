@@ -12,6 +12,7 @@
  * int64 + 2.5 is the default dtype, float16 + a float32 0-dim tensor stays
  * float16 and int32 + an int64 0-dim tensor stays int32. */
 #include "ops/ops.h"
+#include "ops/sort.h"
 #include "core/iter.h"
 #include "runtime/device.h"
 
@@ -644,7 +645,7 @@ PyObject *pcs_ops_richcompare(PyObject *a, PyObject *b, int op)
 /* ------------------------------------------------------------------------ */
 /* Registration                                                              */
 
-#define PCS_OPS_MAX_METHODS 512
+#define PCS_OPS_MAX_METHODS 512 /* room for every op table (past it, methods would be dropped) */
 PyMethodDef pcs_tensor_ops_methods[PCS_OPS_MAX_METHODS + 1];
 
 static size_t append_methods(PyMethodDef *dst, size_t k, const PyMethodDef *src)
@@ -700,6 +701,9 @@ void pcs_ops_install_number_slots(PyNumberMethods *nb)
     k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_diag_tmethods);
     k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_softmax_tmethods);
     k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_py_tmethods);
+    k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_sort_tmethods);
+    k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_select_tmethods);
+    k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_scan_tmethods);
     memset(&pcs_tensor_ops_methods[k], 0, sizeof(PyMethodDef));
 }
 
@@ -712,7 +716,13 @@ int pcs_ops_init(PyObject *m)
         PyModule_AddFunctions(m, pcs_ops_split_functions) < 0 ||
         PyModule_AddFunctions(m, pcs_ops_shape_functions) < 0 ||
         PyModule_AddFunctions(m, pcs_ops_diag_functions) < 0 ||
-        PyModule_AddFunctions(m, pcs_ops_softmax_functions) < 0)
+        PyModule_AddFunctions(m, pcs_ops_softmax_functions) < 0 ||
+        PyModule_AddFunctions(m, pcs_ops_sort_functions) < 0 ||
+        PyModule_AddFunctions(m, pcs_ops_select_functions) < 0 ||
+        PyModule_AddFunctions(m, pcs_ops_scan_functions) < 0 ||
+        PyModule_AddFunctions(m, pcs_ops_search_functions) < 0)
+        return -1;
+    if (pcs_ops_sort_init(m) < 0)
         return -1;
     return pcs_ops_reduce_init(m);
 }

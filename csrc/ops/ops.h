@@ -17,7 +17,10 @@
  *   diag.c        diagonal, diag, diag_embed, tril, triu
  *   softmax.c     softmax, log_softmax
  *   op_common.c   helpers the op files share
- *   py_methods.c  Tensor methods of the ops written in Python (_math.py) */
+ *   py_methods.c  Tensor methods of the ops written in Python (_math.py)
+ *   sort.c, select.c, search.c, scan.c  sorting, selection, searches and
+ *                 the other scans (sort ... unique, histc, searchsorted,
+ *                 cummax), over CUB (sort.h) */
 #ifndef PCS_OPS_H
 #define PCS_OPS_H
 
@@ -103,6 +106,24 @@ int pcs_out_arg(PyObject *obj, PyObject **out);
 
 /* ---- the op files' tables (merged by ops.c) ------------------------------- */
 
+/* f_<name> (module function) and m_<name> (Tensor method) from one call
+ * expression over (self, a, n, kw), and the table rows that name them. */
+#define PCS_OP_PAIR(name, call)                                                                   \
+    static PyObject *f_##name(PyObject *m, PyObject *const *a, Py_ssize_t n, PyObject *kw)       \
+    {                                                                                             \
+        PyObject *self = NULL;                                                                    \
+        PCS_UNUSED(m);                                                                            \
+        return call;                                                                              \
+    }                                                                                             \
+    static PyObject *m_##name(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObject *kw)    \
+    {                                                                                             \
+        return call;                                                                              \
+    }
+#define PCS_FK (METH_FASTCALL | METH_KEYWORDS)
+#define PCS_FN(f) (PyCFunction)(void (*)(void))(f)
+#define PCS_T_ENTRY(name, doc) {#name, PCS_FN(m_##name), PCS_FK, doc},
+#define PCS_F_ENTRY(name, doc) {#name, PCS_FN(f_##name), PCS_FK, doc},
+
 extern PyMethodDef pcs_ops_binary_tmethods[], pcs_ops_binary_functions[];
 extern PyMethodDef pcs_ops_unary_tmethods[], pcs_ops_unary_functions[];
 extern PyMethodDef pcs_ops_reduce_tmethods[], pcs_ops_reduce_functions[];
@@ -138,24 +159,6 @@ PcsTensor *pcs_zeros_tensor(int ndim, const int64_t *sizes, int dtype, int devic
  * returning out; res itself when out is NULL. */
 PyObject *pcs_into_out(PyObject *res, PyObject *out, const char *fname);
 
-/* One implementation, two entries: f_NAME (the module function; self is
- * NULL and the input is argument 0) and m_NAME (the Tensor method). */
-#define PCS_OP_PAIR(name, call)                                                                   \
-    static PyObject *f_##name(PyObject *m, PyObject *const *a, Py_ssize_t n, PyObject *kw)       \
-    {                                                                                             \
-        PyObject *self = NULL;                                                                    \
-        PCS_UNUSED(m);                                                                            \
-        return call;                                                                              \
-    }                                                                                             \
-    static PyObject *m_##name(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObject *kw)    \
-    {                                                                                             \
-        return call;                                                                              \
-    }
-#define PCS_OP_FK (METH_FASTCALL | METH_KEYWORDS)
-#define PCS_OP_FN(f) (PyCFunction)(void (*)(void))(f)
-/* Table rows for an X-macro list of (name, doc) made with PCS_OP_PAIR. */
-#define PCS_OP_METHOD_ENTRY(name, doc) {#name, PCS_OP_FN(m_##name), PCS_OP_FK, doc},
-#define PCS_OP_FUNCTION_ENTRY(name, doc) {#name, PCS_OP_FN(f_##name), PCS_OP_FK, doc},
 
 /* Binary entry for the operators (ops_binary.c): which is an index of its table. */
 PyObject *pcs_binary_operator(int which, PyObject *a, PyObject *b, bool inplace);

@@ -9,9 +9,12 @@
  * memory order); otherwise the kept dims are permuted to the front and a
  * contiguous copy is made. On the CPU
  * NumPy reduces zero-copy views (pycuda_sem/_ops.py). max/min with a dim
- * return a (values, indices) struct sequence as torch.return_types. */
+ * return a (values, indices) struct sequence as torch.return_types. A scan
+ * of a few long rows goes to CUB's device-wide scan (scan.c). */
 #include "ops/ops.h"
 #include "ops/reduce.h"
+#include "ops/sort.h"
+#include "core/iter.h"
 #include "runtime/device.h"
 
 #include <math.h>
@@ -522,6 +525,19 @@ static PyObject *lse_entry(PyObject *self, PyObject *const *args, Py_ssize_t nar
     return kd < 0 ? NULL : reduce_simple(&c, ra.x, ra.dim, kd, ra.out);
 }
 
+static int scan_lines_run(int op, int dt, PcsTensor *c, PcsTensor *res, int64_t A, int64_t K, int64_t B,
+                          const char *fname)
+{
+    if (pcs_cuda_set_device_raw(c->device) < 0)
+        return -1;
+    cudaStream_t s = pcs_current_stream(c->device);
+    if (pcs_launch_scan(op, dt, pcs_tensor_data(res), pcs_tensor_data(c), A, K, B, s) < 0) {
+        pcs_not_implemented(fname, dt);
+        return -1;
+    }
+    return PCS_CHECK_LAUNCH(s, fname);
+}
+
 /* cumsum / cumprod(input, dim, *, dtype=None) */
 static PyObject *scan_entry(int op, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kw, bool inplace)
@@ -563,14 +579,10 @@ static PyObject *scan_entry(int op, PyObject *self, PyObject *const *args, Py_ss
             if (i > d)
                 B *= c->sizes[i];
         }
-        if (pcs_cuda_set_device_raw(c->device) < 0)
-            goto fail;
-        cudaStream_t s = pcs_current_stream(c->device);
-        if (pcs_launch_scan(op, dt, pcs_tensor_data(res), pcs_tensor_data(c), A, K, B, s) < 0) {
-            pcs_not_implemented(fname, dt);
-            goto fail;
-        }
-        if (PCS_CHECK_LAUNCH(s, fname) < 0)
+        /* A few long lines: CUB's device-wide scan (scan_lines runs one
+         * block per line, which cannot fill the GPU with them). */
+        int cub = pcs_cumsum_dim(op == 1, c, c->ndim ? d : 0, res);
+        if (cub == -1 || (cub == -2 && scan_lines_run(op, dt, c, res, A, K, B, fname) < 0))
             goto fail;
     } else {
         PyObject *fn = pcs_ops_numpy_fn("scan");
@@ -601,35 +613,23 @@ fail:
 /* ------------------------------------------------------------------------ */
 /* Tables                                                                    */
 
-#define PAIR(name, call)                                                                          \
-    static PyObject *f_##name(PyObject *m, PyObject *const *a, Py_ssize_t n, PyObject *kw)       \
-    {                                                                                             \
-        PyObject *self = NULL;                                                                    \
-        PCS_UNUSED(m);                                                                            \
-        return call;                                                                              \
-    }                                                                                             \
-    static PyObject *m_##name(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObject *kw)    \
-    {                                                                                             \
-        return call;                                                                              \
-    }
-PAIR(sum, sum_like(PCS_ROP_SUM, "sum", self, a, n, kw))
-PAIR(mean, sum_like(PCS_ROP_MEAN, "mean", self, a, n, kw))
-PAIR(prod, sum_like(PCS_ROP_PROD, "prod", self, a, n, kw))
-PAIR(max, max_like(true, self, a, n, kw))
-PAIR(min, max_like(false, self, a, n, kw))
-PAIR(amax, amax_like(true, self, a, n, kw))
-PAIR(amin, amax_like(false, self, a, n, kw))
-PAIR(argmax, argmax_like(true, self, a, n, kw))
-PAIR(argmin, argmax_like(false, self, a, n, kw))
-PAIR(std, var_like(true, self, a, n, kw))
-PAIR(var, var_like(false, self, a, n, kw))
-PAIR(norm, norm_entry(self, a, n, kw))
-PAIR(all, bool_red(true, self, a, n, kw))
-PAIR(any, bool_red(false, self, a, n, kw))
-PAIR(logsumexp, lse_entry(self, a, n, kw))
-PAIR(cumsum, scan_entry(0, self, a, n, kw, false))
-PAIR(cumprod, scan_entry(1, self, a, n, kw, false))
-#undef PAIR
+PCS_OP_PAIR(sum, sum_like(PCS_ROP_SUM, "sum", self, a, n, kw))
+PCS_OP_PAIR(mean, sum_like(PCS_ROP_MEAN, "mean", self, a, n, kw))
+PCS_OP_PAIR(prod, sum_like(PCS_ROP_PROD, "prod", self, a, n, kw))
+PCS_OP_PAIR(max, max_like(true, self, a, n, kw))
+PCS_OP_PAIR(min, max_like(false, self, a, n, kw))
+PCS_OP_PAIR(amax, amax_like(true, self, a, n, kw))
+PCS_OP_PAIR(amin, amax_like(false, self, a, n, kw))
+PCS_OP_PAIR(argmax, argmax_like(true, self, a, n, kw))
+PCS_OP_PAIR(argmin, argmax_like(false, self, a, n, kw))
+PCS_OP_PAIR(std, var_like(true, self, a, n, kw))
+PCS_OP_PAIR(var, var_like(false, self, a, n, kw))
+PCS_OP_PAIR(norm, norm_entry(self, a, n, kw))
+PCS_OP_PAIR(all, bool_red(true, self, a, n, kw))
+PCS_OP_PAIR(any, bool_red(false, self, a, n, kw))
+PCS_OP_PAIR(logsumexp, lse_entry(self, a, n, kw))
+PCS_OP_PAIR(cumsum, scan_entry(0, self, a, n, kw, false))
+PCS_OP_PAIR(cumprod, scan_entry(1, self, a, n, kw, false))
 
 static PyObject *m_cumsum_(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObject *kw)
 {
@@ -640,8 +640,6 @@ static PyObject *m_cumprod_(PyObject *self, PyObject *const *a, Py_ssize_t n, Py
     return scan_entry(1, self, a, n, kw, true);
 }
 
-#define FK (METH_FASTCALL | METH_KEYWORDS)
-#define FN(f) (PyCFunction)(void (*)(void))(f)
 #define RED_LIST(X)                                                                               \
     X(sum, "Sum over dims (all by default); integers sum in int64.")                             \
     X(mean, "Mean over dims.") X(prod, "Product over dims.")                                     \
@@ -655,18 +653,16 @@ static PyObject *m_cumprod_(PyObject *self, PyObject *const *a, Py_ssize_t n, Py
     X(all, "True where all elements are non-zero.") X(any, "True where any element is non-zero.") \
     X(logsumexp, "log(sum(exp(x))) over dims, computed stably.")                                 \
     X(cumsum, "Cumulative sum along dim.") X(cumprod, "Cumulative product along dim.")
-#define T_ENTRY(name, doc) {#name, FN(m_##name), FK, doc},
-#define F_ENTRY(name, doc) {#name, FN(f_##name), FK, doc},
 
 PyMethodDef pcs_ops_reduce_tmethods[] = {
-    RED_LIST(T_ENTRY)
-    {"cumsum_", FN(m_cumsum_), FK, "In-place cumsum."},
-    {"cumprod_", FN(m_cumprod_), FK, "In-place cumprod."},
+    RED_LIST(PCS_T_ENTRY)
+    {"cumsum_", PCS_FN(m_cumsum_), PCS_FK, "In-place cumsum."},
+    {"cumprod_", PCS_FN(m_cumprod_), PCS_FK, "In-place cumprod."},
     {NULL, NULL, 0, NULL},
 };
 
 PyMethodDef pcs_ops_reduce_functions[] = {
-    RED_LIST(F_ENTRY)
+    RED_LIST(PCS_F_ENTRY)
     {NULL, NULL, 0, NULL},
 };
 

@@ -641,8 +641,8 @@ PCS_OP_PAIR(tile, tile_entry(self, a, n, kw))
 PCS_OP_PAIR(repeat_interleave, repeat_interleave_entry(self, a, n, kw))
 PCS_OP_PAIR(movedim, movedim_entry(self, a, n, kw))
 
-#define FK PCS_OP_FK
-#define FN(f) PCS_OP_FN(f)
+#define FK PCS_FK
+#define FN(f) PCS_FN(f)
 #define SHAPE_LIST(X)                                                                             \
     X(flip, "flip(input, dims)\n\nA copy with the order of entries reversed along dims.")          \
     X(fliplr, "fliplr(input)\n\nflip along dim 1 (a copy).")                                      \
@@ -656,7 +656,7 @@ PCS_OP_PAIR(movedim, movedim_entry(self, a, n, kw))
     X(movedim, "movedim(input, source, destination)\n\nA view with dims moved to new places.")
 
 PyMethodDef pcs_ops_shape_tmethods[] = {
-    SHAPE_LIST(PCS_OP_METHOD_ENTRY)
+    SHAPE_LIST(PCS_T_ENTRY)
     {"moveaxis", FN(m_movedim), FK, "moveaxis(source, destination)\n\nAlias of movedim()."},
     {"repeat", FN(m_repeat), FK,
      "repeat(*repeats)\n\nThe tensor repeated repeats[i] times along dim i (a copy)."},
@@ -664,7 +664,7 @@ PyMethodDef pcs_ops_shape_tmethods[] = {
 };
 
 PyMethodDef pcs_ops_shape_functions[] = {
-    SHAPE_LIST(PCS_OP_FUNCTION_ENTRY)
+    SHAPE_LIST(PCS_F_ENTRY)
     {"moveaxis", FN(f_movedim), FK, "moveaxis(input, source, destination)\n\nAlias of movedim()."},
     {NULL, NULL, 0, NULL},
 };

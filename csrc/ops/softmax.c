@@ -137,8 +137,8 @@ static PyObject *softmax_entry(bool log, PyObject *self, PyObject *const *args, 
 PCS_OP_PAIR(softmax, softmax_entry(false, self, a, n, kw))
 PCS_OP_PAIR(log_softmax, softmax_entry(true, self, a, n, kw))
 
-#define FK PCS_OP_FK
-#define FN(f) PCS_OP_FN(f)
+#define FK PCS_FK
+#define FN(f) PCS_FN(f)
 
 PyMethodDef pcs_ops_softmax_tmethods[] = {
     {"softmax", FN(m_softmax), FK,

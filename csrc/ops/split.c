@@ -394,8 +394,8 @@ PCS_OP_PAIR(split, split_entry(self, a, n, kw))
 PCS_OP_PAIR(chunk, chunk_entry(self, a, n, kw))
 PCS_OP_PAIR(tensor_split, tensor_split_entry(self, a, n, kw))
 
-#define FK PCS_OP_FK
-#define FN(f) PCS_OP_FN(f)
+#define FK PCS_FK
+#define FN(f) PCS_FN(f)
 
 PyMethodDef pcs_ops_split_tmethods[] = {
     {"split", FN(m_split), FK,

@@ -1,0 +1,198 @@
+// scan.cu: the scans that carry more than a running sum: cummax and cummin
+// (value and index) and logcumsumexp, behind pcs_scan_rows (kernels.h).
+//
+// The host hands over a contiguous [nseg, seglen] block (the scanned dim
+// last). One cub::DeviceScan::InclusiveScanByKey covers every row at once:
+// the key of element i is its row, i / seglen, so the scan restarts at each
+// row. cummax/cummin scan (value, index) pairs, written straight into the
+// values and indices through a zip of the two outputs, with torch's rule: a later
+// element wins ties (>= for max, <= for min), and NaN wins over everything,
+// the latest NaN over earlier ones; that choice is associative, as a scan
+// needs. cumsum and cumprod of a few long rows come here too (ops_reduce.c's
+// one-block-per-line kernel cannot fill the GPU with them). logcumsumexp
+// scans log(exp(a) + exp(b)) in float (double for
+// double), computed from the larger term so nothing overflows, and rounds to
+// float16/bfloat16 as it stores. No workspace beyond CUB's own, no second
+// pass.
+#include <cub/device/device_scan.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+#include <thrust/iterator/transform_output_iterator.h>
+#include <thrust/iterator/zip_iterator.h>
+
+#include "ew_common.cuh"
+
+using namespace pcs;
+
+namespace {
+
+template <class C> struct VI {
+    C v;
+    int64_t i;
+};
+
+template <class T> using lse_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+struct RowOf {
+    int64_t len;
+    __host__ __device__ int64_t operator()(int64_t i) const { return i / len; }
+};
+
+template <class T> struct LoadVI {
+    const T *x;
+    int64_t len;
+    __host__ __device__ VI<compute_t<T>> operator()(int64_t i) const
+    {
+        return {to_c<compute_t<T>>(x[i]), i % len};
+    }
+};
+
+template <class T> struct LoadLse {
+    const T *x;
+    __host__ __device__ lse_t<T> operator()(int64_t i) const { return to_c<lse_t<T>>(x[i]); }
+};
+
+// a: the scan so far, b: the next part (later elements).
+template <class C, bool MAX> struct PickVI {
+    __device__ VI<C> operator()(const VI<C> &a, const VI<C> &b) const
+    {
+        bool take_b;
+        if (is_nan(b.v))
+            take_b = true;
+        else if (is_nan(a.v))
+            take_b = false;
+        else
+            take_b = MAX ? !(b.v < a.v) : !(b.v > a.v);
+        return take_b ? b : a;
+    }
+};
+
+template <class A> struct LogAddExp {
+    __device__ A operator()(A a, A b) const
+    {
+        if (a != a || b != b)
+            return a + b; // NaN
+        A mx = a > b ? a : b, mn = a > b ? b : a;
+        if (mn == -cuda::std::numeric_limits<A>::infinity() || mx == cuda::std::numeric_limits<A>::infinity())
+            return mx;
+        return mx + log1p(exp(mn - mx));
+    }
+};
+
+template <class T> struct SplitVI {
+    __host__ __device__ thrust::tuple<T, int64_t> operator()(const VI<compute_t<T>> &p) const
+    {
+        return thrust::make_tuple(from_c<T>(p.v), p.i);
+    }
+};
+
+// cumsum / cumprod: the running sum or product in the type the existing
+// scans use (float for float16/bfloat16), rounded as stored.
+template <class T> using sum_t = std::conditional_t<is_lowp<T>, float, compute_t<T>>;
+template <class T> struct LoadSum {
+    const T *x;
+    __host__ __device__ sum_t<T> operator()(int64_t i) const { return to_c<sum_t<T>>(x[i]); }
+};
+template <class T> struct StoreSum {
+    __host__ __device__ T operator()(sum_t<T> a) const { return from_c<T>(a); }
+};
+template <class A, bool PROD> struct SumOp {
+    __device__ A operator()(A a, A b) const { return PROD ? A(a * b) : A(a + b); }
+};
+
+template <class T> struct StoreLse {
+    __host__ __device__ T operator()(lse_t<T> a) const { return from_c<T>(a); }
+};
+
+// One inclusive scan of every row: vals (an iterator over the elements)
+// into out, restarting where the key i / len changes. Two-phase as the
+// launchers: ws NULL sizes the workspace (CUB's temporary storage only).
+template <class V, class O, class Op>
+int scan_by_row(V vals, O out, Op op, int64_t n, int64_t len, char *ws, size_t *ws_bytes, cudaStream_t s)
+{
+    auto keys = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), RowOf{len});
+    size_t tmp_bytes = 0;
+    cudaError_t e = cub::DeviceScan::InclusiveScanByKey(nullptr, tmp_bytes, keys, vals, out, op, n,
+                                                        cuda::std::equal_to<>{}, s);
+    if (e != cudaSuccess || !ws) {
+        *ws_bytes = tmp_bytes;
+        return (int)e;
+    }
+    if (n == 0)
+        return 0;
+    return (int)cub::DeviceScan::InclusiveScanByKey(ws, tmp_bytes, keys, vals, out, op, n,
+                                                    cuda::std::equal_to<>{}, s);
+}
+
+template <class T, bool MAX>
+int run_cumext(const T *x, T *out, int64_t *idx, int64_t n, int64_t len, char *ws, size_t *ws_bytes,
+               cudaStream_t s)
+{
+    // The pairs go straight to the two outputs: the scan writes a (value,
+    // index) tuple through a zip of (out, idx).
+    auto vals = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), LoadVI<T>{x, len});
+    auto dst = thrust::make_transform_output_iterator(thrust::make_zip_iterator(out, idx), SplitVI<T>{});
+    return scan_by_row(vals, dst, PickVI<compute_t<T>, MAX>{}, n, len, ws, ws_bytes, s);
+}
+
+template <class T>
+int run_lse(const T *x, T *out, int64_t n, int64_t len, char *ws, size_t *ws_bytes, cudaStream_t s)
+{
+    using A = lse_t<T>;
+    auto vals = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), LoadLse<T>{x});
+    auto dst = thrust::make_transform_output_iterator(out, StoreLse<T>{}); // rounded once, at the end
+    return scan_by_row(vals, dst, LogAddExp<A>{}, n, len, ws, ws_bytes, s);
+}
+
+// One row: a plain scan, no keys; several: by row, as the others.
+template <class T, bool PROD>
+int run_cumsum(const T *x, T *out, int64_t n, int64_t len, char *ws, size_t *ws_bytes, cudaStream_t s)
+{
+    auto vals = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), LoadSum<T>{x});
+    auto dst = thrust::make_transform_output_iterator(out, StoreSum<T>{});
+    if (n != len)
+        return scan_by_row(vals, dst, SumOp<sum_t<T>, PROD>{}, n, len, ws, ws_bytes, s);
+    size_t tmp_bytes = 0;
+    cudaError_t e = cub::DeviceScan::InclusiveScan(nullptr, tmp_bytes, vals, dst, SumOp<sum_t<T>, PROD>{}, n, s);
+    if (e != cudaSuccess || !ws) {
+        *ws_bytes = tmp_bytes;
+        return (int)e;
+    }
+    if (n == 0)
+        return 0;
+    return (int)cub::DeviceScan::InclusiveScan(ws, tmp_bytes, vals, dst, SumOp<sum_t<T>, PROD>{}, n, s);
+}
+
+} // namespace
+
+extern "C" int pcs_scan_rows(int op, int dtype, const void *in, void *out, int64_t *indices,
+                             int64_t nseg, int64_t seglen, void *ws, size_t *ws_bytes, cudaStream_t s)
+{
+    int64_t n = nseg * seglen;
+    if (seglen == 0)
+        n = 0;
+    return dispatch_dtype(dtype, [&](auto tv) -> int {
+        using T = decltype(tv);
+        if constexpr (is_cx<T>) {
+            return -1;
+        } else {
+            const T *x = (const T *)in;
+            char *w = (char *)ws;
+            if (op == PCS_SCAN_CUMMAX)
+                return run_cumext<T, true>(x, (T *)out, indices, n, seglen ? seglen : 1, w, ws_bytes, s);
+            if (op == PCS_SCAN_CUMMIN)
+                return run_cumext<T, false>(x, (T *)out, indices, n, seglen ? seglen : 1, w, ws_bytes, s);
+            if constexpr (is_flt<T>) {
+                if (op == PCS_SCAN_LOGCUMSUMEXP)
+                    return run_lse<T>(x, (T *)out, n, seglen ? seglen : 1, w, ws_bytes, s);
+            }
+            if constexpr (!std::is_same_v<T, bool>) {
+                if (op == PCS_SCAN_CUMSUM)
+                    return run_cumsum<T, false>(x, (T *)out, n, seglen ? seglen : 1, w, ws_bytes, s);
+                if (op == PCS_SCAN_CUMPROD)
+                    return run_cumsum<T, true>(x, (T *)out, n, seglen ? seglen : 1, w, ws_bytes, s);
+            }
+            return -1;
+        }
+    });
+}

@@ -1,0 +1,146 @@
+// sort_keys.cuh: what the sorting and selection kernels (sort.cu, select.cu)
+// share: the order-preserving unsigned keys that let CUB sort every dtype in
+// torch's order (NaN last, -0.0 equal to +0.0), grid-stride loops, the
+// workspace carving of the two-phase launchers, and CUB's sort of rows.
+#pragma once
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_segmented_sort.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include "ew_common.cuh"
+
+namespace pcs {
+
+// ---------------------------------------------------------------------------
+// Keys
+
+template <class T> struct ukey_of;
+template <> struct ukey_of<bool> { using type = uint8_t; };
+template <> struct ukey_of<uint8_t> { using type = uint8_t; };
+template <> struct ukey_of<int8_t> { using type = uint8_t; };
+template <> struct ukey_of<int16_t> { using type = uint16_t; };
+template <> struct ukey_of<int32_t> { using type = uint32_t; };
+template <> struct ukey_of<int64_t> { using type = uint64_t; };
+template <> struct ukey_of<__half> { using type = uint16_t; };
+template <> struct ukey_of<__nv_bfloat16> { using type = uint16_t; };
+template <> struct ukey_of<float> { using type = uint32_t; };
+template <> struct ukey_of<double> { using type = uint64_t; };
+template <class T> using ukey_t = typename ukey_of<T>::type;
+
+template <class T> constexpr bool sortable = !is_cx<T>;
+
+// The bits of x, as the unsigned key type.
+template <class T> __device__ __forceinline__ ukey_t<T> bits_of(T x)
+{
+    ukey_t<T> u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+// The order-preserving key of x; merge_zero maps -0.0 to +0.0's key.
+template <class T> __device__ __forceinline__ ukey_t<T> to_key(T x, bool merge_zero, bool desc)
+{
+    using U = ukey_t<T>;
+    constexpr U top = U(U(1) << (sizeof(U) * 8 - 1));
+    U u = bits_of(x);
+    if constexpr (is_flt<T>) {
+        if (is_nan(to_c<double>(x)))
+            u = U(~U(0));
+        else {
+            if (merge_zero && u == top)
+                u = 0;
+            u = (u & top) ? U(~u) : U(u | top);
+        }
+    } else if constexpr (std::is_signed_v<T>) {
+        u = U(u ^ top);
+    }
+    return desc ? U(~u) : u;
+}
+
+// Inverse of to_key, exact except where to_key merged bit patterns: a NaN
+// comes back as the canonical quiet NaN, a merged -0.0 as +0.0 (the
+// keys-only path does not merge zeros; the path with indices reads zeros and
+// NaNs back from the input).
+template <class T> __device__ __forceinline__ T from_key(ukey_t<T> u, bool desc)
+{
+    using U = ukey_t<T>;
+    constexpr U top = U(U(1) << (sizeof(U) * 8 - 1));
+    if (desc)
+        u = U(~u);
+    if constexpr (is_flt<T>) {
+        if (u == U(~U(0)))
+            u = std::is_same_v<T, float> ? U(0x7fc00000u) : std::is_same_v<T, double> ? U(0x7ff8000000000000ull)
+              : std::is_same_v<T, __half> ? U(0x7e00u) : U(0x7fc0u);
+        else
+            u = (u & top) ? U(u & ~top) : U(~u);
+    } else if constexpr (std::is_signed_v<T>) {
+        u = U(u ^ top);
+    }
+    T x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+// Grid for a grid-stride loop over n elements.
+inline unsigned grid_for(int64_t n, int threads = 256)
+{
+    int64_t b = (n + threads - 1) / threads, cap = (int64_t)sm_count() * 32;
+    return (unsigned)(b < 1 ? 1 : b < cap ? b : cap);
+}
+
+#define GRID_STRIDE(i, n)                                                                          \
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n);                    \
+         i += (int64_t)gridDim.x * blockDim.x)
+
+struct RowStart {
+    int64_t len;
+    __host__ __device__ int64_t operator()(int64_t r) const { return r * len; }
+};
+using RowIt = thrust::transform_iterator<RowStart, thrust::counting_iterator<int64_t>>;
+
+// Carves 256-byte aligned pieces out of one workspace (and, with base NULL,
+// only counts the bytes).
+struct Carve {
+    char *base;
+    size_t used = 0;
+    template <class P> P *take(size_t bytes)
+    {
+        size_t at = used;
+        used += (bytes + 255) & ~(size_t)255;
+        return base ? (P *)(base + at) : nullptr;
+    }
+    // The last piece, CUB's temporary storage, into *tmp; true (with
+    // *ws_bytes set) when this call only sizes the workspace.
+    bool sized(size_t tmp_bytes, void **tmp, size_t *ws_bytes)
+    {
+        *tmp = take<char>(tmp_bytes);
+        if (base)
+            return false;
+        *ws_bytes = used;
+        return true;
+    }
+};
+
+// CUB's part of a sort of `n` keys of type U in nseg rows (pairs: int32 values).
+template <class U>
+cudaError_t cub_sort(void *tmp, size_t &tmp_bytes, cub::DoubleBuffer<U> &keys,
+                     cub::DoubleBuffer<int32_t> *vals, int64_t n, int64_t nseg, int64_t seglen,
+                     cudaStream_t s)
+{
+    RowIt begin(thrust::counting_iterator<int64_t>(0), RowStart{seglen});
+    RowIt end(thrust::counting_iterator<int64_t>(1), RowStart{seglen});
+    if (nseg == 1) {
+        if (vals)
+            return cub::DeviceRadixSort::SortPairs(tmp, tmp_bytes, keys, *vals, (int)n, 0,
+                                                   (int)sizeof(U) * 8, s);
+        return cub::DeviceRadixSort::SortKeys(tmp, tmp_bytes, keys, (int)n, 0, (int)sizeof(U) * 8, s);
+    }
+    if (vals)
+        return cub::DeviceSegmentedSort::StableSortPairs(tmp, tmp_bytes, keys, *vals, n, nseg, begin,
+                                                         end, s);
+    return cub::DeviceSegmentedSort::StableSortKeys(tmp, tmp_bytes, keys, n, nseg, begin, end, s);
+}
+
+} // namespace pcs
