@@ -13,7 +13,8 @@ PcsTensor *pcs_input_arg(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 {
     PyObject *x = self ? self : pcs_arg(args, nargs, kw, 0, "input");
     if (!x || !PcsTensor_Check(x)) {
-        PyErr_Format(PyExc_TypeError, "%s(): argument 'input' (position 1) must be Tensor", fname);
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'input' (position 1) must be Tensor, not %.100s",
+                     fname, x ? Py_TYPE(x)->tp_name : "nothing");
         return NULL;
     }
     return (PcsTensor *)x;

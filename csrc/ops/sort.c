@@ -121,18 +121,6 @@ int pcs_flag_arg(PyObject *obj, bool dflt)
     return PyObject_IsTrue(obj);
 }
 
-PcsTensor *pcs_input_arg(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw,
-                         const char *fname)
-{
-    PyObject *x = self ? self : pcs_arg(args, nargs, kw, 0, "input");
-    if (!x || !PcsTensor_Check(x)) {
-        PyErr_Format(PyExc_TypeError, "%s(): argument 'input' must be Tensor, not %.100s", fname,
-                     x ? Py_TYPE(x)->tp_name : "nothing");
-        return NULL;
-    }
-    return (PcsTensor *)x;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Devices                                                                   */
 

@@ -49,9 +49,7 @@ int pcs_cumsum_dim(bool prod, PcsTensor *src, int d, PcsTensor *out);
 int pcs_dim_arg(PyObject *obj, int ndim, int64_t dflt, const char *fname);
 /* A bool argument (NULL/None gives dflt); -1 with exception. */
 int pcs_flag_arg(PyObject *obj, bool dflt);
-/* The input tensor of a function or method (`self` when not NULL). */
-PcsTensor *pcs_input_arg(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw,
-                         const char *fname);
+/* (pcs_input_arg: ops.h, op_common.c) */
 
 /* ---- devices --------------------------------------------------------------- */
 
