@@ -10,14 +10,7 @@ import pycuda_sem as pcs
 
 pytestmark = pytest.mark.cuda
 
-try:
-    import torch as _torch
-    HAVE_TORCH = _torch.cuda.is_available()
-except Exception:  # noqa: BLE001 - any import failure means "no torch"
-    _torch = None
-    HAVE_TORCH = False
-
-needs_torch = pytest.mark.skipif(not HAVE_TORCH, reason="torch with CUDA not installed")
+from torch_oracle import HAVE_TORCH, _torch, needs_torch  # noqa: E402,F401
 
 
 def test_result_on_operand_device_and_cpu_zero_dim_joins():

@@ -13,14 +13,7 @@ import pycuda_sem.nn.functional as F
 
 pytestmark = [pytest.mark.cuda, pytest.mark.usefixtures("balanced")]
 
-try:
-    import torch as _torch
-    HAVE_TORCH = _torch.cuda.is_available()
-except Exception:  # noqa: BLE001 - any import failure means "no torch"
-    _torch = None
-    HAVE_TORCH = False
-
-needs_torch = pytest.mark.skipif(not HAVE_TORCH, reason="torch with CUDA not installed")
+from torch_oracle import HAVE_TORCH, _torch, needs_torch  # noqa: E402,F401
 
 DTYPES = [pcs.float32, pcs.float64, pcs.float16, pcs.bfloat16]
 # (rtol, atol) against a float64 reference of the values as stored

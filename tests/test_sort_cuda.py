@@ -16,14 +16,7 @@ import pycuda_sem as pcs
 
 pytestmark = [pytest.mark.cuda, pytest.mark.usefixtures("balanced")]
 
-try:
-    import torch as _torch
-    HAVE_TORCH = _torch.cuda.is_available()
-except Exception:  # noqa: BLE001 - any import failure means "no torch"
-    _torch = None
-    HAVE_TORCH = False
-
-needs_torch = pytest.mark.skipif(not HAVE_TORCH, reason="torch with CUDA not installed")
+from torch_oracle import HAVE_TORCH, _torch, needs_torch  # noqa: E402,F401
 
 SORT_DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
                "float32", "float64"]

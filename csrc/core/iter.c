@@ -291,31 +291,44 @@ void pcs_iter_output_strides(int ndim, const int64_t *shape, int nin, const pcs_
 /* ------------------------------------------------------------------------ */
 /* Reductions                                                                */
 
+/* The dims of size > 1 in memory order, outermost first (a stable
+ * insertion by stride) into perm; their count, or -1 unless the strides
+ * pack the elements densely. */
+static int memory_order(int ndim, const int64_t *sizes, const int64_t *strides, int *perm)
+{
+    int n = 0;
+    for (int d = 0; d < ndim; d++) {
+        if (sizes[d] == 1)
+            continue;
+        int j = n++;
+        for (; j > 0 && strides[perm[j - 1]] < strides[d]; j--)
+            perm[j] = perm[j - 1];
+        perm[j] = d;
+    }
+    int64_t expect = 1;
+    for (int i = n - 1; i >= 0; i--) {
+        if (strides[perm[i]] != expect)
+            return -1;
+        expect *= sizes[perm[i]];
+    }
+    return n;
+}
+
 bool pcs_iter_reduce_blocks(int ndim, const int64_t *sizes, const int64_t *strides,
                             const bool *mask, int64_t *A, int64_t *K, int64_t *B)
 {
     *A = *K = *B = 1;
-    int perm[PCS_MAX_DIMS], n = 0;
     for (int d = 0; d < ndim; d++) {
         if (sizes[d] == 0) { /* nothing to read: any [A, K, B] of the right counts */
             for (int e = 0; e < ndim; e++)
                 *(mask[e] ? K : A) *= sizes[e];
             return true;
         }
-        if (sizes[d] == 1)
-            continue;
-        int j = n++; /* insertion by stride, largest first (stable) */
-        for (; j > 0 && strides[perm[j - 1]] < strides[d]; j--)
-            perm[j] = perm[j - 1];
-        perm[j] = d;
     }
     /* Dense, and in memory order: kept* reduced* kept*, kept ascending. */
-    int64_t expect = 1;
-    for (int i = n - 1; i >= 0; i--) {
-        if (strides[perm[i]] != expect)
-            return false;
-        expect *= sizes[perm[i]];
-    }
+    int perm[PCS_MAX_DIMS], n = memory_order(ndim, sizes, strides, perm);
+    if (n < 0)
+        return false;
     int phase = 0, last_kept = -1; /* 0 before the run, 1 in it, 2 after */
     for (int i = 0; i < n; i++) {
         int d = perm[i];
@@ -339,23 +352,12 @@ bool pcs_iter_reduce_blocks(int ndim, const int64_t *sizes, const int64_t *strid
 bool pcs_iter_reduce_split(int ndim, const int64_t *sizes, const int64_t *strides,
                            const bool *mask, int64_t blk[5])
 {
-    int perm[PCS_MAX_DIMS], n = 0;
-    for (int d = 0; d < ndim; d++) {
+    for (int d = 0; d < ndim; d++)
         if (sizes[d] == 0)
             return false; /* the one-pass path handles empty inputs */
-        if (sizes[d] == 1)
-            continue;
-        int j = n++;
-        for (; j > 0 && strides[perm[j - 1]] < strides[d]; j--)
-            perm[j] = perm[j - 1];
-        perm[j] = d;
-    }
-    int64_t expect = 1;
-    for (int i = n - 1; i >= 0; i--) {
-        if (strides[perm[i]] != expect)
-            return false;
-        expect *= sizes[perm[i]];
-    }
+    int perm[PCS_MAX_DIMS], n = memory_order(ndim, sizes, strides, perm);
+    if (n < 0)
+        return false;
     /* Memory order must read kept* reduced+ kept* reduced+ kept*, the kept
      * dims ascending: blocks P, K1, M, K2, Q. */
     for (int i = 0; i < 5; i++)
@@ -384,22 +386,8 @@ bool pcs_iter_reduce_split(int ndim, const int64_t *sizes, const int64_t *stride
 
 bool pcs_iter_dense(const pcs_iter_operand *t)
 {
-    int perm[PCS_MAX_DIMS], n = 0;
-    for (int d = 0; d < t->ndim; d++) {
-        if (t->sizes[d] == 1)
-            continue;
-        int j = n++;
-        for (; j > 0 && t->strides[perm[j - 1]] < t->strides[d]; j--)
-            perm[j] = perm[j - 1];
-        perm[j] = d;
-    }
-    int64_t expect = 1;
-    for (int i = n - 1; i >= 0; i--) {
-        if (t->strides[perm[i]] != expect)
-            return false;
-        expect *= t->sizes[perm[i]];
-    }
-    return true;
+    int perm[PCS_MAX_DIMS];
+    return memory_order(t->ndim, t->sizes, t->strides, perm) >= 0;
 }
 
 static int64_t numel_of(const pcs_iter_operand *t)

@@ -158,6 +158,10 @@ PcsTensor *pcs_zeros_tensor(int ndim, const int64_t *sizes, int dtype, int devic
 /* res (consumed) copied into out= (same device and shape: no resizing),
  * returning out; res itself when out is NULL. */
 PyObject *pcs_into_out(PyObject *res, PyObject *out, const char *fname);
+/* A NumPy array to write a CPU result into: t's own memory, or a float32
+ * stand-in (*tmp) for bfloat16, copied back by pcs_np_done. */
+PyObject *pcs_np_out(PcsTensor *t, PcsTensor **tmp);
+int pcs_np_done(PcsTensor *t, PcsTensor *tmp);
 
 
 /* Binary entry for the operators (ops_binary.c): which is an index of its table. */

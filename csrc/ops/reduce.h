@@ -21,8 +21,5 @@ int pcs_reduce_exec_cuda(const red_call *c, PcsTensor *x, const bool *mask, PcsT
 int pcs_reduce_exec_cpu(const red_call *c, PcsTensor *x, const bool *mask, PcsTensor *res,
                         PcsTensor *idx);
 
-/* A NumPy view of a CPU result, or of a float32 stand-in for bfloat16
- * (*tmp, to be copied back into t by the caller). */
-PyObject *pcs_reduce_np_out(PcsTensor *t, PcsTensor **tmp);
 
 #endif

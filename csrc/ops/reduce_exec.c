@@ -114,20 +114,6 @@ static PyObject *axes_tuple(const bool *mask, int nd)
     return t;
 }
 
-/* A NumPy view of a CPU result, or of a float32 stand-in for bfloat16. */
-PyObject *pcs_reduce_np_out(PcsTensor *t, PcsTensor **tmp)
-{
-    *tmp = NULL;
-    if (pcs_ops_cpu_dtype(t->dtype) != t->dtype) {
-        *tmp = pcs_tensor_empty(t->ndim, t->sizes, pcs_ops_cpu_dtype(t->dtype), -1, false);
-        PyObject *a = *tmp ? pcs_tensor_numpy(*tmp) : NULL;
-        if (!a)
-            Py_CLEAR(*tmp);
-        return a;
-    }
-    return pcs_tensor_numpy(t);
-}
-
 int pcs_reduce_exec_cpu(const red_call *c, PcsTensor *x, const bool *mask, PcsTensor *res,
                       PcsTensor *idx)
 {
@@ -151,7 +137,7 @@ int pcs_reduce_exec_cpu(const red_call *c, PcsTensor *x, const bool *mask, PcsTe
         x = shrunk;
     }
     if ((xa = pcs_ops_numpy_in(x, x->dtype)) && (axes = axes_tuple(mask, x->ndim)) &&
-        (oa = res ? pcs_reduce_np_out(res, &tmp) : Py_NewRef(Py_None)) &&
+        (oa = res ? pcs_np_out(res, &tmp) : Py_NewRef(Py_None)) &&
         (ia = idx ? pcs_tensor_numpy(idx) : Py_NewRef(Py_None)))
         rr = PyObject_CallFunction(fn, "sOOOOd", c->name, xa, axes, oa, ia, c->param);
     int r = rr ? 0 : -1;

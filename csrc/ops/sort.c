@@ -183,28 +183,6 @@ int pcs_cub_run(int dev, const char *op, int dtype, pcs_cub_call call, const voi
     return r;
 }
 
-PyObject *pcs_np_out(PcsTensor *t, PcsTensor **tmp)
-{
-    *tmp = NULL;
-    if (pcs_ops_cpu_dtype(t->dtype) != t->dtype) {
-        *tmp = pcs_tensor_empty(t->ndim, t->sizes, pcs_ops_cpu_dtype(t->dtype), -1, false);
-        PyObject *a = *tmp ? pcs_tensor_numpy(*tmp) : NULL;
-        if (!a)
-            Py_CLEAR(*tmp);
-        return a;
-    }
-    return pcs_tensor_numpy(t);
-}
-
-int pcs_np_done(PcsTensor *t, PcsTensor *tmp)
-{
-    if (!tmp)
-        return 0;
-    int r = pcs_copy(t, tmp, false);
-    Py_DECREF(tmp);
-    return r;
-}
-
 PyObject *pcs_np_call(const char *name, PyObject *args)
 {
     if (!args) /* NOLINT(pcs-errors): the caller's Py_BuildValue failed and set it */

@@ -70,10 +70,6 @@ typedef int (*pcs_cub_call)(const void *ctx, void *ws, size_t *ws_bytes, cudaStr
  * caching allocator, runs, checks the launch. 0; -1 with exception (as
  * pcs_cub_status); -2, no exception, when the call declines (topk). */
 int pcs_cub_run(int dev, const char *op, int dtype, pcs_cub_call call, const void *ctx);
-/* A NumPy array to write a CPU result into: t's own memory, or a float32
- * stand-in (*tmp) for bfloat16, copied back by pcs_np_done. */
-PyObject *pcs_np_out(PcsTensor *t, PcsTensor **tmp);
-int pcs_np_done(PcsTensor *t, PcsTensor *tmp);
 /* Calls pycuda_sem._ops.<name>(*args) (args a new tuple, stolen) and
  * returns its result. */
 PyObject *pcs_np_call(const char *name, PyObject *args);
