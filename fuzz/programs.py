@@ -29,6 +29,7 @@ from values import (  # noqa: F401 (the evil classes are re-exported for replays
     gen_small_int, heavy, shape_small,
 )
 
+from api_actions import act_tensor_api  # noqa: E402
 
 # ---- the byte reader -----------------------------------------------------------
 
@@ -683,7 +684,10 @@ def act_threads(p):
     return "in %d threads: %s" % (n, text), threads
 
 
-ACTIONS = [act_view, act_view, act_unary, act_binary, act_binary, act_ternary, act_reduce,
+# The second slot was a second act_view before the tensor-API ops came; taking
+# it (rather than growing the list) keeps every other saved input decoding to
+# the program it was found with.
+ACTIONS = [act_view, act_tensor_api, act_unary, act_binary, act_binary, act_ternary, act_reduce,
            act_reduce, act_setitem, act_copy, act_convert, act_print, act_fft, act_fftfreq,
            act_private, act_state, act_random_inplace, act_cuda, act_stream_event,
            act_cross_device, act_threads]

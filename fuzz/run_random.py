@@ -10,7 +10,7 @@ alone in a fresh child to confirm, and a confirmed crash's bytes are saved in
 --crashes as crash-random-<seed> with its trace beside it (.txt). A SystemError
 is reported by the child and confirmed the same way.
 
-    python fuzz/run_random.py --seconds 600 --crashes fuzz/crashes [--seed N]
+    python fuzz/run_random.py --seconds 600 --crashes fuzz/crashes [--seed N] [--only ACTION]
 """
 import argparse
 import collections
@@ -125,7 +125,11 @@ def main():
     ap.add_argument("--crashes", default=os.path.join(os.path.dirname(__file__), "crashes"))
     ap.add_argument("--seed", type=int, default=int(time.time()) % 10**9 * 1000)
     ap.add_argument("--timeout", type=float, default=30)
+    ap.add_argument("--only", help="run only this action of programs.ACTIONS (e.g. "
+                    "act_tensor_api); saved inputs then replay only under the same --only")
     args = ap.parse_args()
+    if args.only:
+        programs.ACTIONS[:] = [getattr(programs, args.only)]
     os.makedirs(args.crashes, exist_ok=True)
     end, seed, total, found, failed = time.time() + args.seconds, args.seed, 0, [], 0
     print("random fuzzing from seed %d for %.0f s" % (seed, args.seconds), flush=True)

@@ -121,6 +121,19 @@ CRASHERS = {
         except TypeError:
             pass
     """,
+    # found by the tensor-API fuzz run of the third session: NumPy itself
+    # reads objects from nowhere for an object-kind interface without data
+    "array_interface_object_kind": """
+        class A:
+            __array_interface__ = {'typestr': '|O', 'shape': (0,), 'strides': 'x', 'version': 3}
+        for make in (torch.tensor, torch.as_tensor, torch.HalfTensor):
+            try:
+                make(A())
+            except TypeError:
+                pass
+            else:
+                raise SystemExit("no TypeError")
+    """,
 }
 
 
@@ -248,6 +261,13 @@ def test_fake_array_interface_strides():
         torch.tensor(FakeArray(shape=(2,), typestr="<f8", data=(ptr, False), strides=(4,)))
     t = torch.tensor(FakeArray(shape=(2,), typestr="<f8", data=(ptr, False), strides=(16,)))
     assert t.tolist() == [0.0, 2.0]
+
+
+@pytest.mark.parametrize("typestr", ["|O", "|V8", "<M8", "<U3", "|S2"])
+def test_fake_array_interface_kind_refused_before_numpy(typestr):
+    buf = np.zeros(4)
+    with pytest.raises(TypeError, match="kind"):
+        torch.tensor(FakeArray(shape=(2,), typestr=typestr, data=(buf.ctypes.data, False)))
 
 
 def test_fake_array_interface_not_a_dict():

@@ -46,10 +46,77 @@ int pcs_numpy_is_array(PyObject *obj)
     return PyArray_Check(obj);
 }
 
+/* getattr(obj, name) into *out, NULL when obj has no such attribute;
+ * -1 on any other error. */
+static int optional_attr(PyObject *obj, const char *name, PyObject **out)
+{
+    *out = PyObject_GetAttrString(obj, name);
+    if (*out)
+        return 0;
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+        return -1;
+    PyErr_Clear();
+    return 0;
+}
+
+static PyObject *unsupported_kind(char kind)
+{
+    PyErr_Format(PyExc_TypeError,
+                 "can't convert an array of kind '%c' (only bool, integer, float and complex "
+                 "arrays convert to tensors)",
+                 kind);
+    return NULL;
+}
+
+/* The kind letter an object's __array_interface__ or __array_struct__
+ * declares ('\0' when it declares none we can read; -1 on error). NumPy
+ * trusts these: an object kind ('O') with a made-up data pointer, or none,
+ * makes it read Python objects from arbitrary memory (it crashes inside
+ * NumPy), so the kind is checked before NumPy sees the object. */
+static int declared_kind(PyObject *obj)
+{
+    int kind = 0;
+    PyObject *iface = NULL;
+    if (optional_attr(obj, "__array_interface__", &iface) < 0)
+        return -1;
+    if (iface && PyDict_Check(iface)) {
+        PyObject *ts = PyDict_GetItemString(iface, "typestr"); /* borrowed, iface held */
+        if (ts && PyUnicode_Check(ts)) {
+            const char *t = PyUnicode_AsUTF8(ts);
+            if (!t) {
+                Py_DECREF(iface);
+                return -1;
+            }
+            if (strlen(t) >= 2)
+                kind = (unsigned char)t[1];
+        }
+    }
+    Py_XDECREF(iface);
+    if (kind)
+        return kind;
+    PyObject *cap = NULL;
+    if (optional_attr(obj, "__array_struct__", &cap) < 0)
+        return -1;
+    if (cap && PyCapsule_IsValid(cap, NULL)) {
+        const PyArrayInterface *ai = PyCapsule_GetPointer(cap, NULL);
+        if (ai && ai->two == 2)
+            kind = (unsigned char)ai->typekind;
+    }
+    Py_XDECREF(cap);
+    return kind;
+}
+
 PyObject *pcs_numpy_as_array(PyObject *obj)
 {
     if (numpy_ready() < 0)
         return NULL;
+    if (!PyArray_Check(obj)) {
+        int kind = declared_kind(obj);
+        if (kind < 0)
+            return NULL;
+        if (kind && !strchr("biufc", kind))
+            return unsupported_kind((char)kind);
+    }
     return PyArray_FromAny(obj, NULL, 0, 0, 0, NULL);
 }
 
