@@ -226,8 +226,11 @@ def reduce(name, x, axes, out, idx, param):
 
 def scan(name, x, axis, out):
     f = np.cumsum if name == "cumsum" else np.cumprod
+    # float16 accumulates in float32 and rounds each partial result once, as
+    # torch does on both devices (NumPy would carry the sum in float16).
+    acc = np.float32 if out.dtype == np.float16 else out.dtype
     with np.errstate(all="ignore"):
-        _put(out, f(x, axis=axis, dtype=out.dtype) if x.ndim else x)
+        _put(out, f(x, axis=axis, dtype=acc) if x.ndim else x)
 
 
 # ---- softmax (softmax.c) ------------------------------------------------------

@@ -1,0 +1,52 @@
+"""Printing of the tensor API's results (issue 14) against torch, on both
+devices: sorted values and their int64 indices, return_types tuples
+(sort, topk, kthvalue, mode, cummax), unique's values and counts, boolean
+comparison results, joined and split tensors, softmax outputs, over random
+shapes, dtypes and magnitudes. Skipped where torch is not installed (the
+GPU machine has it)."""
+import numpy as np
+import pytest
+
+from test_printing import _torch, both, random_arrays, same
+
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
+
+# name -> (applies to dtype?, f(lib, x)); lib is torch or pycuda_sem.
+OPS = {
+    "sort": (lambda dt: dt not in ("complex64", "complex128"), lambda m, x: m.sort(x, dim=-1)),
+    "argsort": (lambda dt: dt not in ("complex64", "complex128"),
+                lambda m, x: m.argsort(x, dim=-1, stable=True)),
+    "topk": (lambda dt: dt not in ("complex64", "complex128", "bool"),
+             lambda m, x: m.topk(x, min(2, x.shape[-1]), dim=-1)),
+    "kthvalue": (lambda dt: dt not in ("complex64", "complex128", "bool", "float16", "bfloat16"),
+                 lambda m, x: m.kthvalue(x, 1, dim=-1)),
+    "cummax": (lambda dt: dt not in ("complex64", "complex128"), lambda m, x: m.cummax(x, dim=-1)),
+    "unique": (lambda dt: dt not in ("complex64", "complex128"),
+               lambda m, x: m.unique(x, return_counts=True)),
+    "gt0": (lambda dt: dt not in ("complex64", "complex128"), lambda m, x: x > 0),
+    "cat": (lambda dt: True, lambda m, x: m.cat([x, x], dim=-1)),
+    "split": (lambda dt: True, lambda m, x: m.split(x, 2, dim=-1)),
+    "flip": (lambda dt: True, lambda m, x: m.flip(x, [-1])),
+    "softmax": (lambda dt: dt in ("float32", "float64", "float16", "bfloat16"),
+                lambda m, x: m.softmax(x, dim=-1)),
+    "cumsum": (lambda dt: dt != "bool", lambda m, x: m.cumsum(x, dim=-1)),
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("op", sorted(OPS))
+def test_op_results_print_as_torch(op, device):
+    import pycuda_sem
+    real_torch = _torch()
+    ok, f = OPS[op]
+    checked = 0
+    for v, dt in random_arrays(11 + sorted(OPS).index(op), 120):
+        if not ok(dt) or np.ndim(v) == 0 or 0 in np.shape(v):
+            continue
+        theirs, ours = both(real_torch, v, dt)
+        if device == "cuda":
+            theirs, ours = theirs.cuda(), ours.cuda()
+        want, got = repr(f(real_torch, theirs)), repr(f(pycuda_sem, ours))
+        assert same(got, want), (op, dt, np.shape(v), got, want)
+        checked += 1
+    assert checked >= 10
