@@ -50,8 +50,9 @@ int pcs_numpy_is_array(PyObject *obj)
  * -1 on any other error. */
 static int optional_attr(PyObject *obj, const char *name, PyObject **out)
 {
-    *out = PyObject_GetAttrString(obj, name);
-    if (*out)
+    PyObject *v = PyObject_GetAttrString(obj, name);
+    *out = v;
+    if (v)
         return 0;
     if (!PyErr_ExceptionMatches(PyExc_AttributeError))
         return -1;

@@ -18,6 +18,7 @@
 #include "ops/blas.h"
 #include "ops/fft.h"
 #include "ops/ops.h"
+#include "autograd/grad_mode.h"
 
 #include "runtime/memory.h"
 int pcs_dtype_init(PyObject *module);  /* dtype.c */
@@ -80,6 +81,8 @@ PyMODINIT_FUNC PyInit__C(void)
     if (pcs_random_init(m) < 0 || pcs_blas_init(m) < 0 || pcs_fft_init(m) < 0) /* random, matmul, fft */
         goto fail;
     if (pcs_ops_init(m) < 0) /* elementwise ops and reductions (ops.c) */
+        goto fail;
+    if (pcs_grad_mode_init(m) < 0) /* autograd's thread-local switches */
         goto fail;
     return m;
 fail:

@@ -516,10 +516,31 @@ static PyObject *m_format(PyObject *self, PyObject *spec)
 
 #define FASTKW(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL | METH_KEYWORDS
 
+/* requires_grad_(requires_grad=True): False is what every tensor already
+ * is; True needs the autograd engine, which is not there yet. */
+static PyObject *m_requires_grad_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                  PyObject *kw)
+{
+    PyObject *v = pcs_arg(args, nargs, kw, 0, "requires_grad");
+    if (v && !PyBool_Check(v)) {
+        PyErr_Format(PyExc_TypeError, "requires_grad_(): argument 'requires_grad' must be bool, "
+                     "not %.100s", Py_TYPE(v)->tp_name);
+        return NULL;
+    }
+    if (!v || v == Py_True) {
+        PyErr_SetString(PyExc_NotImplementedError,
+                        "requires_grad_(True): pycuda_sem has no autograd yet");
+        return NULL;
+    }
+    return Py_NewRef(self);
+}
+
 PyMethodDef pcs_tensor_core_methods[] = {
     {"size", FASTKW(m_size), "size(dim=None): the sizes, or one of them."},
     {"stride", FASTKW(m_stride), "stride(dim=None): strides in elements."},
     {"dim", m_dim, METH_NOARGS, "Number of dimensions."},
+    {"requires_grad_", FASTKW(m_requires_grad_), "requires_grad_(requires_grad=True): only False "
+     "for now (no autograd yet); returns self."},
     {"ndimension", m_dim, METH_NOARGS, "Number of dimensions."},
     {"numel", m_numel, METH_NOARGS, "Number of elements."},
     {"nelement", m_numel, METH_NOARGS, "Number of elements."},

@@ -1,0 +1,144 @@
+"""The grad modes (torch.no_grad, enable_grad, set_grad_enabled,
+inference_mode): context managers and decorators, nesting, exceptions,
+generators, and one state per thread, as in torch. No tensor can require
+grad yet, so these check the switches themselves."""
+import threading
+
+import pytest
+
+import pycuda_sem as torch
+
+
+def test_default_and_nesting():
+    assert torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
+    with torch.no_grad():
+        assert not torch.is_grad_enabled()
+        with torch.enable_grad():
+            assert torch.is_grad_enabled()
+            with torch.set_grad_enabled(False):
+                assert not torch.is_grad_enabled()
+            assert torch.is_grad_enabled()
+        assert not torch.is_grad_enabled()
+    assert torch.is_grad_enabled()
+
+
+def test_exceptions_restore_the_mode():
+    with pytest.raises(ZeroDivisionError):
+        with torch.no_grad():
+            1 / 0
+    assert torch.is_grad_enabled()
+    with pytest.raises(KeyError):
+        with torch.inference_mode():
+            raise KeyError("x")
+    assert torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
+
+
+def test_decorators_with_and_without_parentheses():
+    @torch.no_grad
+    def bare():
+        return torch.is_grad_enabled()
+
+    @torch.no_grad()
+    def called():
+        return torch.is_grad_enabled()
+
+    @torch.inference_mode
+    def inf_bare():
+        return torch.is_inference_mode_enabled(), torch.is_grad_enabled()
+
+    @torch.inference_mode(False)
+    def inf_off():
+        return torch.is_inference_mode_enabled()
+
+    assert bare() is False and called() is False
+    assert inf_bare() == (True, False)
+    with torch.inference_mode():
+        assert inf_off() is False
+        assert torch.is_inference_mode_enabled()
+    assert bare.__name__ == "bare"
+    assert torch.is_grad_enabled()
+
+    with torch.no_grad():
+        @torch.enable_grad()
+        def on():
+            return torch.is_grad_enabled()
+        assert on() is True and not torch.is_grad_enabled()
+
+
+def test_set_grad_enabled_as_function_context_and_decorator():
+    torch.set_grad_enabled(False)
+    try:
+        assert not torch.is_grad_enabled()
+    finally:
+        torch.set_grad_enabled(True)
+    assert torch.is_grad_enabled()
+
+    @torch.set_grad_enabled(False)
+    def f():
+        return torch.is_grad_enabled()
+
+    assert torch.is_grad_enabled()  # decorating sets nothing
+    assert f() is False and torch.is_grad_enabled()
+    with pytest.raises(TypeError, match="must be bool"):
+        torch.set_grad_enabled("yes")
+    assert torch.is_grad_enabled()
+
+
+def test_generator_runs_under_the_mode_at_each_step():
+    @torch.no_grad()
+    def gen():
+        for _ in range(3):
+            got = yield torch.is_grad_enabled()
+            assert got == "ping"
+        return "done"
+
+    g = gen()
+    assert next(g) is False
+    assert torch.is_grad_enabled()  # outside the generator, untouched
+    assert g.send("ping") is False
+    assert torch.is_grad_enabled()
+    assert g.send("ping") is False
+    with pytest.raises(StopIteration) as stop:
+        g.send("ping")
+    assert stop.value.value == "done"
+
+
+def test_decorating_a_class_raises():
+    with pytest.raises(TypeError):
+        torch.no_grad()(type("C", (), {}))
+
+
+def test_each_thread_has_its_own_mode():
+    seen = {}
+    ready, go = threading.Event(), threading.Event()
+
+    def worker():
+        seen["start"] = torch.is_grad_enabled()
+        torch.set_grad_enabled(False)
+        ready.set()
+        go.wait(10)
+        seen["end"] = torch.is_grad_enabled()
+
+    with torch.no_grad():
+        t = threading.Thread(target=worker)
+        t.start()
+        ready.wait(10)
+        assert not torch.is_grad_enabled()
+    assert torch.is_grad_enabled()  # the worker's False did not leak here
+    go.set()
+    t.join(10)
+    assert seen == {"start": True, "end": False}
+
+
+def test_autograd_namespace():
+    assert torch.autograd.no_grad is torch.no_grad
+    assert torch.autograd.grad_mode.inference_mode is torch.inference_mode
+    with pytest.raises(TypeError):
+        torch._C._set_grad_enabled(None)
+
+
+def test_requires_grad_false_is_accepted_and_true_is_not_there_yet():
+    x = torch.ones(3)
+    assert x.requires_grad_(False) is x and not x.requires_grad
+    with pytest.raises(NotImplementedError, match="autograd"):
+        x.requires_grad_()
