@@ -142,3 +142,41 @@ def test_requires_grad_false_is_accepted_and_true_is_not_there_yet():
     assert x.requires_grad_(False) is x and not x.requires_grad
     with pytest.raises(NotImplementedError, match="autograd"):
         x.requires_grad_()
+
+
+def test_variable_is_a_detached_tensor():
+    from pycuda_sem.autograd import Variable
+    x = torch.arange(6.0).reshape(2, 3)
+    v = Variable(x)
+    assert isinstance(v, torch.Tensor) and isinstance(x, Variable)
+    assert v is not x and v.data_ptr() == x.data_ptr() and v.shape == x.shape
+    v[0, 0] = 7  # shares storage, as torch's detach()
+    assert x[0, 0].item() == 7
+    assert Variable().shape == (0,)
+    with pytest.warns(UserWarning, match="volatile"):
+        Variable(x, volatile=True)
+    with pytest.raises(TypeError, match="has to be a tensor"):
+        Variable([1, 2])
+    with pytest.raises(NotImplementedError):
+        Variable(x, requires_grad=True)
+
+
+def _legacy_note_loop(dtype):
+    """The legacy note's loop, as written there (train_loader made up)."""
+    from pycuda_sem.autograd import Variable
+    train_loader = [torch.DoubleTensor(2, 2).fill_(i) for i in range(3)]
+    seen = []
+    for i, x in enumerate(train_loader):
+        x = Variable(x.type(dtype))
+        seen.append((x.type(), x.sum().item()))
+    return seen
+
+
+def test_legacy_note_variable_example_cpu():
+    assert _legacy_note_loop(torch.FloatTensor) == [("pycuda_sem.FloatTensor", 4.0 * i) for i in range(3)]
+
+
+@pytest.mark.cuda
+def test_legacy_note_variable_example_cuda():
+    assert _legacy_note_loop(torch.cuda.FloatTensor) == [("pycuda_sem.cuda.FloatTensor", 4.0 * i)
+                                                         for i in range(3)]

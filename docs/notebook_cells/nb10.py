@@ -62,8 +62,9 @@ if args.cuda:
 print(args.cuda, x.type(), x.shape)
 """),
         md("""
-Casting with a legacy type. The note wraps the result in `Variable`, which pycuda_sem
-(without autograd) does not have; the cast itself is shown:
+Casting with a legacy type. The note wraps the result in `Variable`;
+`pycuda_sem.autograd.Variable(t)` returns `t.detach()`, as torch's does today, so the
+note's line runs as written (`tests/test_grad_mode.py` runs it); the cast is shown:
 """),
         code("""
 dtype = torch.cuda.FloatTensor
