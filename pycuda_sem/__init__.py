@@ -107,3 +107,7 @@ from .autograd.grad_mode import (  # noqa: E402,F401
     no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
     is_inference_mode_enabled,
 )
+
+# ---- checkpoints: torch.save / torch.load in torch's zip format (serialization.py) ------
+from .serialization import save, load  # noqa: E402,F401
+from . import serialization  # noqa: E402,F401

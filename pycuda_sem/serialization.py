@@ -1,0 +1,343 @@
+"""torch.save / torch.load in torch's zip format, so checkpoints move both ways.
+
+The archive (uncompressed zip, every record under one folder, "archive/")
+holds `data.pkl`, a pickle (protocol 2) of the object in which each tensor is
+`torch._utils._rebuild_tensor_v2(storage, offset, size, stride, requires_grad,
+hooks)` and each storage a persistent id `('storage', torch.<T>Storage, key,
+location, numel)`; the storages' bytes as records `data/<key>`, aligned to 64
+bytes as torch aligns them (padding in a zip extra field); and `byteorder`,
+`version`, `.format_version`, `.storage_alignment`, `.data/serialization_id`.
+The names in the pickle are torch's own, so the file loads in torch; loading
+maps them back to this package.
+
+Tensors that view one storage are saved once and share it again after load.
+CUDA tensors are copied to the host to be written and return to their device
+(or map_location's) on load.
+
+load(weights_only=True), the default as in torch 2.6+, resolves only the
+names a checkpoint of tensors, numbers, strings and containers needs; any
+other global in the pickle raises pickle.UnpicklingError naming it, before
+anything of it runs. weights_only=False allows any global (it can run code
+from the file, as torch warns). Written in Python like torch's own.
+"""
+import collections
+import io
+import os
+import pickle
+import struct
+import zipfile
+
+import numpy as np
+
+from . import _C
+
+__all__ = ["save", "load"]
+
+_ALIGN = 64
+_PREFIX = "archive"
+
+# torch's storage class names by our dtype name
+_STORAGE = {
+    "float32": "FloatStorage", "float64": "DoubleStorage", "float16": "HalfStorage",
+    "bfloat16": "BFloat16Storage", "int64": "LongStorage", "int32": "IntStorage",
+    "int16": "ShortStorage", "int8": "CharStorage", "uint8": "ByteStorage", "bool": "BoolStorage",
+    "complex64": "ComplexFloatStorage", "complex128": "ComplexDoubleStorage",
+}
+_DTYPE_OF_STORAGE = {v: k for k, v in _STORAGE.items()}
+# NumPy has no bfloat16: its bytes travel as int16
+_NP = {"bfloat16": np.int16}
+
+
+def _dtype_name(dtype):
+    return str(dtype).rsplit(".", 1)[-1]
+
+
+class _Global:
+    """A module-level name as the pickle records it (GLOBAL 'module\\nname').
+    Callable only so that the pickler accepts it as a reduce function."""
+    __slots__ = ("module", "name")
+
+    def __init__(self, module, name):
+        self.module, self.name = module, name
+
+    def __call__(self, *args):
+        raise TypeError("%s.%s is a name written into a checkpoint, not a function"
+                        % (self.module, self.name))
+
+
+_REBUILD = _Global("torch._utils", "_rebuild_tensor_v2")
+
+
+class _StorageRef:
+    """One storage of the saved object: its key, dtype, element count and home."""
+    __slots__ = ("key", "dtype", "numel", "location", "base")
+
+    def __init__(self, key, dtype, numel, location, base):
+        self.key, self.dtype, self.numel, self.location, self.base = key, dtype, numel, location, base
+
+
+class _Pickler(pickle._Pickler):
+    """The pure-Python pickler, which lets the names be written as torch's."""
+    dispatch = dict(pickle._Pickler.dispatch)
+
+    def __init__(self, f, protocol):
+        super().__init__(f, protocol)
+        self.storages = {}
+
+    def _write_global(self, g):
+        self.write(pickle.GLOBAL + (g.module + "\n" + g.name + "\n").encode("utf-8"))
+
+    def _save_marker(self, obj):
+        self._write_global(obj)
+
+    def _save_dtype(self, obj):
+        self._write_global(_Global("torch", _dtype_name(obj)))
+
+    dispatch[_Global] = _save_marker
+    dispatch[_C.dtype] = _save_dtype
+
+    def persistent_id(self, obj):
+        if isinstance(obj, _StorageRef):
+            return ("storage", _Global("torch", _STORAGE[obj.dtype]), obj.key, obj.location,
+                    obj.numel)
+        return None
+
+    def reducer_override(self, obj):
+        if isinstance(obj, _C.Tensor):
+            return _REBUILD, (self._storage_of(obj), obj.storage_offset(), tuple(obj.shape),
+                              tuple(obj.stride()), False, collections.OrderedDict())
+        if isinstance(obj, _C.device):
+            args = (obj.type,) if obj.index is None else (obj.type, obj.index)
+            return _Global("torch", "device"), args
+        if isinstance(obj, _C.Size):
+            return _Global("torch", "Size"), (list(obj),)
+        return NotImplemented
+
+    def _storage_of(self, t):
+        st = t.untyped_storage()
+        dt = _dtype_name(t.dtype)
+        ident = (st.data_ptr(), st.nbytes(), str(t.device)) if st.data_ptr() else ("empty", id(t))
+        ref = self.storages.get(ident)
+        if ref is not None:
+            if ref.dtype != dt:
+                raise RuntimeError("Cannot save multiple tensors or storages that view the same "
+                                   "data as different types")
+            return ref
+        numel = st.nbytes() // t.element_size()
+        base = t.as_strided((numel,), (1,), 0) if numel else t.new_empty(0)
+        location = "cpu" if t.device.type == "cpu" else "cuda:%d" % t.device.index
+        ref = _StorageRef(str(len(self.storages)), dt, numel, location, base)
+        self.storages[ident] = ref
+        return ref
+
+
+def _storage_bytes(ref):
+    base = ref.base
+    if ref.dtype in ("float16", "bfloat16"):
+        base = base.view(_C.int16)
+    return base.cpu().numpy().tobytes()
+
+
+def _write_record(zf, name, data):
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+    info.compress_type = zipfile.ZIP_STORED
+    # The record's bytes start after the 30-byte local header, the name and
+    # the extra field (plus a zip64 field zipfile adds for big records): pad
+    # the extra field so that they start on a multiple of 64, as torch does.
+    start = zf.fp.tell() + 30 + len(name.encode("utf-8")) + 4
+    if len(data) * 1.05 > zipfile.ZIP64_LIMIT:
+        start += 20
+    pad = -start % _ALIGN
+    info.extra = struct.pack("<HH", 0x4246, pad) + b"Z" * pad  # 'FB', torch's padding id
+    zf.writestr(info, data)
+
+
+def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True,
+         _disable_byteorder_record=False):
+    """Save obj (tensors, and dicts, lists, tuples, numbers and strings of
+    them) to f (a path or a binary file) in torch's zip format."""
+    if not _use_new_zipfile_serialization:
+        raise NotImplementedError("pycuda_sem writes only torch's zip format "
+                                  "(_use_new_zipfile_serialization=False is not supported)")
+    if pickle_module is not None and pickle_module is not pickle:
+        raise NotImplementedError("save(): only the standard pickle module is supported")
+    buf = io.BytesIO()
+    p = _Pickler(buf, pickle_protocol)
+    p.dump(obj)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
+        _write_record(zf, _PREFIX + "/data.pkl", buf.getvalue())
+        _write_record(zf, _PREFIX + "/.format_version", b"1")
+        _write_record(zf, _PREFIX + "/.storage_alignment", b"64")
+        if not _disable_byteorder_record:
+            _write_record(zf, _PREFIX + "/byteorder", b"little")
+        for ref in p.storages.values():
+            _write_record(zf, "%s/data/%s" % (_PREFIX, ref.key), _storage_bytes(ref))
+        _write_record(zf, _PREFIX + "/version", b"3\n")
+        sid = "".join("%010d" % (os.getpid() + i) for i in range(4))[:40]
+        _write_record(zf, _PREFIX + "/.data/serialization_id", sid.encode())
+    data = out.getvalue()
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "wb") as fh:
+            fh.write(data)
+    else:
+        f.write(data)
+
+
+# ---- load --------------------------------------------------------------------------------
+
+class _StorageType:
+    """What torch.<T>Storage resolves to on load: its dtype."""
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+
+class LoadedStorage:
+    """A loaded storage handed to a map_location function: a 1-D tensor of
+    its elements. `.cpu()` and `.cuda(device=None)` move it."""
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    @property
+    def device(self):
+        return self.tensor.device
+
+    def cpu(self):
+        return LoadedStorage(self.tensor.cpu())
+
+    def cuda(self, device=None, non_blocking=False):
+        return LoadedStorage(self.tensor.cuda(device, non_blocking=non_blocking))
+
+
+def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks,
+                       metadata=None):
+    if requires_grad:
+        raise NotImplementedError("load(): the checkpoint holds a tensor that requires grad; "
+                                  "pycuda_sem has no autograd yet")
+    return storage.tensor.as_strided(tuple(size), tuple(stride), storage_offset)
+
+
+def _rebuild_parameter(data, requires_grad, backward_hooks, *args):
+    # nn.Parameter comes with the training issue; until then a parameter
+    # loads as the tensor of its values.
+    return data
+
+
+def _rebuild_from_type_v2(func, new_type, args, state):
+    return func(*args)
+
+
+def _cuda_available():
+    from . import cuda
+    return cuda.is_available()
+
+
+def _cuda_required(location):
+    raise RuntimeError("Attempting to deserialize object on a CUDA device but "
+                       "torch.cuda.is_available() is False. If you are running on a CPU-only "
+                       "machine, please use torch.load with map_location=torch.device('cpu') to "
+                       "map your storages to the CPU. (location: %s)" % location)
+
+
+def _place(tensor, location, map_location):
+    """The device a storage saved at `location` goes to."""
+    if map_location is None:
+        target = location
+    elif callable(map_location) and not isinstance(map_location, (str, _C.device, dict)):
+        moved = map_location(LoadedStorage(tensor), location)
+        if moved is None:
+            return _place(tensor, location, None)
+        return moved.tensor if isinstance(moved, LoadedStorage) else moved
+    elif isinstance(map_location, dict):
+        target = map_location.get(location, location)
+    else:
+        target = str(map_location)
+    dev = _C.device(target)
+    if dev.type == "cuda" and not _cuda_available():
+        _cuda_required(location)
+    return tensor if dev.type == "cpu" else tensor.to(dev)
+
+
+class _Unpickler(pickle.Unpickler):
+    SAFE = {
+        ("collections", "OrderedDict"): collections.OrderedDict,
+        ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
+        ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
+        ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,
+        ("torch", "Size"): _C.Size,
+        ("torch", "device"): _C.device,
+        ("torch", "Tensor"): _C.Tensor,
+        ("torch.nn.parameter", "Parameter"): _C.Tensor,
+        ("builtins", "set"): set, ("builtins", "frozenset"): frozenset,
+        ("builtins", "complex"): complex, ("builtins", "slice"): slice,
+        ("builtins", "bytearray"): bytearray, ("builtins", "range"): range,
+    }
+
+    def __init__(self, f, zf, prefix, map_location, weights_only):
+        super().__init__(f)
+        self.zf, self.prefix, self.map_location = zf, prefix, map_location
+        self.weights_only, self.loaded = weights_only, {}
+
+    def find_class(self, module, name):
+        if (module, name) in self.SAFE:
+            return self.SAFE[(module, name)]
+        if module == "torch" and name in _DTYPE_OF_STORAGE:
+            return _StorageType(_DTYPE_OF_STORAGE[name])
+        if module == "torch" and isinstance(getattr(_C, name, None), _C.dtype):
+            return getattr(_C, name)
+        if module == "_codecs" and name == "encode":  # bytes, in pickle protocol 2
+            import codecs
+            return codecs.encode
+        if self.weights_only:
+            raise pickle.UnpicklingError(
+                "Weights only load failed: the checkpoint asks for the global %s.%s, which "
+                "load(weights_only=True) does not allow (only tensors, numbers, strings and "
+                "containers load). Pass weights_only=False only for a file you trust: it can "
+                "run code." % (module, name))
+        if module.startswith("torch"):
+            module = "pycuda_sem" + module[len("torch"):]
+        return super().find_class(module, name)
+
+    def persistent_load(self, pid):
+        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"
+                and isinstance(pid[1], _StorageType)):
+            raise pickle.UnpicklingError("load(): unknown persistent id %r" % (pid,))
+        _, stype, key, location, numel = pid
+        if key not in self.loaded:
+            raw = self.zf.read("%s/data/%s" % (self.prefix, key))
+            name = stype.dtype
+            npdt = _NP[name] if name in _NP else np.dtype(name)
+            arr = np.frombuffer(raw, dtype=npdt, count=int(numel)).copy()
+            t = _C.from_numpy(arr)
+            if name == "bfloat16":
+                t = t.view(_C.bfloat16)
+            self.loaded[key] = LoadedStorage(_place(t, str(location), self.map_location))
+        return self.loaded[key]
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None,
+         **pickle_load_args):
+    """Load an object saved by save() here or by torch.save (zip format)."""
+    if pickle_module is not None and pickle_module is not pickle:
+        raise NotImplementedError("load(): only the standard pickle module is supported")
+    if mmap:
+        raise NotImplementedError("load(mmap=True) is not supported")
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as fh:
+            data = fh.read()
+    else:
+        data = f.read()
+    if not zipfile.is_zipfile(io.BytesIO(data)):
+        raise NotImplementedError("load(): the file is not in torch's zip format (the legacy "
+                                  "pre-1.6 format is not supported)")
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        names = zf.namelist()
+        prefix = names[0].split("/", 1)[0]
+        pkl = prefix + "/data.pkl"
+        if pkl not in names:
+            raise RuntimeError("load(): the archive has no data.pkl record")
+        order = zf.read(prefix + "/byteorder") if prefix + "/byteorder" in names else b"little"
+        if order != b"little":
+            raise NotImplementedError("load(): big-endian checkpoints are not supported")
+        up = _Unpickler(io.BytesIO(zf.read(pkl)), zf, prefix, map_location, weights_only)
+        return up.load()
