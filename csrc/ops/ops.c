@@ -12,6 +12,7 @@
  * int64 + 2.5 is the default dtype, float16 + a float32 0-dim tensor stays
  * float16 and int32 + an int64 0-dim tensor stays int32. */
 #include "ops/ops.h"
+#include "ops/index.h"
 #include "core/iter.h"
 #include "runtime/device.h"
 
@@ -700,6 +701,9 @@ void pcs_ops_install_number_slots(PyNumberMethods *nb)
     k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_diag_tmethods);
     k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_softmax_tmethods);
     k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_py_tmethods);
+    k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_index_tmethods);
+    k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_gather_tmethods);
+    k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_masked_tmethods);
     memset(&pcs_tensor_ops_methods[k], 0, sizeof(PyMethodDef));
 }
 
@@ -712,7 +716,12 @@ int pcs_ops_init(PyObject *m)
         PyModule_AddFunctions(m, pcs_ops_split_functions) < 0 ||
         PyModule_AddFunctions(m, pcs_ops_shape_functions) < 0 ||
         PyModule_AddFunctions(m, pcs_ops_diag_functions) < 0 ||
-        PyModule_AddFunctions(m, pcs_ops_softmax_functions) < 0)
+        PyModule_AddFunctions(m, pcs_ops_softmax_functions) < 0 ||
+        PyModule_AddFunctions(m, pcs_ops_index_functions) < 0 ||
+        PyModule_AddFunctions(m, pcs_ops_gather_functions) < 0 ||
+        PyModule_AddFunctions(m, pcs_ops_masked_functions) < 0)
         return -1;
+    /* x[idx] with tensors, lists or masks: the tensor layer calls these. */
+    pcs_tensor_set_index_hooks(pcs_index_getitem_advanced, pcs_index_setitem_advanced);
     return pcs_ops_reduce_init(m);
 }

@@ -17,7 +17,8 @@
  *   diag.c        diagonal, diag, diag_embed, tril, triu
  *   softmax.c     softmax, log_softmax
  *   op_common.c   helpers the op files share
- *   py_methods.c  Tensor methods of the ops written in Python (_math.py) */
+ *   py_methods.c  Tensor methods of the ops written in Python (_math.py)
+ *   index*.c, gather.c, masked.c  indexing (declared in ops/index.h) */
 #ifndef PCS_OPS_H
 #define PCS_OPS_H
 

@@ -153,6 +153,12 @@ extern PyGetSetDef pcs_tensor_view_getset[];
 /* tensor_index.c */
 PyObject *pcs_tensor_getitem(PyObject *self, PyObject *index);
 int pcs_tensor_setitem(PyObject *self, PyObject *index, PyObject *value);
+/* Advanced indexing (tensors, lists, bools in the index) is op work: the
+ * ops layer installs these at init; getitem/setitem hand them the whole
+ * index expression. */
+typedef PyObject *(*pcs_getitem_hook)(PcsTensor *t, PyObject *index);
+typedef int (*pcs_setitem_hook)(PcsTensor *t, PyObject *index, PyObject *value);
+void pcs_tensor_set_index_hooks(pcs_getitem_hook get, pcs_setitem_hook set);
 
 /* tensor_methods.c */
 extern PyMethodDef pcs_tensor_copy_methods[];
