@@ -153,7 +153,7 @@ static PyObject *finish(PcsTensor *target, int r, PyObject *out, const char *fna
 {
     if (r < 0) {
         Py_XDECREF(target);
-        return NULL;
+        return NULL; /* NOLINT(pcs-errors): r < 0 comes with the failing call's exception */
     }
     return pcs_into_out((PyObject *)target, out, fname);
 }

@@ -378,7 +378,8 @@ static PcsTensor *nonzero_cuda(PcsTensor *b)
         if (pcs_index_select_positions(pcs_tensor_data(temp), &bytes, pcs_tensor_data(b), l, l + n, n, st) < 0)
             PyErr_SetString(PyExc_RuntimeError, "nonzero: cub::DeviceSelect::Flagged failed");
         else if (PCS_CHECK_LAUNCH(st, "nonzero") == 0) {
-            PcsTensor *cnt = pcs_tensor_alias(lin, lin->offset + n, 0, NULL, NULL);
+            int64_t z[1] = {0};
+            PcsTensor *cnt = pcs_tensor_alias(lin, lin->offset + n, 0, z, z);
             int64_t count = 0;
             int ok = cnt ? pcs_read_element(cnt, &count) : -1;
             Py_XDECREF(cnt);
