@@ -171,7 +171,7 @@ def test_out_of_range_leaves_the_context_usable():
             (10, lambda: x.index_select(0, C([10]))),
             (10, lambda: x.gather(0, C([10]))),
             (10, lambda: x.scatter_add_(0, C([10]), x[:1])),
-            (10, lambda: x.index_put_((C([1, 10]),), C([1.0, 2.0]), accumulate=True)),
+            (10, lambda: x.index_put_((C([1, 10]),), C([1.0, 2.0], pcs.float32), accumulate=True)),
             (10, lambda: x.take(C([10]))),
             (10, lambda: x[[10]])):
         with pytest.raises(IndexError, match="index %d is out of bounds for dimension 0 with size 4" % bad):
@@ -182,7 +182,7 @@ def test_out_of_range_leaves_the_context_usable():
     y = pcs.arange(1 << 16, device="cuda", dtype=pcs.float32)
     assert (y * 2)[C([3, -1])].cpu().tolist() == [6.0, 2.0 * ((1 << 16) - 1)]
     assert y.sum().item() == float(sum(range(1 << 16)))
-    z = pcs.zeros(4, device="cuda").index_put_((C([0, 0, 3]),), C([1.0, 2.0, 3.0]), accumulate=True)
+    z = pcs.zeros(4, device="cuda").index_put_((C([0, 0, 3]),), C([1.0, 2.0, 3.0], pcs.float32), accumulate=True)
     assert z.cpu().tolist() == [3.0, 0.0, 0.0, 3.0]
 
 
