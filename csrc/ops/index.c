@@ -179,14 +179,8 @@ static int build_work(PcsTensor *t, item *its, int n, work *w)
         else if (k == IT_MASK)
             consumed += its[i].t->ndim;
     }
-    if (ellipses > 1) {
-        PyErr_SetString(PyExc_IndexError, "an index can only have a single ellipsis ('...')");
+    if (pcs_index_check_counts(ellipses, consumed, t->ndim) < 0)
         return -1;
-    }
-    if (consumed > t->ndim) {
-        PyErr_Format(PyExc_IndexError, "too many indices for tensor of dimension %d", t->ndim);
-        return -1;
-    }
     w->offset = t->offset;
     int src = 0, mask_at[MAX_ITEMS];
     for (int i = 0; i < n; i++) {
@@ -210,14 +204,9 @@ static int build_work(PcsTensor *t, item *its, int n, work *w)
             break;
         }
         case IT_SLICE: {
-            Py_ssize_t start, stop, step;
-            if (PySlice_Unpack(it->obj, &start, &stop, &step) < 0)
+            int64_t start, len, step;
+            if (pcs_index_slice(it->obj, t->sizes[src], &start, &len, &step) < 0)
                 return -1;
-            if (step <= 0) {
-                PyErr_SetString(PyExc_ValueError, "step must be greater than zero");
-                return -1;
-            }
-            Py_ssize_t len = PySlice_AdjustIndices((Py_ssize_t)t->sizes[src], &start, &stop, step);
             w->offset += start * t->strides[src];
             if (add_dim(w, len, t->strides[src] * step, NULL) < 0)
                 return -1;

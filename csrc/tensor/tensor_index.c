@@ -54,6 +54,34 @@ static int unsupported(PyObject *o)
     return -1;
 }
 
+int pcs_index_check_counts(int ellipses, int consumed, int ndim)
+{
+    if (ellipses > 1) {
+        PyErr_SetString(PyExc_IndexError, "an index can only have a single ellipsis ('...')");
+        return -1;
+    }
+    if (consumed > ndim) {
+        PyErr_Format(PyExc_IndexError, "too many indices for tensor of dimension %d", ndim);
+        return -1;
+    }
+    return 0;
+}
+
+int pcs_index_slice(PyObject *slice, int64_t size, int64_t *start, int64_t *len, int64_t *step)
+{
+    Py_ssize_t b, e, s;
+    if (PySlice_Unpack(slice, &b, &e, &s) < 0)
+        return -1;
+    if (s <= 0) {
+        PyErr_SetString(PyExc_ValueError, "step must be greater than zero");
+        return -1;
+    }
+    *len = PySlice_AdjustIndices((Py_ssize_t)size, &b, &e, s);
+    *start = b;
+    *step = s;
+    return 0;
+}
+
 /* Applies the index expression to t's geometry: 0, 1 (no exception) when
  * it holds an advanced item, or -1 with exception. */
 static int apply_index(PcsTensor *t, PyObject *index, view_geom *g)
@@ -81,14 +109,8 @@ static int apply_index(PcsTensor *t, PyObject *index, view_geom *g)
         else
             return unsupported(o);
     }
-    if (ellipses > 1) {
-        PyErr_SetString(PyExc_IndexError, "an index can only have a single ellipsis ('...')");
+    if (pcs_index_check_counts(ellipses, consumed, t->ndim) < 0)
         return -1;
-    }
-    if (consumed > t->ndim) {
-        PyErr_Format(PyExc_IndexError, "too many indices for tensor of dimension %d", t->ndim);
-        return -1;
-    }
     /* The result's dims, known before g's fixed arrays are written: slices
      * and Ellipsis keep dims, ints drop one, None adds one. */
     if (pcs_check_ndim((int64_t)t->ndim - ints + added, PyExc_IndexError) < 0)
@@ -107,14 +129,9 @@ static int apply_index(PcsTensor *t, PyObject *index, view_geom *g)
             g->sizes[g->ndim] = 1;
             g->strides[g->ndim++] = src < t->ndim ? t->sizes[src] * t->strides[src] : 1;
         } else if (PySlice_Check(o)) {
-            Py_ssize_t start, stop, step;
-            if (PySlice_Unpack(o, &start, &stop, &step) < 0)
+            int64_t start, len, step;
+            if (pcs_index_slice(o, t->sizes[src], &start, &len, &step) < 0)
                 return -1;
-            if (step <= 0) {
-                PyErr_SetString(PyExc_ValueError, "step must be greater than zero");
-                return -1;
-            }
-            Py_ssize_t len = PySlice_AdjustIndices((Py_ssize_t)t->sizes[src], &start, &stop, step);
             g->offset += start * t->strides[src];
             g->sizes[g->ndim] = len;
             g->strides[g->ndim++] = t->strides[src] * step;
