@@ -453,3 +453,52 @@ def test_dtypes(dtype):
         z = torch.zeros(3, dtype=dtype)
         z.index_put_((torch.tensor([0, 0, 2]),), torch.ones(3, dtype=dtype), accumulate=True)
         assert z.float().tolist() == [2.0, 0.0, 1.0]
+
+
+def test_layouts_and_corners():
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((6, 5, 4))
+    x = T(a)
+    xt = x.transpose(0, 2)  # a permuted view
+    at = a.transpose(2, 1, 0)
+    i = rng.integers(-4, 4, size=(3, 2))
+    it = T(i.T.copy()).t()  # a transposed index tensor
+    np.testing.assert_array_equal(xt[it].numpy(), at[i])
+    np.testing.assert_array_equal(x[::2, T(np.array([4, 0])), 1:].numpy(), a[::2][:, [4, 0], 1:])
+    np.testing.assert_array_equal(x[torch.tensor(1), [0, 2]].numpy(), a[1, [0, 2]])
+    np.testing.assert_array_equal(x[np.array([1, 1])].numpy(), a[[1, 1]])
+    # a value with more leading size-1 dims than the result
+    y = T(a)
+    y[[0, 1]] = torch.ones(1, 1, 5, 4)
+    assert y[:2].sum().item() == 40
+    # scatter from a src larger than index, through a transposed self
+    s = rng.standard_normal((6, 5))
+    base = np.zeros((5, 6))
+    z = T(base).t()
+    idx = np.array([[0, 1], [2, 3]])
+    z.scatter_(0, T(idx), T(s))
+    exp = np.zeros((6, 5))
+    for p in np.ndindex(2, 2):
+        exp[idx[p], p[1]] = s[p]
+    np.testing.assert_array_equal(z.numpy(), exp)
+    # index_put_ with a mask
+    w = T(a.copy())
+    m = a[:, :, 0] > 0
+    w.index_put_((T(m),), torch.zeros(4, dtype=torch.float64))
+    exp = a.copy()
+    exp[m] = 0
+    np.testing.assert_array_equal(w.numpy(), exp)
+    with pytest.raises(RuntimeError, match="same number of dimensions as src"):
+        torch.zeros(3).scatter_(0, torch.tensor([0]), torch.tensor(1.0))
+
+
+def test_lists_are_read_once():
+    # a list index is snapshotted into a tensor before anything else runs
+    class Evil(int):
+        def __index__(self):
+            lst.clear()
+            return 1
+    lst = [0, 1, 2]
+    x = torch.arange(5)
+    assert x[lst].tolist() == [0, 1, 2]
+    assert x[[Evil(1), 0]].tolist() == [1, 0]

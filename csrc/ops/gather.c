@@ -44,6 +44,13 @@ static int dim_plan(pcs_index_plan *p, PcsTensor *t, int dim, PcsTensor *index, 
                      "Index tensor must have the same number of dimensions as input tensor");
         return -1;
     }
+    /* src is read through its strides over index's shape: it must have
+     * index's dims, each at least as large (checked below). */
+    if (other && other->ndim != index->ndim) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "Index tensor must have the same number of dimensions as src tensor");
+        return -1;
+    }
     for (int d = 0; d < index->ndim; d++) {
         bool bad = (d != dim && t->ndim && index->sizes[d] > t->sizes[d]) ||
                    (other && other->ndim && index->sizes[d] > other->sizes[d]);

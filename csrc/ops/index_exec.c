@@ -346,7 +346,7 @@ PcsTensor *pcs_index_values(pcs_index_plan *p, PcsTensor *dst, PyObject *value)
         Py_DECREF(v);
         return NULL;
     }
-    PcsTensor *sq = pcs_tensor_view(v, vn, v->sizes + lead);
+    PcsTensor *sq = pcs_tensor_reshape(v, vn, v->sizes + lead);
     Py_DECREF(v);
     PcsTensor *e = sq ? pcs_tensor_expand(sq, g->ndim, g->sizes) : NULL;
     Py_XDECREF(sq);
