@@ -43,39 +43,48 @@ __global__ void minmax_init(int64_t *mm, int n)
     }
 }
 
-__global__ void __launch_bounds__(256) offsets_kernel(pcs_index_geom g, int64_t *out, int64_t n,
-                                                      int64_t *mm)
+// The offset of result element i (index.h's formula); lo/hi collect each
+// index tensor's raw values. I: the type coordinates are split in (32 bits
+// when the result has under 2^31 elements: divisions cost a third).
+template <class I>
+__device__ __forceinline__ int64_t index_offset(const pcs_index_geom &g, I i, int64_t *lo, int64_t *hi)
 {
-    int64_t lo[PCS_MAX_DIMS], hi[PCS_MAX_DIMS];
+    I rem = i;
+    int64_t off = g.base, ioff[PCS_MAX_DIMS];
+    for (int k = 0; k < g.nidx; k++)
+        ioff[k] = 0;
+    for (int d = g.ndim - 1; d >= 0; d--) {
+        I s = (I)g.sizes[d], c = rem % s;
+        rem /= s;
+        off += (int64_t)c * g.bstride[d];
+        for (int k = 0; k < g.nidx; k++)
+            ioff[k] += (int64_t)c * g.istride[k][d];
+    }
     for (int k = 0; k < g.nidx; k++) {
+        int64_t v = g.idx[k][ioff[k]];
+        lo[k] = v < lo[k] ? v : lo[k];
+        hi[k] = v > hi[k] ? v : hi[k];
+        int64_t w = v < 0 ? v + g.isize[k] : v;
+        if (w < 0 || w >= g.isize[k])
+            w = 0; // out of range: reported by minmax, never followed
+        off += w * g.wstride[k];
+    }
+    return off;
+}
+
+__device__ __forceinline__ void minmax_start(int n, int64_t *lo, int64_t *hi)
+{
+    for (int k = 0; k < n; k++) {
         lo[k] = cuda::std::numeric_limits<int64_t>::max();
         hi[k] = cuda::std::numeric_limits<int64_t>::min();
     }
-    const int64_t step = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
-        int64_t rem = i, off = g.base, ioff[PCS_MAX_DIMS];
-        for (int k = 0; k < g.nidx; k++)
-            ioff[k] = 0;
-        for (int d = g.ndim - 1; d >= 0; d--) {
-            int64_t c = rem % g.sizes[d];
-            rem /= g.sizes[d];
-            off += c * g.bstride[d];
-            for (int k = 0; k < g.nidx; k++)
-                ioff[k] += c * g.istride[k][d];
-        }
-        for (int k = 0; k < g.nidx; k++) {
-            int64_t v = g.idx[k][ioff[k]];
-            lo[k] = v < lo[k] ? v : lo[k];
-            hi[k] = v > hi[k] ? v : hi[k];
-            int64_t w = v < 0 ? v + g.isize[k] : v;
-            if (w < 0 || w >= g.isize[k])
-                w = 0; // out of range: reported by minmax, never followed
-            off += w * g.wstride[k];
-        }
-        out[i] = off;
-    }
-    // one atomic per warp and index tensor; every lane reaches this point
-    for (int k = 0; k < g.nidx; k++) {
+}
+
+// One atomic per warp and index tensor; every lane of the block reaches it
+// (grid-stride loops, no early return), as the shuffles need.
+__device__ __forceinline__ void minmax_flush(int n, const int64_t *lo, const int64_t *hi, int64_t *mm)
+{
+    for (int k = 0; k < n; k++) {
         int64_t a = lo[k], b = hi[k];
         for (int s = 16; s > 0; s /= 2) {
             int64_t x = __shfl_down_sync(0xffffffffu, a, s);
@@ -90,22 +99,44 @@ __global__ void __launch_bounds__(256) offsets_kernel(pcs_index_geom g, int64_t 
     }
 }
 
+template <class I>
+__global__ void __launch_bounds__(256) offsets_kernel(pcs_index_geom g, int64_t *out, I n, int64_t *mm)
+{
+    int64_t lo[PCS_MAX_DIMS], hi[PCS_MAX_DIMS];
+    minmax_start(g.nidx, lo, hi);
+    const I step = (I)gridDim.x * blockDim.x;
+    for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
+        out[i] = index_offset<I>(g, i, lo, hi);
+    minmax_flush(g.nidx, lo, hi, mm);
+}
+
+// x[idx], gather, index_select, take in one pass: no offsets in memory. A
+// bad index reads element 0 (in bounds); the host discards the result.
+template <class E, class I>
+__global__ void __launch_bounds__(256) gather_fused(pcs_index_geom g, E *out, const E *src, I n, int64_t *mm)
+{
+    int64_t lo[PCS_MAX_DIMS], hi[PCS_MAX_DIMS];
+    minmax_start(g.nidx, lo, hi);
+    const I step = (I)gridDim.x * blockDim.x;
+    for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
+        out[i] = src[index_offset<I>(g, i, lo, hi)];
+    minmax_flush(g.nidx, lo, hi, mm);
+}
+
+template <class E>
+void gather_geom(const pcs_index_geom *g, void *out, const void *src, int64_t n, int64_t *mm,
+                 cudaStream_t st)
+{
+    if (n <= INT32_MAX)
+        launch_kernel(gather_fused<E, uint32_t>, grid_for(n, 256), 256, st, *g, (E *)out,
+                      (const E *)src, (uint32_t)n, mm);
+    else
+        launch_kernel(gather_fused<E, int64_t>, grid_for(n, 256), 256, st, *g, (E *)out,
+                      (const E *)src, n, mm);
+}
+
 // ---------------------------------------------------------------------------
 // Gather
-
-template <class E>
-__global__ void __launch_bounds__(256) gather_kernel(E *out, const E *src, const int64_t *off, int64_t n)
-{
-    const int64_t step = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
-        out[i] = src[off[i]];
-}
-
-template <class E>
-void gather(void *out, const void *src, const int64_t *off, int64_t n, cudaStream_t st)
-{
-    launch_kernel(gather_kernel<E>, grid_for(n, 256), 256, st, (E *)out, (const E *)src, off, n);
-}
 
 // ---------------------------------------------------------------------------
 // Scatter: one thread per run of equal sorted offsets
@@ -212,21 +243,27 @@ extern "C" int pcs_launch_index_offsets(const pcs_index_geom *g, int64_t *out, i
         launch_kernel(minmax_init, dim3(1), dim3(32), stream, minmax, g->nidx);
     if (n <= 0)
         return 0;
-    launch_kernel(offsets_kernel, grid_for(n, 256), 256, stream, *g, out, n, minmax);
+    if (n <= INT32_MAX)
+        launch_kernel(offsets_kernel<uint32_t>, grid_for(n, 256), 256, stream, *g, out, (uint32_t)n, minmax);
+    else
+        launch_kernel(offsets_kernel<int64_t>, grid_for(n, 256), 256, stream, *g, out, n, minmax);
     return 0;
 }
 
-extern "C" int pcs_launch_index_gather(void *out, const void *src, const int64_t *off, int64_t n,
-                                       int itemsize, cudaStream_t stream)
+extern "C" int pcs_launch_index_gather_geom(const pcs_index_geom *g, void *out, const void *src,
+                                            int itemsize, int64_t n, int64_t *minmax,
+                                            cudaStream_t stream)
 {
+    if (g->nidx > 0)
+        launch_kernel(minmax_init, dim3(1), dim3(32), stream, minmax, g->nidx);
     if (n <= 0)
         return 0;
     switch (itemsize) {
-    case 1: gather<uint8_t>(out, src, off, n, stream); return 0;
-    case 2: gather<uint16_t>(out, src, off, n, stream); return 0;
-    case 4: gather<uint32_t>(out, src, off, n, stream); return 0;
-    case 8: gather<uint64_t>(out, src, off, n, stream); return 0;
-    case 16: gather<Bytes16>(out, src, off, n, stream); return 0;
+    case 1: gather_geom<uint8_t>(g, out, src, n, minmax, stream); return 0;
+    case 2: gather_geom<uint16_t>(g, out, src, n, minmax, stream); return 0;
+    case 4: gather_geom<uint32_t>(g, out, src, n, minmax, stream); return 0;
+    case 8: gather_geom<uint64_t>(g, out, src, n, minmax, stream); return 0;
+    case 16: gather_geom<Bytes16>(g, out, src, n, minmax, stream); return 0;
     default: return -1;
     }
 }

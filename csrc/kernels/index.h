@@ -46,10 +46,11 @@ typedef struct {
  * index contributes 0 to its offset, so no offset ever leaves the tensor. */
 int pcs_launch_index_offsets(const pcs_index_geom *g, int64_t *out, int64_t n, int64_t *minmax,
                              cudaStream_t stream);
-/* out[i] = src[off[i]] for n elements of `itemsize` bytes (out contiguous). */
-int pcs_launch_index_gather(void *out, const void *src, const int64_t *off, int64_t n, int itemsize,
-                            cudaStream_t stream);
-
+/* The offsets and the gather in one pass: out[i] = src[off(i)] (out
+ * contiguous, n elements of `itemsize` bytes), minmax as above; a bad index
+ * reads element 0 and the caller discards out. */
+int pcs_launch_index_gather_geom(const pcs_index_geom *g, void *out, const void *src, int itemsize,
+                                 int64_t n, int64_t *minmax, cudaStream_t stream);
 /* Scatter modes: SET keeps the last value in index order (deterministic). */
 enum { PCS_SCATTER_SET = 0, PCS_SCATTER_ADD, PCS_SCATTER_MUL, PCS_SCATTER_MEAN,
        PCS_SCATTER_AMAX, PCS_SCATTER_AMIN };

@@ -117,7 +117,29 @@ static int offsets_cpu(pcs_index_plan *p, int64_t *out, int64_t n)
     return 0;
 }
 
-static int offsets_cuda(pcs_index_plan *p, PcsTensor *off, int64_t n, int device)
+/* Raises IndexError when the min/max the kernel recorded (device mm, 2 per
+ * index tensor) leave a dim's range: the one synchronising read. */
+static int check_minmax(pcs_index_plan *p, PcsTensor *mm)
+{
+    PcsTensor *h = pcs_tensor_to(mm, PCS_INT64, -1, false, false, false);
+    if (!h)
+        return -1;
+    const int64_t *v = pcs_tensor_data(h);
+    int r = 0;
+    for (int k = 0; k < p->g.nidx && r == 0; k++) {
+        int64_t size = p->g.isize[k];
+        if (v[2 * k] < -size)
+            r = pcs_index_oob(v[2 * k], p->dim[k], size);
+        else if (v[2 * k + 1] >= size)
+            r = pcs_index_oob(v[2 * k + 1], p->dim[k], size);
+    }
+    Py_DECREF(h);
+    return r;
+}
+
+/* Runs the offsets kernel (off != NULL) or the fused gather into res. */
+static int run_cuda(pcs_index_plan *p, PcsTensor *off, PcsTensor *src, PcsTensor *res, int64_t n,
+                    int device)
 {
     int nidx = p->g.nidx;
     PcsTensor *mm = empty1(2 * (nidx ? nidx : 1), PCS_INT64, device);
@@ -125,29 +147,20 @@ static int offsets_cuda(pcs_index_plan *p, PcsTensor *off, int64_t n, int device
         return -1;
     int r = pcs_cuda_set_device_raw(device);
     cudaStream_t st = pcs_current_stream(device);
-    if (r == 0 && pcs_launch_index_offsets(&p->g, pcs_tensor_data(off), n, pcs_tensor_data(mm), st) < 0) {
-        PyErr_SetString(PyExc_RuntimeError, "index offsets: launch failed");
-        r = -1;
-    }
-    if (r == 0)
-        r = PCS_CHECK_LAUNCH(st, "index offsets");
-    if (r == 0 && nidx > 0 && n > 0) {
-        /* The one synchronising read: each index tensor's min and max. */
-        PcsTensor *h = pcs_tensor_to(mm, PCS_INT64, -1, false, false, false);
-        if (!h) {
+    if (r == 0) {
+        int64_t *m = pcs_tensor_data(mm);
+        int lr = off ? pcs_launch_index_offsets(&p->g, pcs_tensor_data(off), n, m, st)
+                     : pcs_launch_index_gather_geom(&p->g, pcs_tensor_data(res), src->storage->data,
+                                                    (int)pcs_itemsize(src->dtype), n, m, st);
+        if (lr < 0) {
+            PyErr_SetString(PyExc_RuntimeError, "index: unsupported element size");
             r = -1;
         } else {
-            const int64_t *v = pcs_tensor_data(h);
-            for (int k = 0; k < nidx && r == 0; k++) {
-                int64_t size = p->g.isize[k];
-                if (v[2 * k] < -size)
-                    r = pcs_index_oob(v[2 * k], p->dim[k], size);
-                else if (v[2 * k + 1] >= size)
-                    r = pcs_index_oob(v[2 * k + 1], p->dim[k], size);
-            }
-            Py_DECREF(h);
+            r = PCS_CHECK_LAUNCH(st, off ? "index offsets" : "index gather");
         }
     }
+    if (r == 0 && nidx > 0 && n > 0)
+        r = check_minmax(p, mm);
     Py_DECREF(mm);
     return r;
 }
@@ -161,7 +174,7 @@ PcsTensor *pcs_index_offsets(pcs_index_plan *p, PcsTensor *t)
     if (!off)
         return NULL;
     int r = t->device < 0 ? offsets_cpu(p, pcs_tensor_data(off), n)
-                          : offsets_cuda(p, off, n, t->device);
+                          : run_cuda(p, off, NULL, NULL, n, t->device);
     if (r < 0)
         Py_CLEAR(off);
     return off;
@@ -172,30 +185,28 @@ PcsTensor *pcs_index_offsets(pcs_index_plan *p, PcsTensor *t)
 
 PcsTensor *pcs_index_gather(pcs_index_plan *p, PcsTensor *src)
 {
-    PcsTensor *off = pcs_index_offsets(p, src);
-    if (!off)
-        return NULL;
-    PcsTensor *res = pcs_tensor_empty(p->g.ndim, p->g.sizes, src->dtype, src->device, false);
     int64_t n = plan_numel(p);
-    size_t is = pcs_itemsize(src->dtype);
-    if (res && n > 0) {
-        const int64_t *o = pcs_tensor_data(off);
-        if (src->device < 0) {
-            char *dst = pcs_tensor_data(res);
-            const char *base = src->storage->data;
-            for (int64_t i = 0; i < n; i++)
-                memcpy(dst + i * is, base + o[i] * is, is);
-        } else {
-            cudaStream_t st = pcs_current_stream(src->device);
-            if (pcs_cuda_set_device_raw(src->device) < 0 ||
-                pcs_launch_index_gather(pcs_tensor_data(res), src->storage->data, o, n, (int)is, st) < 0 ||
-                PCS_CHECK_LAUNCH(st, "index gather") < 0) {
-                if (!PyErr_Occurred())
-                    PyErr_SetString(PyExc_RuntimeError, "index gather: unsupported element size");
-                Py_CLEAR(res);
-            }
-        }
+    PcsTensor *res = pcs_tensor_empty(p->g.ndim, p->g.sizes, src->dtype, src->device, false);
+    if (!res)
+        return NULL;
+    if (src->device >= 0) { /* one fused pass; the result is dropped on a bad index */
+        for (int k = 0; k < p->g.nidx; k++)
+            p->g.idx[k] = pcs_tensor_data(p->idx[k]);
+        if (run_cuda(p, NULL, src, res, n, src->device) < 0)
+            Py_CLEAR(res);
+        return res;
     }
+    PcsTensor *off = pcs_index_offsets(p, src);
+    if (!off) {
+        Py_DECREF(res);
+        return NULL;
+    }
+    size_t is = pcs_itemsize(src->dtype);
+    const int64_t *o = pcs_tensor_data(off);
+    char *dst = pcs_tensor_data(res);
+    const char *base = src->storage->data;
+    for (int64_t i = 0; i < n; i++)
+        memcpy(dst + i * is, base + o[i] * is, is);
     Py_DECREF(off);
     return res;
 }
@@ -362,6 +373,10 @@ static PcsTensor *nonzero_cuda(PcsTensor *b)
 {
     int dev = b->device;
     int64_t n = pcs_tensor_numel(b);
+    if (n == 0) { /* nothing to select: CUB need not run (nor write a count) */
+        int64_t sizes[2] = {0, b->ndim};
+        return pcs_tensor_empty(2, sizes, PCS_INT64, dev, false);
+    }
     if (pcs_cuda_set_device_raw(dev) < 0)
         return NULL;
     cudaStream_t st = pcs_current_stream(dev);

@@ -113,6 +113,8 @@ static PcsTensor *select_flagged_cuda(PcsTensor *x, PcsTensor *m)
 {
     int dev = x->device;
     int64_t n = pcs_tensor_numel(x);
+    if (n == 0)
+        return pcs_tensor_empty(1, &n, x->dtype, dev, false);
     if (pcs_cuda_set_device_raw(dev) < 0)
         return NULL;
     cudaStream_t st = pcs_current_stream(dev);
