@@ -32,7 +32,7 @@ inline dim3 grid_for(int64_t n, int block)
 }
 
 // ---------------------------------------------------------------------------
-// Offsets
+// Offsets, and the gather that reads through them
 
 __global__ void minmax_init(int64_t *mm, int n)
 {
@@ -134,9 +134,6 @@ void gather_geom(const pcs_index_geom *g, void *out, const void *src, int64_t n,
         launch_kernel(gather_fused<E, int64_t>, grid_for(n, 256), 256, st, *g, (E *)out,
                       (const E *)src, n, mm);
 }
-
-// ---------------------------------------------------------------------------
-// Gather
 
 // ---------------------------------------------------------------------------
 // Scatter: one thread per run of equal sorted offsets
