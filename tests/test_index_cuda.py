@@ -63,7 +63,7 @@ def test_random_getitem_setitem(seed):
     y_cpu = pcs.tensor(a)
     y_cpu[items_on(titems, "cpu")] = pcs.tensor(val)
     y = C(a)
-    y[titems] = C(val)
+    y[items_on(titems, "cuda")] = C(val)
     np.testing.assert_array_equal(y.cpu().numpy(), y_cpu.numpy())  # duplicates: same winner
     y[titems] = -3.0
     y_cpu[items_on(titems, "cpu")] = -3.0
@@ -173,7 +173,9 @@ def test_out_of_range_leaves_the_context_usable():
             (10, lambda: x.scatter_add_(0, C([10]), x[:1])),
             (10, lambda: x.index_put_((C([1, 10]),), C([1.0, 2.0], pcs.float32), accumulate=True)),
             (10, lambda: x.take(C([10]))),
-            (10, lambda: x[[10]])):
+            (10, lambda: x[[10]]),                       # a list: checked on the host
+            (10, lambda: x[pcs.tensor([1, 10])]),        # a CPU index tensor: on the host
+            (10, lambda: x.gather(0, pcs.tensor([10])))):
         with pytest.raises(IndexError, match="index %d is out of bounds for dimension 0 with size 4" % bad):
             call()
         pcs.cuda.synchronize()  # no sticky error: the context is fine

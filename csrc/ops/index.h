@@ -28,6 +28,7 @@ typedef struct {
     pcs_index_geom g;                /* g.idx is filled by the engine */
     PcsTensor *idx[PCS_MAX_DIMS];    /* owned: int64, on the indexed tensor's device */
     int dim[PCS_MAX_DIMS];           /* the dim each one indexes, named in errors */
+    bool host_checked[PCS_MAX_DIMS]; /* its range was checked on the host */
 } pcs_index_plan;
 
 /* An empty plan (no result dims, no index tensors). */
@@ -35,7 +36,9 @@ void pcs_index_plan_init(pcs_index_plan *p);
 /* Drops the plan's index tensors. */
 void pcs_index_plan_clear(pcs_index_plan *p);
 /* Adds an index tensor (int, any device: moved to `device` as int64; a CUDA
- * tensor indexing a CPU one or another GPU raises as torch). It indexes a
+ * tensor indexing a CPU one or another GPU raises as torch). A CPU index
+ * for a CUDA tensor is range-checked on the host before it is copied over,
+ * so the op needs no read back for it. It indexes a
  * dim of size `size` and stride `wstride` (named `dim` in errors); its dims
  * are the result's dims first, first + 1, ... (size-1 dims broadcast), so
  * p->g.ndim and sizes must be set before. Returns its slot or -1. */

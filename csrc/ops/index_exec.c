@@ -62,10 +62,32 @@ int pcs_index_plan_add(pcs_index_plan *p, PcsTensor *idx, int device, int dim, i
                      d);
         return -1;
     }
-    PcsTensor *c = pcs_tensor_to(idx, PCS_INT64, device, false, false, false);
+    bool host = false;
+    PcsTensor *c;
+    if (idx->device < 0 && device >= 0) {
+        /* on the host: check here, in index order, then copy over */
+        PcsTensor *l = pcs_tensor_to(idx, PCS_INT64, -1, false, false, false);
+        PcsTensor *h = l ? pcs_tensor_contiguous(l, false) : NULL;
+        Py_XDECREF(l);
+        if (!h)
+            return -1;
+        const int64_t *v = pcs_tensor_data(h);
+        for (int64_t i = 0, n = pcs_tensor_numel(h); i < n; i++) {
+            if (v[i] < -size || v[i] >= size) {
+                Py_DECREF(h);
+                return pcs_index_oob(v[i], dim, size);
+            }
+        }
+        c = pcs_tensor_to(h, PCS_INT64, device, false, false, false);
+        Py_DECREF(h);
+        host = true;
+    } else {
+        c = pcs_tensor_to(idx, PCS_INT64, device, false, false, false);
+    }
     if (!c)
         return -1;
     int k = p->g.nidx++;
+    p->host_checked[k] = host;
     p->idx[k] = c;
     p->dim[k] = dim;
     p->g.isize[k] = size;
@@ -128,6 +150,8 @@ static int check_minmax(pcs_index_plan *p, PcsTensor *mm)
     int r = 0;
     for (int k = 0; k < p->g.nidx && r == 0; k++) {
         int64_t size = p->g.isize[k];
+        if (p->host_checked[k])
+            continue;
         if (v[2 * k] < -size)
             r = pcs_index_oob(v[2 * k], p->dim[k], size);
         else if (v[2 * k + 1] >= size)
@@ -159,7 +183,10 @@ static int run_cuda(pcs_index_plan *p, PcsTensor *off, PcsTensor *src, PcsTensor
             r = PCS_CHECK_LAUNCH(st, off ? "index offsets" : "index gather");
         }
     }
-    if (r == 0 && nidx > 0 && n > 0)
+    bool need = false; /* index tensors that came from the host are checked */
+    for (int k = 0; k < nidx; k++)
+        need = need || !p->host_checked[k];
+    if (r == 0 && need && n > 0)
         r = check_minmax(p, mm);
     Py_DECREF(mm);
     return r;
