@@ -91,6 +91,12 @@ from ._C import (  # noqa: E402,F401
     swapdims, flip, fliplr, flipud, roll, tile, repeat_interleave, movedim, moveaxis, diagonal,
     diag, diag_embed, tril, triu, softmax, log_softmax,
 )
+# ---- indexing: gather, scatter, masks (ops/index.c, gather.c, masked.c) ----------------
+from ._C import (  # noqa: E402,F401
+    index_put_, index_put, index_select, index_add, index_copy, index_fill, gather, scatter,
+    scatter_add, scatter_reduce, take, take_along_dim, masked_fill, masked_select,
+    masked_scatter, nonzero, argwhere,
+)
 # ... and the compositions torch also writes in Python (_math.py)
 from ._math import (  # noqa: E402,F401
     atleast_1d, atleast_2d, atleast_3d, hstack, vstack, dstack, meshgrid, broadcast_shapes,

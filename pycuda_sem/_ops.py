@@ -405,3 +405,50 @@ def histc(x, bins, lo, hi, out):
         b = ((v[keep] - lo_a) * acc(bins) / (hi_a - lo_a)).astype(np.int64)
     b[b == bins] = bins - 1
     _put(out, np.bincount(b, minlength=bins)[:bins])
+
+
+# ---- indexing (csrc/ops/index_exec.c) ------------------------------------
+# The C engine computes element offsets into the indexed tensor's storage
+# (``flat``, a 1-D view of all of it) and has checked their range; these
+# kernels only reduce values into those offsets, in index order.
+
+_SCATTER_SET, _SCATTER_ADD, _SCATTER_MUL, _SCATTER_MEAN, _SCATTER_AMAX, _SCATTER_AMIN = range(6)
+
+
+def nonzero(a):
+    return np.ascontiguousarray(np.argwhere(a).astype(np.int64, copy=False))
+
+
+def _identity(dtype, mode):
+    if mode in (_SCATTER_ADD, _SCATTER_MEAN):
+        return 0
+    if mode == _SCATTER_MUL:
+        return 1
+    if dtype.kind == "b":
+        return mode == _SCATTER_AMIN
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return info.min if mode == _SCATTER_AMAX else info.max
+    return -np.inf if mode == _SCATTER_AMAX else np.inf
+
+
+def index_scatter(flat, off, vals, mode, include_self):
+    off = off.reshape(-1)
+    vals = vals.reshape(-1)
+    u, inv = np.unique(off, return_inverse=True)
+    inv = inv.reshape(-1)
+    if include_self:
+        acc = flat[u].copy()
+    else:
+        acc = np.full(u.shape, _identity(flat.dtype, mode), dtype=flat.dtype)
+    ufunc = {_SCATTER_ADD: np.add, _SCATTER_MEAN: np.add, _SCATTER_MUL: np.multiply,
+             _SCATTER_AMAX: np.maximum, _SCATTER_AMIN: np.minimum}[mode]
+    with np.errstate(all="ignore"):
+        ufunc.at(acc, inv, vals.astype(flat.dtype, copy=False))
+        if mode == _SCATTER_MEAN:
+            cnt = np.bincount(inv, minlength=u.size) + (1 if include_self else 0)
+            if flat.dtype.kind in "iub":
+                acc = np.floor_divide(acc, cnt.astype(acc.dtype))
+            else:
+                acc = acc / cnt.astype(acc.dtype)
+    flat[u] = acc

@@ -13,6 +13,7 @@
  * float16 and int32 + an int64 0-dim tensor stays int32. */
 #include "ops/ops.h"
 #include "ops/sort.h"
+#include "ops/index.h"
 #include "core/iter.h"
 #include "runtime/device.h"
 
@@ -704,6 +705,9 @@ void pcs_ops_install_number_slots(PyNumberMethods *nb)
     k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_sort_tmethods);
     k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_select_tmethods);
     k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_scan_tmethods);
+    k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_index_tmethods);
+    k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_gather_tmethods);
+    k = append_methods(pcs_tensor_ops_methods, k, pcs_ops_masked_tmethods);
     memset(&pcs_tensor_ops_methods[k], 0, sizeof(PyMethodDef));
 }
 
@@ -720,9 +724,14 @@ int pcs_ops_init(PyObject *m)
         PyModule_AddFunctions(m, pcs_ops_sort_functions) < 0 ||
         PyModule_AddFunctions(m, pcs_ops_select_functions) < 0 ||
         PyModule_AddFunctions(m, pcs_ops_scan_functions) < 0 ||
-        PyModule_AddFunctions(m, pcs_ops_search_functions) < 0)
+        PyModule_AddFunctions(m, pcs_ops_search_functions) < 0 ||
+        PyModule_AddFunctions(m, pcs_ops_index_functions) < 0 ||
+        PyModule_AddFunctions(m, pcs_ops_gather_functions) < 0 ||
+        PyModule_AddFunctions(m, pcs_ops_masked_functions) < 0)
         return -1;
     if (pcs_ops_sort_init(m) < 0)
         return -1;
+    /* x[idx] with tensors, lists or masks: the tensor layer calls these. */
+    pcs_tensor_set_index_hooks(pcs_index_getitem_advanced, pcs_index_setitem_advanced);
     return pcs_ops_reduce_init(m);
 }

@@ -20,7 +20,8 @@
  *   py_methods.c  Tensor methods of the ops written in Python (_math.py)
  *   sort.c, select.c, search.c, scan.c  sorting, selection, searches and
  *                 the other scans (sort ... unique, histc, searchsorted,
- *                 cummax), over CUB (sort.h) */
+ *                 cummax), over CUB (sort.h)
+ *   index*.c, gather.c, masked.c  indexing (declared in ops/index.h) */
 #ifndef PCS_OPS_H
 #define PCS_OPS_H
 

@@ -8,6 +8,7 @@
  * The functions below only parse arguments and fill a pcs_ew_call; ops.c
  * does the rest. */
 #include "ops/ops.h"
+#include "ops/index.h"
 #include "runtime/device.h"
 
 #include <string.h>
@@ -296,9 +297,11 @@ static PyObject *f_where(PyObject *m, PyObject *const *args, Py_ssize_t nargs, P
         x = pcs_arg(args, nargs, kw, -1, "self");
     PyObject *y = pcs_arg(args, nargs, kw, 2, "other");
     if (cond && !x && !y) {
-        PyErr_SetString(PyExc_NotImplementedError,
-                        "where(condition) (nonzero as a tuple) is not implemented in pycuda_sem");
-        return NULL;
+        if (!PcsTensor_Check(cond)) {
+            PyErr_SetString(PyExc_TypeError, "where(): argument 'condition' must be Tensor");
+            return NULL;
+        }
+        return pcs_nonzero_tuple((PcsTensor *)cond);
     }
     if (!cond || !x || !y) {
         PyErr_SetString(PyExc_TypeError, "where() takes (condition, input, other)");

@@ -153,6 +153,17 @@ extern PyGetSetDef pcs_tensor_view_getset[];
 /* tensor_index.c */
 PyObject *pcs_tensor_getitem(PyObject *self, PyObject *index);
 int pcs_tensor_setitem(PyObject *self, PyObject *index, PyObject *value);
+/* Advanced indexing (tensors, lists, bools in the index) is op work: the
+ * ops layer installs these at init; getitem/setitem hand them the whole
+ * index expression. */
+typedef PyObject *(*pcs_getitem_hook)(PcsTensor *t, PyObject *index);
+typedef int (*pcs_setitem_hook)(PcsTensor *t, PyObject *index, PyObject *value);
+void pcs_tensor_set_index_hooks(pcs_getitem_hook get, pcs_setitem_hook set);
+/* What basic and advanced indexing share: IndexError for two Ellipses or
+ * more indexed dims than ndim; a slice over a dim of `size` as start,
+ * length and step (ValueError for a step <= 0, as torch). 0 or -1. */
+int pcs_index_check_counts(int ellipses, int consumed, int ndim);
+int pcs_index_slice(PyObject *slice, int64_t size, int64_t *start, int64_t *len, int64_t *step);
 
 /* tensor_methods.c */
 extern PyMethodDef pcs_tensor_copy_methods[];

@@ -1,10 +1,12 @@
 /* tensor_index.c: t[index] and t[index] = value.
  *
- * Basic indexing only: ints, slices with positive steps, Ellipsis, None and
- * one-element integer tensors (which act as ints). Every such index gives a
- * view; assignment writes through that view with copy_ or fill_. Indexing
- * with integer or boolean tensors or lists ("advanced indexing") gathers, so
- * it belongs to the compute work and raises NotImplementedError here. */
+ * Basic indexing here: ints, slices with positive steps, Ellipsis, None and
+ * 0-dim integer tensors (which act as ints). Every such index gives a view;
+ * assignment writes through that view with copy_ or fill_. Indexing with
+ * integer or boolean tensors, lists or bools ("advanced indexing") gathers
+ * and scatters, which is op work: the ops layer (ops/index.c) installs two
+ * hooks at init (pcs_tensor_set_index_hooks), and an index expression with
+ * any advanced item goes to them whole. The tensor layer never calls up. */
 #include "tensor/copy.h"
 #include "tensor/tensor.h"
 
@@ -30,15 +32,21 @@ static bool is_int_index(PyObject *o)
     return PyIndex_Check(o) && !PySequence_Check(o);
 }
 
+static pcs_getitem_hook advanced_get;
+static pcs_setitem_hook advanced_set;
+
+void pcs_tensor_set_index_hooks(pcs_getitem_hook get, pcs_setitem_hook set)
+{
+    advanced_get = get;
+    advanced_set = set;
+}
+
+/* 1 (no exception) for an advanced item, else -1 with IndexError. */
 static int unsupported(PyObject *o)
 {
     if (PcsTensor_Check(o) || PyList_Check(o) || PyBool_Check(o) ||
-        (PySequence_Check(o) && !PyUnicode_Check(o) && !PyBytes_Check(o))) {
-        PyErr_SetString(PyExc_NotImplementedError,
-                        "indexing with tensors, lists or booleans (advanced indexing) is not "
-                        "supported yet; use ints, slices, ... and None");
-        return -1;
-    }
+        (PySequence_Check(o) && !PyUnicode_Check(o) && !PyBytes_Check(o)))
+        return 1;
     PyErr_Format(PyExc_IndexError,
                  "only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                  "Variables are valid indices (got %.100s)",
@@ -46,7 +54,36 @@ static int unsupported(PyObject *o)
     return -1;
 }
 
-/* Applies the index expression to t's geometry. */
+int pcs_index_check_counts(int ellipses, int consumed, int ndim)
+{
+    if (ellipses > 1) {
+        PyErr_SetString(PyExc_IndexError, "an index can only have a single ellipsis ('...')");
+        return -1;
+    }
+    if (consumed > ndim) {
+        PyErr_Format(PyExc_IndexError, "too many indices for tensor of dimension %d", ndim);
+        return -1;
+    }
+    return 0;
+}
+
+int pcs_index_slice(PyObject *slice, int64_t size, int64_t *start, int64_t *len, int64_t *step)
+{
+    Py_ssize_t b, e, s;
+    if (PySlice_Unpack(slice, &b, &e, &s) < 0)
+        return -1;
+    if (s <= 0) {
+        PyErr_SetString(PyExc_ValueError, "step must be greater than zero");
+        return -1;
+    }
+    *len = PySlice_AdjustIndices((Py_ssize_t)size, &b, &e, s);
+    *start = b;
+    *step = s;
+    return 0;
+}
+
+/* Applies the index expression to t's geometry: 0, 1 (no exception) when
+ * it holds an advanced item, or -1 with exception. */
 static int apply_index(PcsTensor *t, PyObject *index, view_geom *g)
 {
     PyObject *const *items;
@@ -72,14 +109,8 @@ static int apply_index(PcsTensor *t, PyObject *index, view_geom *g)
         else
             return unsupported(o);
     }
-    if (ellipses > 1) {
-        PyErr_SetString(PyExc_IndexError, "an index can only have a single ellipsis ('...')");
+    if (pcs_index_check_counts(ellipses, consumed, t->ndim) < 0)
         return -1;
-    }
-    if (consumed > t->ndim) {
-        PyErr_Format(PyExc_IndexError, "too many indices for tensor of dimension %d", t->ndim);
-        return -1;
-    }
     /* The result's dims, known before g's fixed arrays are written: slices
      * and Ellipsis keep dims, ints drop one, None adds one. */
     if (pcs_check_ndim((int64_t)t->ndim - ints + added, PyExc_IndexError) < 0)
@@ -98,14 +129,9 @@ static int apply_index(PcsTensor *t, PyObject *index, view_geom *g)
             g->sizes[g->ndim] = 1;
             g->strides[g->ndim++] = src < t->ndim ? t->sizes[src] * t->strides[src] : 1;
         } else if (PySlice_Check(o)) {
-            Py_ssize_t start, stop, step;
-            if (PySlice_Unpack(o, &start, &stop, &step) < 0)
+            int64_t start, len, step;
+            if (pcs_index_slice(o, t->sizes[src], &start, &len, &step) < 0)
                 return -1;
-            if (step <= 0) {
-                PyErr_SetString(PyExc_ValueError, "step must be greater than zero");
-                return -1;
-            }
-            Py_ssize_t len = PySlice_AdjustIndices((Py_ssize_t)t->sizes[src], &start, &stop, step);
             g->offset += start * t->strides[src];
             g->sizes[g->ndim] = len;
             g->strides[g->ndim++] = t->strides[src] * step;
@@ -138,6 +164,13 @@ static int apply_index(PcsTensor *t, PyObject *index, view_geom *g)
     return 0;
 }
 
+static PyObject *no_advanced(void)
+{
+    PyErr_SetString(PyExc_NotImplementedError,
+                    "advanced indexing needs the ops layer, which installs it at import");
+    return NULL;
+}
+
 PyObject *pcs_tensor_getitem(PyObject *self, PyObject *index)
 {
     PcsTensor *t = (PcsTensor *)self;
@@ -149,7 +182,10 @@ PyObject *pcs_tensor_getitem(PyObject *self, PyObject *index)
         return (PyObject *)pcs_tensor_select(t, 0, i);
     }
     view_geom g;
-    if (apply_index(t, index, &g) < 0)
+    int r = apply_index(t, index, &g);
+    if (r == 1)
+        return advanced_get ? advanced_get(t, index) : no_advanced();
+    if (r < 0)
         return NULL;
     return (PyObject *)pcs_tensor_alias(t, g.offset, g.ndim, g.sizes, g.strides);
 }
@@ -162,7 +198,14 @@ int pcs_tensor_setitem(PyObject *self, PyObject *index, PyObject *value)
     }
     PcsTensor *t = (PcsTensor *)self;
     view_geom g;
-    if (apply_index(t, index, &g) < 0)
+    int ar = apply_index(t, index, &g);
+    if (ar == 1) {
+        if (advanced_set)
+            return advanced_set(t, index, value);
+        no_advanced();
+        return -1;
+    }
+    if (ar < 0)
         return -1;
     PcsTensor *view = pcs_tensor_alias(t, g.offset, g.ndim, g.sizes, g.strides);
     if (!view)

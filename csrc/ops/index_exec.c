@@ -1,0 +1,461 @@
+/* index_exec.c: the indexing engine (ops/index.h): plans to offsets, and
+ * offsets to gathers, scatters and nonzero, on both devices.
+ *
+ * The range check happens here, once, for every indexing op: on the CPU the
+ * offsets loop raises at the first bad index in index order; on CUDA the
+ * offsets kernel records each index tensor's min and max (an out-of-range
+ * index contributes offset 0, so nothing ever reads or writes outside the
+ * tensor), the host reads those 16 bytes per index tensor back (a
+ * synchronising copy) and raises IndexError before the gather or scatter
+ * is launched. No device-side assert: the CUDA context stays usable. */
+#include "ops/index.h"
+
+#include <string.h>
+
+#include "runtime/device.h"
+#include "runtime/stream.h"
+#include "tensor/copy.h"
+
+/* ------------------------------------------------------------------------ */
+/* Plans                                                                     */
+
+void pcs_index_plan_init(pcs_index_plan *p)
+{
+    memset(p, 0, sizeof *p);
+}
+
+void pcs_index_plan_clear(pcs_index_plan *p)
+{
+    for (int k = 0; k < p->g.nidx; k++)
+        Py_CLEAR(p->idx[k]);
+    p->g.nidx = 0;
+}
+
+int pcs_index_oob(int64_t index, int dim, int64_t size)
+{
+    PyErr_Format(PyExc_IndexError, "index %lld is out of bounds for dimension %d with size %lld",
+                 (long long)index, dim, (long long)size);
+    return -1;
+}
+
+int pcs_index_plan_add(pcs_index_plan *p, PcsTensor *idx, int device, int dim, int64_t size,
+                       int64_t wstride, int first)
+{
+    if (p->g.nidx >= PCS_MAX_DIMS) {
+        PyErr_Format(PyExc_IndexError, "too many index tensors (at most %d)", PCS_MAX_DIMS);
+        return -1;
+    }
+    if (pcs_is_float(idx->dtype) || pcs_is_complex(idx->dtype) || idx->dtype == PCS_BOOL) {
+        PyErr_SetString(PyExc_IndexError,
+                        "tensors used as indices must be long, int, byte or bool tensors");
+        return -1;
+    }
+    /* A CPU index may index a CUDA tensor (moved over); other mixes raise. */
+    if (idx->device >= 0 && idx->device != device) {
+        char d[32];
+        if (device < 0)
+            snprintf(d, sizeof d, "cpu");
+        else
+            snprintf(d, sizeof d, "cuda:%d", device);
+        PyErr_Format(PyExc_RuntimeError,
+                     "indices should be either on cpu or on the same device as the indexed tensor (%s)",
+                     d);
+        return -1;
+    }
+    bool host = false;
+    PcsTensor *c;
+    if (idx->device < 0 && device >= 0) {
+        /* on the host: check here, in index order, then copy over */
+        PcsTensor *l = pcs_tensor_to(idx, PCS_INT64, -1, false, false, false);
+        PcsTensor *h = l ? pcs_tensor_contiguous(l, false) : NULL;
+        Py_XDECREF(l);
+        if (!h)
+            return -1;
+        const int64_t *v = pcs_tensor_data(h);
+        for (int64_t i = 0, n = pcs_tensor_numel(h); i < n; i++) {
+            if (v[i] < -size || v[i] >= size) {
+                Py_DECREF(h);
+                return pcs_index_oob(v[i], dim, size);
+            }
+        }
+        c = pcs_tensor_to(h, PCS_INT64, device, false, false, false);
+        Py_DECREF(h);
+        host = true;
+    } else {
+        c = pcs_tensor_to(idx, PCS_INT64, device, false, false, false);
+    }
+    if (!c)
+        return -1;
+    int k = p->g.nidx++;
+    p->host_checked[k] = host;
+    p->idx[k] = c;
+    p->dim[k] = dim;
+    p->g.isize[k] = size;
+    p->g.wstride[k] = wstride;
+    for (int d = 0; d < p->g.ndim; d++) {
+        int j = d - first; /* the index tensor's own dim, right-aligned */
+        p->g.istride[k][d] = j >= 0 && j < c->ndim && c->sizes[j] != 1 ? c->strides[j] : 0;
+    }
+    return k;
+}
+
+static int64_t plan_numel(const pcs_index_plan *p)
+{
+    int64_t n = 1;
+    for (int d = 0; d < p->g.ndim; d++)
+        n *= p->g.sizes[d];
+    return n;
+}
+
+static PcsTensor *empty1(int64_t n, int dtype, int device)
+{
+    return pcs_tensor_empty(1, &n, dtype, device, false);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Offsets                                                                   */
+
+static int offsets_cpu(pcs_index_plan *p, int64_t *out, int64_t n)
+{
+    const pcs_index_geom *g = &p->g;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t rem = i, off = g->base, ioff[PCS_MAX_DIMS] = {0};
+        for (int d = g->ndim - 1; d >= 0; d--) {
+            int64_t c = rem % g->sizes[d];
+            rem /= g->sizes[d];
+            off += c * g->bstride[d];
+            for (int k = 0; k < g->nidx; k++)
+                ioff[k] += c * g->istride[k][d];
+        }
+        for (int k = 0; k < g->nidx; k++) {
+            int64_t v = g->idx[k][ioff[k]];
+            int64_t w = v < 0 ? v + g->isize[k] : v;
+            if (w < 0 || w >= g->isize[k])
+                return pcs_index_oob(v, p->dim[k], g->isize[k]);
+            off += w * g->wstride[k];
+        }
+        out[i] = off;
+    }
+    return 0;
+}
+
+/* Raises IndexError when the min/max the kernel recorded (device mm, 2 per
+ * index tensor) leave a dim's range: the one synchronising read. */
+static int check_minmax(pcs_index_plan *p, PcsTensor *mm)
+{
+    PcsTensor *h = pcs_tensor_to(mm, PCS_INT64, -1, false, false, false);
+    if (!h)
+        return -1;
+    const int64_t *v = pcs_tensor_data(h);
+    int r = 0;
+    for (int k = 0; k < p->g.nidx && r == 0; k++) {
+        int64_t size = p->g.isize[k];
+        if (p->host_checked[k])
+            continue;
+        if (v[2 * k] < -size)
+            r = pcs_index_oob(v[2 * k], p->dim[k], size);
+        else if (v[2 * k + 1] >= size)
+            r = pcs_index_oob(v[2 * k + 1], p->dim[k], size);
+    }
+    Py_DECREF(h);
+    return r;
+}
+
+/* Runs the offsets kernel (off != NULL) or the fused gather into res. */
+static int run_cuda(pcs_index_plan *p, PcsTensor *off, PcsTensor *src, PcsTensor *res, int64_t n,
+                    int device)
+{
+    int nidx = p->g.nidx;
+    PcsTensor *mm = empty1(2 * (nidx ? nidx : 1), PCS_INT64, device);
+    if (!mm)
+        return -1;
+    int r = pcs_cuda_set_device_raw(device);
+    cudaStream_t st = pcs_current_stream(device);
+    if (r == 0) {
+        int64_t *m = pcs_tensor_data(mm);
+        int lr = off ? pcs_launch_index_offsets(&p->g, pcs_tensor_data(off), n, m, st)
+                     : pcs_launch_index_gather_geom(&p->g, pcs_tensor_data(res), src->storage->data,
+                                                    (int)pcs_itemsize(src->dtype), n, m, st);
+        if (lr < 0) {
+            PyErr_SetString(PyExc_RuntimeError, "index: unsupported element size");
+            r = -1;
+        } else {
+            r = PCS_CHECK_LAUNCH(st, off ? "index offsets" : "index gather");
+        }
+    }
+    bool need = false; /* index tensors that came from the host are checked */
+    for (int k = 0; k < nidx; k++)
+        need = need || !p->host_checked[k];
+    if (r == 0 && need && n > 0)
+        r = check_minmax(p, mm);
+    Py_DECREF(mm);
+    return r;
+}
+
+PcsTensor *pcs_index_offsets(pcs_index_plan *p, PcsTensor *t)
+{
+    for (int k = 0; k < p->g.nidx; k++)
+        p->g.idx[k] = pcs_tensor_data(p->idx[k]);
+    int64_t n = plan_numel(p);
+    PcsTensor *off = pcs_tensor_empty(p->g.ndim, p->g.sizes, PCS_INT64, t->device, false);
+    if (!off)
+        return NULL;
+    int r = t->device < 0 ? offsets_cpu(p, pcs_tensor_data(off), n)
+                          : run_cuda(p, off, NULL, NULL, n, t->device);
+    if (r < 0)
+        Py_CLEAR(off);
+    return off;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Gather and scatter                                                        */
+
+PcsTensor *pcs_index_gather(pcs_index_plan *p, PcsTensor *src)
+{
+    int64_t n = plan_numel(p);
+    PcsTensor *res = pcs_tensor_empty(p->g.ndim, p->g.sizes, src->dtype, src->device, false);
+    if (!res)
+        return NULL;
+    if (src->device >= 0) { /* one fused pass; the result is dropped on a bad index */
+        for (int k = 0; k < p->g.nidx; k++)
+            p->g.idx[k] = pcs_tensor_data(p->idx[k]);
+        if (run_cuda(p, NULL, src, res, n, src->device) < 0)
+            Py_CLEAR(res);
+        return res;
+    }
+    PcsTensor *off = pcs_index_offsets(p, src);
+    if (!off) {
+        Py_DECREF(res);
+        return NULL;
+    }
+    size_t is = pcs_itemsize(src->dtype);
+    const int64_t *o = pcs_tensor_data(off);
+    char *dst = pcs_tensor_data(res);
+    const char *base = src->storage->data;
+    for (int64_t i = 0; i < n; i++)
+        memcpy(dst + i * is, base + o[i] * is, is);
+    Py_DECREF(off);
+    return res;
+}
+
+/* The whole storage of t as a 1-D tensor (the frame offsets index). */
+static PcsTensor *storage_flat(PcsTensor *t)
+{
+    int64_t n = (int64_t)(t->storage->nbytes / pcs_itemsize(t->dtype)), one = 1;
+    return pcs_tensor_alias(t, 0, 1, &n, &one);
+}
+
+static int scatter_reduce_cpu(PcsTensor *dst, PcsTensor *off, PcsTensor *vals, int mode,
+                              bool include_self)
+{
+    PyObject *fn = pcs_ops_numpy_fn("index_scatter");
+    if (!fn)
+        return -1;
+    PcsTensor *flat = storage_flat(dst);
+    if (!flat)
+        return -1;
+    int cd = pcs_ops_cpu_dtype(dst->dtype);
+    PcsTensor *work = cd == dst->dtype ? (PcsTensor *)Py_NewRef(flat)
+                                       : pcs_tensor_to(flat, cd, -1, false, true, false);
+    PyObject *fa = work ? pcs_tensor_numpy(work) : NULL;
+    PyObject *oa = fa ? pcs_tensor_numpy(off) : NULL;
+    PyObject *va = oa ? pcs_ops_numpy_in(vals, cd) : NULL;
+    PyObject *rr = va ? PyObject_CallFunction(fn, "OOOii", fa, oa, va, mode, (int)include_self) : NULL;
+    int r = rr ? 0 : -1;
+    if (r == 0 && work != flat)
+        r = pcs_copy(flat, work, false);
+    Py_XDECREF(rr);
+    Py_XDECREF(va);
+    Py_XDECREF(oa);
+    Py_XDECREF(fa);
+    Py_XDECREF(work);
+    Py_DECREF(flat);
+    return r;
+}
+
+static int bit_length(uint64_t x)
+{
+    int b = 0;
+    while (x) {
+        b++;
+        x >>= 1;
+    }
+    return b ? b : 1;
+}
+
+static int scatter_cuda(PcsTensor *dst, PcsTensor *off, PcsTensor *vals, int64_t n, int mode,
+                        bool include_self)
+{
+    int dev = dst->device;
+    if (pcs_cuda_set_device_raw(dev) < 0)
+        return -1;
+    cudaStream_t st = pcs_current_stream(dev);
+    int bits = bit_length((uint64_t)(dst->storage->nbytes / pcs_itemsize(dst->dtype)));
+    size_t bytes = 0;
+    if (pcs_index_sort(NULL, &bytes, NULL, NULL, NULL, NULL, n, bits, st) < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "index scatter: cub::DeviceRadixSort sizing failed");
+        return -1;
+    }
+    PcsTensor *scratch = empty1(3 * n, PCS_INT64, dev);
+    PcsTensor *temp = scratch ? empty1((int64_t)bytes + 1, PCS_UINT8, dev) : NULL;
+    int r = temp ? 0 : -1;
+    if (r == 0) {
+        int64_t *s = pcs_tensor_data(scratch);
+        const int64_t *o = pcs_tensor_data(off);
+        if (pcs_index_sort(pcs_tensor_data(temp), &bytes, o, s, s + n, s + 2 * n, n, bits, st) < 0) {
+            PyErr_SetString(PyExc_RuntimeError, "index scatter: cub::DeviceRadixSort failed");
+            r = -1;
+        } else if ((r = PCS_CHECK_LAUNCH(st, "index sort")) == 0) {
+            if (pcs_launch_index_scatter(dst->dtype, dst->storage->data, s, s + 2 * n,
+                                         pcs_tensor_data(vals), n, mode, include_self, st) < 0) {
+                pcs_not_implemented("scatter", dst->dtype);
+                r = -1;
+            } else {
+                r = PCS_CHECK_LAUNCH(st, "index scatter");
+            }
+        }
+    }
+    Py_XDECREF(temp);
+    Py_XDECREF(scratch);
+    return r;
+}
+
+int pcs_index_scatter(pcs_index_plan *p, PcsTensor *dst, PcsTensor *vals, int mode,
+                      bool include_self)
+{
+    PcsTensor *off = pcs_index_offsets(p, dst);
+    if (!off)
+        return -1;
+    int64_t n = plan_numel(p);
+    int r = 0;
+    if (n == 0) {
+        r = 0;
+    } else if (dst->device >= 0) {
+        r = scatter_cuda(dst, off, vals, n, mode, include_self);
+    } else if (mode == PCS_SCATTER_SET) {
+        /* in index order, so the last value wins, as on CUDA */
+        size_t is = pcs_itemsize(dst->dtype);
+        const int64_t *o = pcs_tensor_data(off);
+        const char *v = pcs_tensor_data(vals);
+        char *base = dst->storage->data;
+        for (int64_t i = 0; i < n; i++)
+            memcpy(base + o[i] * is, v + i * is, is);
+    } else {
+        r = scatter_reduce_cpu(dst, off, vals, mode, include_self);
+    }
+    Py_DECREF(off);
+    return r;
+}
+
+/* torch drops leading size-1 dims of a value with more dims than the result. */
+PcsTensor *pcs_index_values(pcs_index_plan *p, PcsTensor *dst, PyObject *value)
+{
+    PcsTensor *v;
+    if (PcsTensor_Check(value)) {
+        PcsTensor *vt = (PcsTensor *)value;
+        bool alias = vt->storage == dst->storage;
+        v = pcs_tensor_to(vt, dst->dtype, dst->device, false, alias, false);
+    } else if (PySequence_Check(value) && !PyUnicode_Check(value)) {
+        v = pcs_tensor_from_data(value, dst->dtype, dst->device, false);
+    } else {
+        v = pcs_tensor_empty(0, NULL, dst->dtype, dst->device, false);
+        if (v && pcs_tensor_fill(v, value) < 0)
+            Py_CLEAR(v);
+    }
+    if (!v)
+        return NULL;
+    const pcs_index_geom *g = &p->g;
+    int lead = 0;
+    while (v->ndim - lead > g->ndim && v->sizes[lead] == 1)
+        lead++;
+    int vn = v->ndim - lead;
+    bool ok = vn <= g->ndim;
+    for (int i = 0; ok && i < vn; i++) {
+        int64_t s = v->sizes[lead + i], r = g->sizes[g->ndim - vn + i];
+        ok = s == r || s == 1;
+    }
+    if (!ok) {
+        char a[256], b[256];
+        pcs_shape_str(v->ndim, v->sizes, a, sizeof a);
+        pcs_shape_str(g->ndim, g->sizes, b, sizeof b);
+        PyErr_Format(PyExc_RuntimeError,
+                     "shape mismatch: value tensor of shape %s cannot be broadcast to indexing "
+                     "result of shape %s", a, b);
+        Py_DECREF(v);
+        return NULL;
+    }
+    PcsTensor *sq = pcs_tensor_reshape(v, vn, v->sizes + lead);
+    Py_DECREF(v);
+    PcsTensor *e = sq ? pcs_tensor_expand(sq, g->ndim, g->sizes) : NULL;
+    Py_XDECREF(sq);
+    PcsTensor *c = e ? pcs_tensor_contiguous(e, false) : NULL;
+    Py_XDECREF(e);
+    return c;
+}
+
+/* ------------------------------------------------------------------------ */
+/* nonzero                                                                   */
+
+static PcsTensor *nonzero_cuda(PcsTensor *b)
+{
+    int dev = b->device;
+    int64_t n = pcs_tensor_numel(b);
+    if (n == 0) { /* nothing to select: CUB need not run (nor write a count) */
+        int64_t sizes[2] = {0, b->ndim};
+        return pcs_tensor_empty(2, sizes, PCS_INT64, dev, false);
+    }
+    if (pcs_cuda_set_device_raw(dev) < 0)
+        return NULL;
+    cudaStream_t st = pcs_current_stream(dev);
+    size_t bytes = 0;
+    if (pcs_index_select_positions(NULL, &bytes, NULL, NULL, NULL, n, st) < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "nonzero: cub::DeviceSelect sizing failed");
+        return NULL;
+    }
+    PcsTensor *lin = empty1(n + 1, PCS_INT64, dev); /* the positions, then the count */
+    PcsTensor *temp = lin ? empty1((int64_t)bytes + 1, PCS_UINT8, dev) : NULL;
+    PcsTensor *res = NULL;
+    int64_t *l = lin ? pcs_tensor_data(lin) : NULL;
+    if (temp) {
+        if (pcs_index_select_positions(pcs_tensor_data(temp), &bytes, pcs_tensor_data(b), l, l + n, n, st) < 0)
+            PyErr_SetString(PyExc_RuntimeError, "nonzero: cub::DeviceSelect::Flagged failed");
+        else if (PCS_CHECK_LAUNCH(st, "nonzero") == 0) {
+            int64_t z[1] = {0};
+            PcsTensor *cnt = pcs_tensor_alias(lin, lin->offset + n, 0, z, z);
+            int64_t count = 0;
+            int ok = cnt ? pcs_read_element(cnt, &count) : -1;
+            Py_XDECREF(cnt);
+            int64_t sizes[2] = {count, b->ndim};
+            if (ok == 0 && (res = pcs_tensor_empty(2, sizes, PCS_INT64, dev, false))) {
+                if (pcs_launch_index_unravel(pcs_tensor_data(res), l, count, b->ndim, b->sizes, st) < 0 ||
+                    PCS_CHECK_LAUNCH(st, "nonzero unravel") < 0)
+                    Py_CLEAR(res);
+            }
+        }
+    }
+    Py_XDECREF(temp);
+    Py_XDECREF(lin);
+    return res;
+}
+
+PcsTensor *pcs_index_nonzero(PcsTensor *mask)
+{
+    PcsTensor *b = pcs_tensor_to(mask, PCS_BOOL, mask->device, false, false, false);
+    PcsTensor *c = b ? pcs_tensor_contiguous(b, false) : NULL;
+    Py_XDECREF(b);
+    if (!c)
+        return NULL;
+    PcsTensor *res = NULL;
+    if (c->device >= 0) {
+        res = nonzero_cuda(c);
+    } else {
+        PyObject *fn = pcs_ops_numpy_fn("nonzero");
+        PyObject *a = fn ? pcs_tensor_numpy(c) : NULL;
+        PyObject *r = a ? PyObject_CallOneArg(fn, a) : NULL;
+        res = r ? pcs_tensor_from_numpy(r) : NULL;
+        Py_XDECREF(r);
+        Py_XDECREF(a);
+    }
+    Py_DECREF(c);
+    return res;
+}

@@ -1,0 +1,212 @@
+"""Advanced indexing and the gather/scatter/mask ops on CUDA: every op
+against the CPU result (itself checked against NumPy in test_index.py) and
+against torch on the same data where torch with CUDA is installed; random
+index expressions read and written, negative indices, CPU index tensors for
+CUDA tensors; deterministic accumulation; out-of-range indices raise
+IndexError without a device-side assert, and the process goes on computing
+correctly afterwards; allocator statistics back to baseline."""
+import numpy as np
+import pytest
+
+import pycuda_sem as pcs
+
+from test_index import np_get, random_expression, to_torch_items
+
+pytestmark = [pytest.mark.cuda, pytest.mark.usefixtures("balanced")]
+
+try:
+    import torch as _torch
+    HAVE_TORCH = _torch.cuda.is_available()
+except Exception:  # noqa: BLE001 - any import failure means "no torch"
+    _torch = None
+    HAVE_TORCH = False
+
+
+def C(a, dtype=None):
+    return pcs.tensor(np.asarray(a), dtype=dtype, device="cuda")
+
+
+def items_on(items, device):
+    return tuple(it.to(device) if isinstance(it, pcs.Tensor) else it for it in items)
+
+
+def torch_items(items):
+    out = []
+    for it in items:
+        if isinstance(it, pcs.Tensor):
+            out.append(_torch.from_numpy(it.cpu().numpy()).cuda())
+        else:
+            out.append(it)
+    return tuple(out)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_getitem_setitem(seed):
+    rng = np.random.default_rng(1000 + seed)
+    shape = tuple(int(s) for s in rng.integers(1, 5, size=rng.integers(1, 5)))
+    a = rng.standard_normal(shape).astype(np.float32)
+    items = random_expression(rng, shape)
+    try:
+        want = np_get(a, items)
+    except IndexError:
+        pytest.skip("expression not valid for this shape")
+    titems = to_torch_items(items, rng)
+    x = C(a)
+    for dev in ("cuda", "cpu"):  # index tensors on the GPU, and on the host
+        got = x[items_on(titems, dev)]
+        assert got.device.type == "cuda"
+        np.testing.assert_array_equal(got.cpu().numpy(), want)
+    if HAVE_TORCH:
+        ref = _torch.from_numpy(a).cuda()[torch_items(titems)]
+        np.testing.assert_array_equal(x[titems].cpu().numpy(), ref.cpu().numpy())
+    val = rng.standard_normal(want.shape).astype(np.float32)
+    y_cpu = pcs.tensor(a)
+    y_cpu[items_on(titems, "cpu")] = pcs.tensor(val)
+    y = C(a)
+    y[items_on(titems, "cuda")] = C(val)
+    np.testing.assert_array_equal(y.cpu().numpy(), y_cpu.numpy())  # duplicates: same winner
+    y[titems] = -3.0
+    y_cpu[items_on(titems, "cpu")] = -3.0
+    np.testing.assert_array_equal(y.cpu().numpy(), y_cpu.numpy())
+
+
+DTYPES = [pcs.float32, pcs.float64, pcs.float16, pcs.bfloat16, pcs.int64, pcs.int32, pcs.int8,
+          pcs.uint8, pcs.bool, pcs.complex64]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_gather_scatter_like_cpu(dtype):
+    rng = np.random.default_rng(7)
+    x = pcs.tensor(rng.integers(0, 5, size=(6, 5)).astype(np.float64)).to(dtype)
+    idx = pcs.tensor(rng.integers(-6, 6, size=(4, 5)))
+    src = pcs.tensor(rng.integers(0, 3, size=(4, 5)).astype(np.float64)).to(dtype)
+    xc, ic, sc = x.cuda(), idx.cuda(), src.cuda()
+
+    def same(a, b):
+        np.testing.assert_array_equal(a.cpu().to(pcs.float64 if not dtype.is_complex else dtype).numpy(),
+                                      b.to(pcs.float64 if not dtype.is_complex else dtype).numpy())
+
+    same(xc.gather(0, ic % 6), x.gather(0, idx % 6))
+    same(xc[ic], x[idx])
+    same(xc.index_select(1, ic[0] % 5), x.index_select(1, idx[0] % 5))
+    same(xc.take(ic), x.take(idx))
+    same(xc.scatter(0, ic % 6, sc), x.scatter(0, idx % 6, src))
+    same(pcs.take_along_dim(xc, ic % 6, 0), pcs.take_along_dim(x, idx % 6, 0))
+    if dtype not in (pcs.bool, pcs.complex64):
+        same(xc.scatter_add(0, ic % 6, sc), x.scatter_add(0, idx % 6, src))
+        for red in ("sum", "prod", "mean", "amax", "amin"):
+            for inc in (True, False):
+                a = xc.scatter_reduce(0, ic % 6, sc, red, include_self=inc)
+                b = x.scatter_reduce(0, idx % 6, src, red, include_self=inc)
+                if dtype in (pcs.float16, pcs.bfloat16):
+                    np.testing.assert_allclose(a.cpu().float().numpy(), b.float().numpy(), rtol=1e-2)
+                else:
+                    same(a, b)
+        same(xc.index_add(0, ic[:, 0], sc, alpha=2), x.index_add(0, idx[:, 0], src, alpha=2))
+    m = pcs.tensor(rng.random((6, 5)) < 0.5)
+    same(xc.masked_fill(m.cuda(), 1), x.masked_fill(m, 1))
+    same(xc.masked_select(m.cuda()), x.masked_select(m))
+    same(xc[m.cuda()], x[m])
+    same(xc.nonzero(), x.nonzero())
+    y, yc = x.clone(), xc.clone()
+    y[m] = src.flatten()[:1]
+    yc[m.cuda()] = sc.flatten()[:1]
+    same(yc, y)
+    y.masked_scatter_(m, src.flatten().repeat(3))
+    yc.masked_scatter_(m.cuda(), sc.flatten().repeat(3))
+    same(yc, y)
+
+
+def test_against_torch_ops():
+    if not HAVE_TORCH:
+        pytest.skip("torch with CUDA not installed")
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((50, 7)).astype(np.float32)
+    i = rng.integers(-50, 50, size=(30,))
+    g = rng.integers(0, 50, size=(40, 7))
+    x, tx = C(a), _torch.from_numpy(a).cuda()
+    ti, tg = _torch.from_numpy(i).cuda(), _torch.from_numpy(g).cuda()
+    pi, pg = C(i), C(g)
+    np.testing.assert_array_equal(x[pi].cpu().numpy(), tx[ti].cpu().numpy())
+    np.testing.assert_array_equal(x.gather(0, pg).cpu().numpy(), tx.gather(0, tg).cpu().numpy())
+    src = rng.standard_normal((40, 7)).astype(np.float32)
+    got = pcs.zeros(50, 7, device="cuda").scatter_add_(0, pg, C(src))
+    ref = _torch.zeros(50, 7, device="cuda").scatter_add_(0, tg, _torch.from_numpy(src).cuda())
+    np.testing.assert_allclose(got.cpu().numpy(), ref.cpu().numpy(), rtol=1e-5, atol=1e-5)
+    m = a > 0
+    np.testing.assert_array_equal(x[C(m)].cpu().numpy(), tx[_torch.from_numpy(m).cuda()].cpu().numpy())
+    np.testing.assert_array_equal(x.nonzero().cpu().numpy(), tx.nonzero().cpu().numpy())
+    for p, t in zip(pcs.where(x > 0), _torch.where(tx > 0)):
+        np.testing.assert_array_equal(p.cpu().numpy(), t.cpu().numpy())
+
+
+def test_accumulate_is_deterministic():
+    rng = np.random.default_rng(11)
+    n = 1 << 18
+    idx = C(rng.integers(0, 64, size=n))
+    v = C(rng.standard_normal(n).astype(np.float32))
+    r1 = pcs.zeros(64, device="cuda").index_put_((idx,), v, accumulate=True)
+    r2 = pcs.zeros(64, device="cuda").index_put_((idx,), v, accumulate=True)
+    assert np.array_equal(r1.cpu().numpy(), r2.cpu().numpy())  # bitwise, run to run
+    want = np.zeros(64)
+    np.add.at(want, idx.cpu().numpy(), v.cpu().numpy().astype(np.float64))
+    np.testing.assert_allclose(r1.cpu().numpy(), want, rtol=1e-4, atol=1e-3)
+    s1 = pcs.zeros(64, device="cuda").scatter_add_(0, idx, v)
+    s2 = pcs.zeros(64, device="cuda").scatter_add_(0, idx, v)
+    assert np.array_equal(s1.cpu().numpy(), s2.cpu().numpy())
+    # SET with duplicates: the last value in index order wins, as on the CPU
+    y = pcs.zeros(64, device="cuda")
+    y[idx] = v
+    yc = pcs.zeros(64)
+    yc[idx.cpu()] = v.cpu()
+    np.testing.assert_array_equal(y.cpu().numpy(), yc.numpy())
+
+
+def test_out_of_range_leaves_the_context_usable():
+    x = pcs.arange(4.0, device="cuda")
+    for bad, call in (
+            (10, lambda: x[C([0, 10])]),
+            (-5, lambda: x[C([-5])]),
+            (10, lambda: x.__setitem__(C([10]), 1.0)),
+            (10, lambda: x.index_select(0, C([10]))),
+            (10, lambda: x.gather(0, C([10]))),
+            (10, lambda: x.scatter_add_(0, C([10]), x[:1])),
+            (10, lambda: x.index_put_((C([1, 10]),), C([1.0, 2.0], pcs.float32), accumulate=True)),
+            (10, lambda: x.take(C([10]))),
+            (10, lambda: x[[10]]),                       # a list: checked on the host
+            (10, lambda: x[pcs.tensor([1, 10])]),        # a CPU index tensor: on the host
+            (10, lambda: x.gather(0, pcs.tensor([10])))):
+        with pytest.raises(IndexError, match="index %d is out of bounds for dimension 0 with size 4" % bad):
+            call()
+        pcs.cuda.synchronize()  # no sticky error: the context is fine
+    assert x.cpu().tolist() == [0.0, 1.0, 2.0, 3.0]  # nothing was written
+    # and the process goes on computing correctly
+    y = pcs.arange(1 << 16, device="cuda", dtype=pcs.float32)
+    assert (y * 2)[C([3, -1])].cpu().tolist() == [6.0, 2.0 * ((1 << 16) - 1)]
+    assert y.sum().item() == float(sum(range(1 << 16)))
+    z = pcs.zeros(4, device="cuda").index_put_((C([0, 0, 3]),), C([1.0, 2.0, 3.0], pcs.float32), accumulate=True)
+    assert z.cpu().tolist() == [3.0, 0.0, 0.0, 3.0]
+
+
+def test_errors():
+    x = pcs.zeros(4, device="cuda")
+    with pytest.raises(IndexError, match="tensors used as indices must be long, int, byte or bool tensors"):
+        x[C([1.0])]
+    with pytest.raises(IndexError, match=r"The shape of the mask \[3\] at index 0 does not match"):
+        x[C([True, False, True])]
+    with pytest.raises(RuntimeError, match="indices should be either on cpu or on the same device"):
+        pcs.zeros(4)[C([0])]
+
+
+def test_big_and_strided():
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((300, 200)).astype(np.float32)
+    x = C(a).t()  # a transposed view: offsets follow its strides
+    i = rng.integers(-200, 200, size=(1000,))
+    np.testing.assert_array_equal(x[C(i)].cpu().numpy(), a.T[i])
+    np.testing.assert_array_equal(x[C(i), 5:100:3].cpu().numpy(), a.T[i, 5:100:3])
+    m = rng.random((200, 300)) < 0.3
+    np.testing.assert_array_equal(x[C(m)].cpu().numpy(), a.T[m])
+    y = C(a).t()
+    y[C(m)] = 0.0
+    np.testing.assert_array_equal(y.cpu().numpy(), np.where(m, 0, a.T))
