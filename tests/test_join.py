@@ -502,3 +502,14 @@ def test_extreme_offsets_and_counts_do_not_overflow():
             f()
     np.testing.assert_array_equal(npy(x.roll(-2**63, 1)), np.roll(npy(x), -2**63 % 3, 1))
     assert len(pcs.tensor_split(x, [2**62, -2**62], 1)) == 3
+
+
+def test_split_and_chunk_of_a_huge_empty_dim_do_not_overflow():
+    """Found by the tensor-API fuzz run: a (2^63 - 1, 0) tensor split in pieces
+    of 2 overflowed the piece count (SystemError; an unchecked array size)."""
+    import pycuda_sem as torch
+    v = torch.empty(2**63 - 1, 0, dtype=torch.bool)
+    for f in (lambda: torch.chunk(v, 2**62, -2), lambda: v.split(2), lambda: torch.split(v, 3)):
+        with pytest.raises(MemoryError):
+            f()
+    assert len(torch.chunk(torch.empty(7, 0), 2**62, 0)) == 7

@@ -113,9 +113,13 @@ static PyObject *split_even(PcsTensor *t, int dim, int64_t size)
                      (long long)dsize);
         return NULL;
     }
-    Py_ssize_t n = size == 0 ? 1 : (Py_ssize_t)((dsize + size - 1) / size);
-    if (n == 0)
-        n = 1;
+    /* ceil(dsize / size) without dsize + size - 1, which overflows near 2^63 */
+    int64_t pieces = size == 0 ? 1 : dsize / size + (dsize % size != 0);
+    if (pieces == 0)
+        pieces = 1;
+    if (pieces > PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(int64_t))
+        return PyErr_NoMemory(); /* one view a piece could never be held */
+    Py_ssize_t n = (Py_ssize_t)pieces;
     int64_t *lens = PyMem_Malloc(n * sizeof(int64_t));
     if (!lens)
         return PyErr_NoMemory();
