@@ -1,6 +1,6 @@
 """Fuzz actions for the tensor API of issue 14: joining and splitting,
-rearranging, softmax, sorting and selection, scans, searches, histograms and
-the math ops. Each action draws an op and hostile arguments (dims far out of
+rearranging, softmax, sorting and selection, scans, searches, histograms,
+indexing ops (gather, scatter, index_*, masked_*, nonzero) and the math ops. Each action draws an op and hostile arguments (dims far out of
 range, objects whose __index__ raises or clears its list, bad sequences,
 lists of tensors on mixed devices and dtypes) from the program's bytes and
 returns (trace text, thunk), as the actions of programs.py do."""
@@ -130,6 +130,51 @@ def act_pair(p):
     return "torch.%s(%s, %s, **%r)" % (op, p.name(a), p.name(b), kwargs), lambda: f(a, b, **kwargs)
 
 
+INDEX = ["index_select", "gather", "take", "take_along_dim", "index_fill", "index_add",
+         "index_copy", "scatter", "scatter_add", "scatter_reduce", "index_put", "masked_fill",
+         "masked_select", "masked_scatter", "nonzero", "argwhere", "where"]
+
+
+def _index_tensor(p):
+    r = p.r
+    return r.pick([p.other(), p.torch.tensor([0, -1, 1]), p.torch.tensor([[5, 2**40]]),
+                   p.torch.tensor([True, False]), p.torch.tensor([0.5]), p.torch.zeros(0, dtype=p.torch.int64),
+                   p.torch.tensor([1, 0]).cuda() if p.r.chance(4) and p.torch.cuda.is_available() else
+                   p.torch.tensor([2, 1]), [0, 1], None, BadIndex()])
+
+
+def act_index(p):
+    r = p.r
+    t, op = p.tensor(), r.pick(INDEX)
+    d, i = gen_dim(r, p), _index_tensor(p)
+    v = r.pick([p.other(), gen_scalar(r, p), _index_tensor(p)])
+    args = {
+        "index_select": lambda: (d, i), "gather": lambda: (d, i), "take": lambda: (i,),
+        "take_along_dim": lambda: (i, r.pick([None, d])), "index_fill": lambda: (d, i, v),
+        "index_add": lambda: (d, i, v), "index_copy": lambda: (d, i, v),
+        "scatter": lambda: (d, i, v), "scatter_add": lambda: (d, i, v),
+        "scatter_reduce": lambda: (d, i, v, r.pick(["sum", "prod", "mean", "amax", "amin", "x"])),
+        "index_put": lambda: (r.pick([(i,), (i, i), [i], (None, i), i]), v,
+                              r.pick([False, True, BadBool()])),
+        "masked_fill": lambda: (i, v), "masked_select": lambda: (i,),
+        "masked_scatter": lambda: (i, v), "nonzero": lambda: (), "argwhere": lambda: (),
+        "where": lambda: (),
+    }[op]()
+    kwargs = {}
+    if op == "nonzero" and r.chance(2):
+        kwargs["as_tuple"] = r.pick([True, False, BadBool()])
+    if op == "scatter" and r.chance(3):
+        kwargs["reduce"] = r.pick(["add", "multiply", "nope"])
+    if op == "scatter_reduce" and r.chance(3):
+        kwargs["include_self"] = r.pick([True, False, BadBool()])
+    if r.chance(3) and op not in ("where",):
+        name = op + "_" if hasattr(t, op + "_") and r.chance(2) else op
+        return ("%s.%s(*%r, **%r)" % (p.name(t), name, args, kwargs),
+                lambda: getattr(t, name)(*args, **kwargs))
+    f = getattr(p.torch, op)
+    return "torch.%s(%s, *%r, **%r)" % (op, p.name(t), args, kwargs), lambda: f(t, *args, **kwargs)
+
+
 def act_einsum(p):
     r = p.r
     eq = r.pick(EINSUM)
@@ -137,7 +182,8 @@ def act_einsum(p):
     return "torch.einsum(%r, %r)" % (eq, ops), lambda: p.torch.einsum(eq, *ops)
 
 
-FAMILIES = [act_join, act_shape, act_shape, act_sort, act_sort, act_pair, act_einsum]
+FAMILIES = [act_join, act_shape, act_shape, act_sort, act_sort, act_pair, act_einsum,
+            act_index, act_index, act_index]
 
 
 def act_tensor_api(p):

@@ -502,3 +502,18 @@ def test_lists_are_read_once():
     x = torch.arange(5)
     assert x[lst].tolist() == [0, 1, 2]
     assert x[[Evil(1), 0]].tolist() == [1, 0]
+
+
+def test_scatter_reduce_bad_reduce_and_raising_include_self():
+    """Found by the tensor-API fuzz run: a bad `reduce` left its error set
+    while include_self's __bool__ ran (SystemError)."""
+    class BadBool:
+        def __bool__(self):
+            raise ValueError("no truth")
+
+    x = torch.zeros(2, 3)
+    idx = torch.zeros(2, 3, dtype=torch.int64)
+    with pytest.raises(RuntimeError, match="reduce"):
+        torch.scatter_reduce(x, 0, idx, x, "x", include_self=BadBool())
+    with pytest.raises(ValueError, match="no truth"):
+        torch.scatter_reduce(x, 0, idx, x, "sum", include_self=BadBool())

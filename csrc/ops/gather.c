@@ -357,9 +357,11 @@ static PyObject *scatter_entry(PyObject *self, PyObject *const *args, Py_ssize_t
     bool include_self = true;
     if (reduce_kind) {
         mode = reduce_mode(pcs_arg(args, nargs, kw, base + 4, "reduce"), true, fname);
+        if (mode == -2)
+            return NULL; /* before anything else runs Python code with the error set */
         PyObject *is = pcs_arg(args, nargs, kw, -1, "include_self");
         int v = is ? PyObject_IsTrue(is) : 1;
-        if (mode == -2 || v < 0)
+        if (v < 0)
             return NULL;
         include_self = v;
     } else if (mode < 0) {
