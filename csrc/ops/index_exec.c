@@ -152,10 +152,11 @@ static int check_minmax(pcs_index_plan *p, PcsTensor *mm)
         int64_t size = p->g.isize[k];
         if (p->host_checked[k])
             continue;
-        if (v[2 * k] < -size)
-            r = pcs_index_oob(v[2 * k], p->dim[k], size);
-        else if (v[2 * k + 1] >= size)
-            r = pcs_index_oob(v[2 * k + 1], p->dim[k], size);
+        const int64_t lo = v[2 * (ptrdiff_t)k], hi = v[2 * (ptrdiff_t)k + 1]; /* min, max */
+        if (lo < -size)
+            r = pcs_index_oob(lo, p->dim[k], size);
+        else if (hi >= size)
+            r = pcs_index_oob(hi, p->dim[k], size);
     }
     Py_DECREF(h);
     return r;
@@ -166,7 +167,7 @@ static int run_cuda(pcs_index_plan *p, PcsTensor *off, PcsTensor *src, PcsTensor
                     int device)
 {
     int nidx = p->g.nidx;
-    PcsTensor *mm = empty1(2 * (nidx ? nidx : 1), PCS_INT64, device);
+    PcsTensor *mm = empty1(2 * (int64_t)(nidx ? nidx : 1), PCS_INT64, device);
     if (!mm)
         return -1;
     int r = pcs_cuda_set_device_raw(device);
