@@ -20,9 +20,20 @@ ALIASES = {"_bool", "_int", "_float", "_str", "_Number", "_DeviceLike", "_Size",
            "_TensorOrNumber", "_Dims", "_dtype", "_device"}
 
 
+def _parse(path):
+    with open(path, encoding="utf-8") as f:
+        return ast.parse(f.read(), filename=path)
+
+
 def _tree():
-    with open(STUB, encoding="utf-8") as f:
-        return ast.parse(f.read(), filename=STUB)
+    """_C.pyi with the stub files it re-exports (`from ._C_x import ...`)
+    folded in: together they describe the one runtime module."""
+    tree = _parse(STUB)
+    for node in list(tree.body):
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module.startswith("_C_"):
+            part = _parse(os.path.join(PKG, node.module + ".pyi"))
+            tree.body.extend(n for n in part.body if not isinstance(n, ast.ImportFrom))
+    return tree
 
 
 def _stub_names(tree):
