@@ -600,3 +600,12 @@ def test_return_types_are_named_tuples():
     v, i = r
     assert r[0] is r.values and v is r.values and i is r.indices
     assert type(pcs.tensor([1.0]).cummax(0)).__name__ == "cummax"
+
+
+def test_return_types_print_as_torch():
+    # torch's structseq repr: one field a line (found by test_printing_ops on the GPU machine)
+    r = pcs.tensor([2.0, 1.0]).sort()
+    assert repr(r) == ("pycuda_sem.return_types.sort(\nvalues=tensor([1., 2.]),\n"
+                       "indices=tensor([1, 0]))")
+    assert str(pcs.tensor([[3, 1]]).max(1)) == ("pycuda_sem.return_types.max(\nvalues=tensor([3]),\n"
+                                                 "indices=tensor([0]))")

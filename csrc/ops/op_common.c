@@ -1,10 +1,12 @@
 /* op_common.c: small helpers the op files share: the input argument of a
  * function/method pair, int arguments with defaults, torch's device error,
  * shapes in messages, narrowed views, a fresh copy of a view, zero-filled
- * results, and results copied into out=. */
+ * results, results copied into out=, and the return_types struct sequences
+ * that print as torch's. */
 #include "ops/ops.h"
 
 #include <string.h>
+#include <structmember.h>
 
 #include "tensor/copy.h"
 
@@ -128,4 +130,37 @@ int pcs_np_done(PcsTensor *t, PcsTensor *tmp)
     int r = pcs_copy(t, tmp, false);
     Py_DECREF(tmp);
     return r;
+}
+
+/* torch's repr of its return_types (torch/csrc/utils/structseq.cpp): the type
+ * name and "(", then one "name=repr(value)" a line, ")" after the last. */
+static PyObject *return_type_repr(PyObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    Py_ssize_t n = PyTuple_GET_SIZE(self);
+    PyObject *parts = PyList_New(0);
+    PyObject *head = parts ? PyUnicode_FromFormat("%s(\n", tp->tp_name) : NULL;
+    int bad = !head || PyList_Append(parts, head) < 0;
+    Py_XDECREF(head);
+    for (Py_ssize_t i = 0; i < n && !bad; i++) {
+        PyObject *s = PyUnicode_FromFormat("%s=%R%s", tp->tp_members[i].name, PyTuple_GET_ITEM(self, i),
+                                           i + 1 < n ? ",\n" : ")");
+        bad = !s || PyList_Append(parts, s) < 0;
+        Py_XDECREF(s);
+    }
+    PyObject *empty = bad ? NULL : PyUnicode_FromString("");
+    PyObject *r = empty ? PyUnicode_Join(empty, parts) : NULL;
+    Py_XDECREF(empty);
+    Py_XDECREF(parts);
+    return r;
+}
+
+PyTypeObject *pcs_return_type_new(PyStructSequence_Desc *desc)
+{
+    PyTypeObject *tp = PyStructSequence_NewType(desc);
+    if (!tp)
+        return NULL;
+    tp->tp_repr = return_type_repr;
+    PyType_Modified(tp);
+    return tp;
 }

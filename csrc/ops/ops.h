@@ -163,6 +163,9 @@ PyObject *pcs_into_out(PyObject *res, PyObject *out, const char *fname);
  * stand-in (*tmp) for bfloat16, copied back by pcs_np_done. */
 PyObject *pcs_np_out(PcsTensor *t, PcsTensor **tmp);
 int pcs_np_done(PcsTensor *t, PcsTensor *tmp);
+/* A return_types struct sequence type (values, indices, ...) that prints as
+ * torch's: "torch.return_types.sort(\nvalues=...,\nindices=...)". */
+PyTypeObject *pcs_return_type_new(PyStructSequence_Desc *desc);
 
 
 /* Binary entry for the operators (ops_binary.c): which is an index of its table. */

@@ -676,7 +676,7 @@ static PyStructSequence_Desc minmax_desc[2] = {
 int pcs_ops_reduce_init(PyObject *m)
 {
     for (int i = 0; i < 2; i++) {
-        if (!minmax_type[i] && !(minmax_type[i] = PyStructSequence_NewType(&minmax_desc[i])))
+        if (!minmax_type[i] && !(minmax_type[i] = pcs_return_type_new(&minmax_desc[i])))
             return -1;
     }
     if (PyModule_AddObjectRef(m, "_return_types_max", (PyObject *)minmax_type[0]) < 0 ||

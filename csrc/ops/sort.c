@@ -724,7 +724,7 @@ int pcs_ops_sort_init(PyObject *m)
             continue;
         snprintf(type_names[i], sizeof type_names[i], "pycuda_sem.return_types.%s", rt_names[i]);
         descs[i] = (PyStructSequence_Desc){type_names[i], "(values, indices)", vi_fields, 2};
-        if (!(rt_types[i] = PyStructSequence_NewType(&descs[i])))
+        if (!(rt_types[i] = pcs_return_type_new(&descs[i])))
             return -1;
     }
     for (int i = 0; i < PCS_RT_COUNT; i++) {
