@@ -494,8 +494,12 @@ static PyObject *histc_entry(PyObject *self, PyObject *const *args, Py_ssize_t n
         return NULL;
     if (hi_o && (hi = PyFloat_AsDouble(hi_o)) == -1.0 && PyErr_Occurred())
         return NULL;
-    if (!pcs_is_float(x->dtype))
+    if (!pcs_is_float(x->dtype) || (x->device >= 0 && x->dtype == PCS_BFLOAT16))
         return pcs_not_implemented("histc", x->dtype);
+    if (x->device >= 0 && x->dtype == PCS_FLOAT16) { /* torch's _histc_cuda refuses half */
+        PyErr_SetString(PyExc_RuntimeError, "HalfTensor is not supported");
+        return NULL;
+    }
     if (bins <= 0) {
         PyErr_SetString(PyExc_RuntimeError, "torch.histc: bins must be > 0");
         return NULL;
