@@ -55,10 +55,12 @@ def ours(a, dtype):
 
 
 def theirs(a, dtype):
-    t = _torch.tensor(a)
     if dtype == "bfloat16":
-        t = t.to(_torch.bfloat16)
-    return t.cuda()
+        # the very bits of ours: torch's vectorised CPU float32 -> bfloat16 turns NaN
+        # into 0xffff, a NaN with the sign bit set, which its CUDA sort puts first
+        bits = ours(a, dtype).cpu().view(pcs.int16).numpy()
+        return _torch.from_numpy(bits).view(_torch.bfloat16).cuda()
+    return _torch.tensor(a).cuda()
 
 
 def np_of(t):
