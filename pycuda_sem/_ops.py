@@ -224,11 +224,15 @@ def reduce(name, x, axes, out, idx, param):
     return None
 
 
-def scan(name, x, axis, out):
+def scan(name, x, axis, out, lowp=0):
     f = np.cumsum if name == "cumsum" else np.cumprod
-    # float16 accumulates in float32 and rounds each partial result once, as
-    # torch does on both devices (NumPy would carry the sum in float16).
-    acc = np.float32 if out.dtype == np.float16 else out.dtype
+    # torch's CPU scans carry the running value in acc_type<T, false> and round
+    # each partial result once: float for float16 and bfloat16 (lowp: bfloat16
+    # comes as a float32 stand-in), double for float32, complex<double> for
+    # complex64 (NumPy would carry it in the output's type).
+    acc = {np.dtype(np.float32): np.float64, np.dtype(np.complex64): np.complex128}.get(out.dtype, out.dtype)
+    if lowp or out.dtype == np.float16:
+        acc = np.float32
     with np.errstate(all="ignore"):
         _put(out, f(x, axis=axis, dtype=acc) if x.ndim else x)
 

@@ -215,6 +215,18 @@ def test_scans(device, dtype):
         close(y, np.cumsum(xn, axis=1), dtype)
 
 
+def test_cpu_scans_carry_torchs_accumulator():
+    # torch's CPU cumsum/cumprod carry float32 in double and complex64 in
+    # complex<double> (acc_type<T, false>), rounding each output once; found
+    # against torch by test_printing_ops on the GPU machine
+    for dt in (torch.float32, torch.complex64):
+        r = torch.tensor([1e8, 1.0, -1e8], dtype=dt).cumsum(0)
+        assert r.dtype == dt and r.tolist()[2] == 1.0
+    a = np.array([1.4554425477981567, 0.904680073261261, 0.5614602565765381, 0.5247914791107178,
+                  1.7199053764343262, 1.8691333532333374], np.float32)  # float32 steps: 1.2472134
+    assert torch.tensor(a).cumprod(0)[-1].item() == float(np.cumprod(a, dtype=np.float64)[-1].astype(np.float32))
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_complex_reductions(device):
     zn = rng.uniform(-1, 1, (4, 5)) + 1j * rng.uniform(-1, 1, (4, 5))

@@ -588,7 +588,8 @@ static PyObject *scan_entry(int op, PyObject *self, PyObject *const *args, Py_ss
         PyObject *fn = pcs_ops_numpy_fn("scan");
         PcsTensor *tmp = NULL;
         PyObject *xa = fn ? pcs_ops_numpy_in(c, dt) : NULL, *oa = xa ? pcs_np_out(res, &tmp) : NULL;
-        PyObject *rr = oa ? PyObject_CallFunction(fn, "sOiO", fname, xa, c->ndim ? d : 0, oa) : NULL;
+        PyObject *rr = oa ? PyObject_CallFunction(fn, "sOiOi", fname, xa, c->ndim ? d : 0, oa,
+                                                        dt == PCS_FLOAT16 || dt == PCS_BFLOAT16) : NULL;
         int r = rr ? (tmp ? pcs_copy(res, tmp, false) : 0) : -1;
         Py_XDECREF(rr);
         Py_XDECREF(xa);
