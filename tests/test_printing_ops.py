@@ -43,6 +43,10 @@ def test_op_results_print_as_torch(op, device):
     for v, dt in random_arrays(11 + sorted(OPS).index(op), 120):
         if not ok(dt) or np.ndim(v) == 0 or 0 in np.shape(v):
             continue
+        if op == "cumsum" and device == "cuda" and dt in ("float16", "bfloat16"):
+            # torch's CUDA scans round every partial sum to the half type
+            # (ScanUtils.cuh, in its own tree order); ours carry float32 (docs/api.md)
+            continue
         theirs, ours = both(real_torch, v, dt)
         if device == "cuda":
             theirs, ours = theirs.cuda(), ours.cuda()
