@@ -21,6 +21,14 @@ def _try_import(name):
         return None
 
 
+# torch (2.11+cu130 on the GPU machine) and CuPy are imported here, before the
+# bench scripts import pycuda_sem: importing torch into a process that already
+# holds pycuda_sem, with CUDA not yet started, crashed inside torch's import
+# (the pytest run, whose conftest starts CUDA first, does not).
+_try_import("torch")
+_try_import("cupy")
+
+
 class Case:
     def __init__(self, name, ours, torch=None, cupy=None, setup="", number=10000, repeat=15,
                  sync=False, unit="us", bytes_moved=None, count=1):

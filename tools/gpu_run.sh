@@ -3,7 +3,9 @@
 #
 # The machine starts bare and compiling every kernel there costs minutes of
 # the session's device time, so kernel objects built here for sm_90
-# (PYCUDA_SEM_ARCH=90 make build, then cp build/temp.*/csrc/kernels/*.o .kobj/)
+# (PYCUDA_SEM_ARCH=90 make build, then cp build/temp.*/csrc/kernels/*.o .kobj/,
+# or, when the objects pass the 64 MiB a call carries (sm_80 and sm_90 both):
+# tar -czf .kobj/kernels.tgz -C build/temp.*/csrc/kernels .)
 # can travel with the call (carry [".kobj"]) and are reused; the host files
 # are rebuilt there. Then: the given pytest arguments (default: the whole
 # suite) and the given benchmark scripts, logs under $OUT.
@@ -11,7 +13,9 @@
 set -u
 OUT=${OUT:-/tmp}
 K=build/temp.linux-x86_64-cpython-$(python3 -c 'import sys; print("%d%d" % sys.version_info[:2])')/csrc/kernels
-if [ -d .kobj ] && ls .kobj/*.o >/dev/null 2>&1; then
+if [ -f .kobj/kernels.tgz ]; then
+    mkdir -p "$K" && tar -xzf .kobj/kernels.tgz -C "$K" && touch "$K"/*.o
+elif [ -d .kobj ] && ls .kobj/*.o >/dev/null 2>&1; then
     mkdir -p "$K" && cp .kobj/*.o "$K"/ && touch "$K"/*.o
 fi
 export PYCUDA_SEM_ARCH=${PYCUDA_SEM_ARCH:-90}
@@ -19,6 +23,7 @@ if ! make build > "$OUT/build.log" 2>&1; then
     tail -40 "$OUT/build.log"
     exit 1
 fi
+touch "$OUT/.stamp"
 TESTS=${1:-tests}
 python3 -m pytest -q --tb=short -p no:cacheprovider $TESTS > "$OUT/test.log" 2>&1
 echo "pytest exit $?"
@@ -29,5 +34,7 @@ for b in "$@"; do
     python3 $b > "$OUT/bench_$(basename ${b%% *} .py).log" 2>&1
     cat "$OUT/bench_$(basename ${b%% *} .py).log" | grep -v "^written to" | tail -120
 done
-cp benchmarks/results/*.json "$OUT"/ 2>/dev/null
+# only this run's tables: at most 8 files come back
+find benchmarks/results -name '*.json' -newer "$OUT/.stamp" -exec cp {} "$OUT"/ \;
+rm -f "$OUT/.stamp"
 true
