@@ -250,7 +250,7 @@ def test_bincount_histc_count_nonzero_match_torch():
     assert r.dtype == pcs.float32
     for dtype in ("float16", "bfloat16"):  # torch's CUDA histc refuses both (found on the GPU machine)
         with pytest.raises(RuntimeError, match="HalfTensor is not supported" if dtype == "float16" else "BFloat16"):
-            pcs.histc(ours(np.ones(4, np.float32), dtype))
+            pcs.histc(pcs.ones(4, dtype=getattr(pcs, dtype), device="cuda"))
     for dtype in ("float32", "float64"):
         f = rand((5000,), dtype, 12, ties=False)
         f = np.where(np.isnan(f.astype(np.float64)), 0.5, f).astype(f.dtype)
