@@ -444,17 +444,23 @@ static int before_node(run_state *st, PcsNode *n)
     if (n->tensor_hooks) {
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(n->tensor_hooks); i++) {
             PyObject *e = PyList_GET_ITEM(n->tensor_hooks, i);
-            int nr = (int)PyLong_AsLong(PyTuple_GET_ITEM(e, 0));
-            if (nr < n->n_outputs && run_tensor_hooks(PyTuple_GET_ITEM(e, 1), &n->buf[nr]) < 0)
+            long nr = PyLong_AsLong(PyTuple_GET_ITEM(e, 0));
+            if (nr == -1 && PyErr_Occurred())
+                return -1;
+            if (nr >= 0 && nr < n->n_outputs && run_tensor_hooks(PyTuple_GET_ITEM(e, 1), &n->buf[nr]) < 0)
                 return -1;
         }
     }
     if (n->retains) {
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(n->retains); i++) {
             PyObject *e = PyList_GET_ITEM(n->retains, i);
-            int nr = (int)PyLong_AsLong(PyTuple_GET_ITEM(e, 0));
+            long nr = PyLong_AsLong(PyTuple_GET_ITEM(e, 0));
+            if (nr == -1 && PyErr_Occurred())
+                return -1;
             PyObject *t = PyWeakref_GetObject(PyTuple_GET_ITEM(e, 1));
-            if (t == Py_None || nr >= n->n_outputs || !n->buf[nr])
+            if (!t)
+                return -1;
+            if (t == Py_None || nr < 0 || nr >= n->n_outputs || !n->buf[nr])
                 continue;
             pcs_meta *m = pcs_ag_meta_get((PcsTensor *)t);
             PyObject *g = n->buf[nr];
@@ -789,11 +795,14 @@ static PyObject *root_grad(PcsTensor *t, PyObject *g, int i)
         return NULL;
     }
     if (gt->device != t->device) {
-        PyObject *a = PyObject_GetAttrString(g, "device"), *b = PyObject_GetAttrString((PyObject *)t, "device");
-        if (a && b)
+        PyObject *a = PyObject_GetAttrString(g, "device");
+        if (!a)
+            return NULL;
+        PyObject *b = PyObject_GetAttrString((PyObject *)t, "device");
+        if (b)
             PyErr_Format(PyExc_RuntimeError, "invalid gradient at index %d - expected device %S but got %S",
                          i, b, a);
-        Py_XDECREF(a);
+        Py_DECREF(a);
         Py_XDECREF(b);
         return NULL;
     }

@@ -251,6 +251,26 @@ static PyObject *function_wire(PyObject *m, PyObject *const *a, Py_ssize_t nargs
         PyErr_SetString(PyExc_RuntimeError, "this ctx was already used by a Function call");
         return NULL;
     }
+    if (!n->amap && PyTuple_GET_SIZE(args) && pcs_grad_enabled()) {
+        /* a ctx made without its args: take the inputs now */
+        PyObject *a2[1] = {args};
+        PyObject *tmp = function_ctx(NULL, a2, 1);
+        if (!tmp)
+            return NULL;
+        PcsNode *t = N(tmp);
+        if (t->amap) { /* move the inputs over */
+            n->n_args = t->n_args; n->amap = t->amap; t->amap = NULL;
+            n->n_edges = t->n_edges; n->edges = t->edges; t->edges = NULL; t->n_edges = 0;
+            n->in_meta = t->in_meta; t->in_meta = NULL;
+            n->elem = t->elem; t->elem = NULL;
+            n->device = t->device; n->stream = t->stream;
+            Py_XSETREF(n->args, t->args);
+            t->args = NULL;
+            pcs_saved *sv = t->saved; /* none: no arg is kept */
+            PCS_UNUSED(sv);
+        }
+        Py_DECREF(tmp);
+    }
     bool diff = false;
     for (int i = 0; i < n->n_edges; i++)
         diff |= n->edges[i].fn != NULL;

@@ -379,7 +379,7 @@ static PyObject *get_kwargs(PyObject *self, void *c)
  * alias is given each time; otherwise the stored alias. */
 static PyObject *unpack_output(PcsNode *n, PcsTensor *t, int nr)
 {
-    if (!pcs_grad_enabled() || nr >= n->n_outputs)
+    if (!pcs_grad_enabled() || nr >= n->n_outputs || !pcs_ag_differentiable_dtype(t->dtype))
         return Py_NewRef(t);
     PcsTensor *a = pcs_ag_alias(t);
     if (a && pcs_ag_set_history(a, n, nr) < 0)

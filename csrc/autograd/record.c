@@ -133,7 +133,7 @@ static PyObject *formula_names(PyObject *m, PyObject *noargs)
 /* ---- the wrapper object ------------------------------------------------------------ */
 
 enum { K_CALL, K_GET, K_UN, K_BIN, K_POW, K_SETITEM };
-enum { F_INPLACE = 1 };
+enum { F_INPLACE = 1, F_PASS_RG = 2 }; /* F_PASS_RG: the op itself judges requires_grad= */
 
 typedef struct {
     PyObject_HEAD
@@ -372,7 +372,12 @@ static PyObject *record(PcsAgOp *w, PyObject *const *args, Py_ssize_t nargs, PyO
         PcsTensor *t = (PcsTensor *)outs[i];
         pcs_ag_tmeta_of(t, &n->out_meta[i]);
         if (!pcs_ag_differentiable_dtype(t->dtype)) {
-            n->out_meta[i].ndim = -1; /* integer output: no gradient */
+            n->out_meta[i].ndim = -1; /* integer output (indices): no gradient, but kept */
+            if (op->save_result && pcs_node_save(n, t, i) < 0) {
+                Py_DECREF(n);
+                Py_DECREF(r);
+                return NULL;
+            }
             continue;
         }
         if (pcs_ag_set_history(t, n, i) < 0 || (!inplace && mark_view(t, args, nargs) < 0) ||
@@ -399,7 +404,7 @@ static PyObject *agop_slow(PcsAgOp *w, PyObject *const *args, size_t nargsf, PyO
     /* requires_grad= is handled here (the factories never see it) */
     for (Py_ssize_t i = 0; i < nkw; i++) {
         PyObject *k = PyTuple_GET_ITEM(kwnames, i);
-        if (kw_is(k, str_requires_grad, "requires_grad"))
+        if (kw_is(k, str_requires_grad, "requires_grad") && !(w->flags & F_PASS_RG))
             rg = args[nargs + i];
         else if (kw_is(k, str_out, "out"))
             out = args[nargs + i];
@@ -502,6 +507,23 @@ static PyObject *agop_getattro(PyObject *self, PyObject *name)
     return PyObject_GetAttr(w->orig, name);
 }
 
+static PyObject *agop_forward(PyObject *self, void *name)
+{
+    PcsAgOp *w = (PcsAgOp *)self;
+    if (!w->orig)
+        Py_RETURN_NONE;
+    return PyObject_GetAttrString(w->orig, (const char *)name);
+}
+
+/* the wrapped op's own documentation and names (help(), inspect) */
+static PyGetSetDef agop_getset[] = {
+    {"__doc__", agop_forward, NULL, NULL, "__doc__"},
+    {"__name__", agop_forward, NULL, NULL, "__name__"},
+    {"__qualname__", agop_forward, NULL, NULL, "__qualname__"},
+    {"__text_signature__", agop_forward, NULL, NULL, "__text_signature__"},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
 static PyObject *agop_repr(PyObject *self)
 {
     PcsAgOp *w = (PcsAgOp *)self;
@@ -517,6 +539,7 @@ static PyTypeObject PcsAgOp_Type = {
     .tp_call = PyVectorcall_Call,
     .tp_getattro = agop_getattro,
     .tp_descr_get = agop_descr_get,
+    .tp_getset = agop_getset,
     .tp_vectorcall_offset = offsetof(PcsAgOp, vectorcall),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
     .tp_doc = "An op wrapped for autograd: records a graph node when an input requires grad.",
@@ -695,6 +718,8 @@ static PyObject *wrap_callable(PyObject *orig, const char *name)
         return NULL;
     w->orig = Py_NewRef(orig);
     w->orig_vc = vc;
+    if (!strcmp(name, "as_tensor") || !strcmp(name, "from_numpy")) /* torch refuses it there */
+        w->flags |= F_PASS_RG;
     return (PyObject *)w;
 }
 
