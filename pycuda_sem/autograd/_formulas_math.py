@@ -272,7 +272,10 @@ def _clamp(ctx, g):
             low = low & (lo <= hi)
         out[1] = _C.where(low, g, 0)
     if needs(ctx, 2):
-        out[2] = _C.where(x > hi, g, 0)
+        high = x > hi
+        if lo is not None:
+            high = high | (lo > hi)
+        out[2] = _C.where(high, g, 0)
     return tuple(out)
 
 
