@@ -1,0 +1,1 @@
+"""torch.utils: hooks (RemovableHandle)."""
