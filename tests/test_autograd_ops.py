@@ -263,7 +263,7 @@ for kind, spec, dims, sizes, mode, fwd, ci, co in [
         (2, dict(cplx=True), (1,), (5,), 0, False, True, False),
         (2, dict(cplx=True), (0, 1), (4, 4), 2, False, False, False)]:
     add(C("_fft_cuda", R(3, 4, **spec), kind, dims, sizes, mode, fwd, ci, co, via="prim",
-          cuda=False, tag="prim-%d-%s-%s-%d" % (kind, dims, sizes, mode)))
+          tag="prim-%d-%s-%s-%d" % (kind, dims, sizes, mode)))
 add(C("_fft_roll", R(3, 4), via="fft:fftshift", fake=False),
     C("_fft_roll", R(3, 5), kw=dict(dim=1), via="fft:ifftshift", fake=False, tag="ifftshift"))
 

@@ -145,7 +145,7 @@ def fft_prim(x, kind, dims, sizes, mode, forward, conj_in=False, conj_out=False)
         return _fft._cpu_prim(x, kind, dims, sizes, mode, forward, conj_in, conj_out)
     # NumPy computes it, so the engine cannot see it: a node wired by hand,
     # whose backward is the same formula as _fft_cuda's
-    ctx = _C._FunctionCtx()
+    ctx = _C._FunctionCtx((x,))
     with _no_grad():
         out = _fft._cpu_prim(x, kind, dims, sizes, mode, forward, conj_in, conj_out)
     in_shape = tuple(x.shape)

@@ -89,6 +89,18 @@ register("amax", _amax_like, save=(0,), result=True)
 register("amin", _amax_like, save=(0,), result=True)
 
 
+def _indices(ctx, op):
+    """The indices output of a (values, indices) op. The contract puts it in
+    ctx.result; an engine that saves only the differentiable outputs gets it
+    by running the op again on the saved input (same input, same indices)."""
+    r = ctx.result
+    if isinstance(r, tuple) and len(r) > 1:
+        return r[1]
+    from .grad_mode import no_grad
+    with no_grad():
+        return op(ctx.args[0].detach(), *ctx.args[1:], **ctx.kwargs)[1]
+
+
 def _select_back(g, idx, in_shape, dim, keepdim):
     """Gradient of values selected by indices along dim: scattered back."""
     if len(in_shape) == 0:
@@ -112,7 +124,7 @@ def _max_min(greater):
             return _binary_extreme(ctx, g, greater)
         if a1 is None:  # full reduction
             return (_evenly_full(g, x, ctx.result),)
-        values, idx = ctx.result
+        idx = _indices(ctx, _C.max if greater else _C.min)
         d = int(a1) % max(x.dim(), 1)
         return (_select_back(g, idx, x.shape, d, arg(ctx, 2, "keepdim", False)),)
     return fn
@@ -283,36 +295,38 @@ def _logcumsumexp(ctx, g):
     return ((rev_lcse(pos - r) + x).exp() - (rev_lcse(neg - r) + x).exp(),)
 
 
-def _scan_select(ctx, gv, *rest):
-    x_shape = ctx.shapes[0]
-    if len(x_shape) == 0:
-        return (gv,)
-    d = int(arg(ctx, 1, "dim")) % len(x_shape)
-    return (zeros(x_shape, gv).scatter_add(d, ctx.result[1], gv),)
+def _scan_select_of(op):
+    def fn(ctx, gv, *rest):
+        x_shape = ctx.shapes[0]
+        if len(x_shape) == 0:
+            return (gv,)
+        d = int(arg(ctx, 1, "dim")) % len(x_shape)
+        return (zeros(x_shape, gv).scatter_add(d, _indices(ctx, op), gv),)
+    return fn
 
 
-register("cummax", _scan_select, result=True)
-register("cummin", _scan_select, result=True)
+register("cummax", _scan_select_of(_C.cummax), save=(0,), result=True)
+register("cummin", _scan_select_of(_C.cummin), save=(0,), result=True)
 
 
 # ---- sorting and selection -------------------------------------------------------------------
 
-@formula("sort", result=True)
+@formula("sort", save=(0,), result=True)
 def _sort(ctx, gv, *rest):
     x_shape = ctx.shapes[0]
     if len(x_shape) == 0:
         return (gv,)
     d = int(arg(ctx, 1, "dim", -1)) % len(x_shape)
-    return (zeros(x_shape, gv).scatter(d, ctx.result[1], gv),)
+    return (zeros(x_shape, gv).scatter(d, _indices(ctx, _C.sort), gv),)
 
 
-@formula("topk", result=True)
+@formula("topk", save=(0,), result=True)
 def _topk(ctx, gv, *rest):
     x_shape = ctx.shapes[0]
     if len(x_shape) == 0:
         return (gv,)
     d = int(arg(ctx, 2, "dim", -1)) % len(x_shape)
-    return (zeros(x_shape, gv).scatter(d, ctx.result[1], gv),)
+    return (zeros(x_shape, gv).scatter(d, _indices(ctx, _C.topk), gv),)
 
 
 @formula("msort", save=(0,))
@@ -324,7 +338,7 @@ def _msort(ctx, g):
     return (zeros(x.shape, g).scatter(0, idx, g),)
 
 
-def _kth_like(dim_pos):
+def _kth_like(dim_pos, op):
     def fn(ctx, *grads):
         gv = grads[0]
         x_shape = ctx.shapes[0]
@@ -332,11 +346,11 @@ def _kth_like(dim_pos):
         if is_tensor(r):  # median() / nanmedian() of all elements: shared among equals
             return (_evenly_full(gv, ctx.args[0], r),)
         d = int(arg(ctx, dim_pos, "dim", -1)) % max(len(x_shape), 1)
-        return (_select_back(gv, r[1], x_shape, d, arg(ctx, dim_pos + 1, "keepdim", False)),)
+        return (_select_back(gv, _indices(ctx, op), x_shape, d, arg(ctx, dim_pos + 1, "keepdim", False)),)
     return fn
 
 
-register("kthvalue", _kth_like(2), result=True)
-register("median", _kth_like(1), save=(0,), result=True)
-register("nanmedian", _kth_like(1), save=(0,), result=True)
-register("mode", _kth_like(1), result=True)
+register("kthvalue", _kth_like(2, _C.kthvalue), save=(0,), result=True)
+register("median", _kth_like(1, _C.median), save=(0,), result=True)
+register("nanmedian", _kth_like(1, _C.nanmedian), save=(0,), result=True)
+register("mode", _kth_like(1, _C.mode), save=(0,), result=True)
