@@ -94,7 +94,7 @@ def put(vals, path, t):
     return vals
 
 
-# ---- calling an op the way the engine sees it -------------------------------------------------
+# ---- calling an op the way the engine sees it ------------------------------------------------
 
 def call(name, via, vals, kw):
     if name == "__getitem__":
@@ -130,7 +130,7 @@ def float_outputs(out):
             and (o.is_floating_point() or o.is_complex())]
 
 
-# ---- gradcheck ---------------------------------------------------------------------------------
+# ---- gradcheck -------------------------------------------------------------------------------
 
 def _real_gradcheck():
     try:
@@ -241,7 +241,7 @@ def gradgradcheck(f, inputs):
     return fd_gradcheck(first, inputs)
 
 
-# ---- the formula alone, with a hand-made ctx ------------------------------------------------------
+# ---- the formula alone, with a hand-made ctx -------------------------------------------------
 
 class FakeCtx:
     pass

@@ -51,7 +51,7 @@ def add(*cases):
     CASES.extend(cases)
 
 
-# ---- elementwise unary ------------------------------------------------------------------------
+# ---- elementwise unary -----------------------------------------------------------------------
 _POS = dict(pos=True)
 for n, spec in [
         ("exp", {}), ("exp2", {}), ("expm1", {}), ("log", _POS), ("log2", _POS), ("log10", _POS),
@@ -77,11 +77,13 @@ add(C("negative_", R(5), via="m"), C("absolute_", R(5), via="m"),
     C("reciprocal", R(3, cplx=True), tag="complex"), C("log", R(3, cplx=True), tag="complex"),
     C("sqrt", R(3, cplx=True), tag="complex"), C("tanh", R(3, cplx=True), tag="complex"),
     C("square", R(3, cplx=True), tag="complex"))
-for n in ("eq_", "ne_", "lt_", "le_", "gt_", "ge_"):
+for n in ("eq_", "ne_", "lt_", "le_", "gt_", "ge_", "logical_and_", "logical_or_",
+          "logical_xor_"):
     add(C(n, R(5), R(5), via="m"))
+add(C("logical_not_", R(5), via="m"))
 add(C("fill_", R(3), 2.0, via="m"), C("zero_", R(3), via="m"))
 
-# ---- binary ----------------------------------------------------------------------------------------
+# ---- binary ----------------------------------------------------------------------------------
 for n in ("add", "sub", "mul", "div", "subtract", "multiply", "divide", "true_divide",
           "maximum", "minimum", "atan2", "arctan2"):
     add(C(n, R(3, 4), R(4), gg=n in ("mul", "div", "maximum")))
@@ -115,7 +117,7 @@ add(C("add", R(3), R(3), kw=dict(alpha=2.5), tag="alpha"),
     C("lerp", R(3), R(3), 0.3), C("lerp", R(3), R(3), R(3), tag="tensor", gg=True),
     C("lerp_", R(3), R(3), 0.3, via="m"))
 
-# ---- reductions ---------------------------------------------------------------------------------------
+# ---- reductions ------------------------------------------------------------------------------
 add(C("sum", R(3, 4), gg=True), C("sum", R(3, 4), 1, tag="dim"),
     C("sum", R(2, 3, 4), (0, 2), True, tag="dims-keep"),
     C("sum", R(3, 2, cplx=True), tag="complex"),
@@ -146,7 +148,7 @@ add(C("sum", R(3, 4), gg=True), C("sum", R(3, 4), 1, tag="dim"),
     C("median", R(3, 5), 1, tag="dim"), C("nanmedian", R(3, 5), 1),
     C("nanmedian", R(3, 5), tag="all"), C("mode", R(3, 5), 1))
 
-# ---- matmul family, softmax ---------------------------------------------------------------------------
+# ---- matmul family, softmax ------------------------------------------------------------------
 add(C("matmul", R(3, 4), R(4, 2), gg=True), C("matmul", R(4), R(4, 2), tag="1d-2d"),
     C("matmul", R(2, 3, 4), R(4), tag="3d-1d"), C("matmul", R(4), R(4), tag="1d-1d"),
     C("matmul", R(2, 1, 3, 4), R(3, 4, 2), tag="batched"),
@@ -160,7 +162,7 @@ add(C("matmul", R(3, 4), R(4, 2), gg=True), C("matmul", R(4), R(4, 2), tag="1d-2
     C("cross", R(3, 2), R(3, 2), 0, via="m"),
     C("softmax", R(3, 4), 1, gg=True), C("log_softmax", R(3, 4), 0, gg=True))
 
-# ---- views, shapes ------------------------------------------------------------------------------------
+# ---- views, shapes ---------------------------------------------------------------------------
 add(C("view", R(3, 4), 2, 6), C("view", R(3, 4), (12,), tag="tuple"),
     C("view_as", R(3, 4), R(2, 6)), C("reshape", R(3, 4), (4, 3), gg=True),
     C("reshape_as", R(3, 4), R(6, 2)), C("flatten", R(2, 3, 2)),
@@ -191,7 +193,7 @@ add(C("view", R(3, 4), 2, 6), C("view", R(3, 4), (12,), tag="tuple"),
     C("chunk", R(5, 2), 2), C("tensor_split", R(5, 2), 3),
     C("tensor_split", R(5, 2), [1, 3], tag="indices"))
 
-# ---- indexing -------------------------------------------------------------------------------------------
+# ---- indexing --------------------------------------------------------------------------------
 add(C("__getitem__", R(4, 5), (slice(1, 4, 2), 3), gg=True),
     C("__getitem__", R(4, 5), L(lambda d: (torch.tensor([0, 2, 0], device=d),)),
       tag="advanced"),
@@ -230,7 +232,7 @@ add(C("scatter_reduce_", R(3, 4), 1, idx([[0, 0], [2, 3], [1, 0]]), R(3, 2), "su
     C("masked_scatter", R(2, 3), mask([True, False, True]), R(5)),
     C("masked_scatter_", R(2, 3), mask([True, False, True]), R(2, 3), via="m"))
 
-# ---- casts, moves, copies -------------------------------------------------------------------------
+# ---- casts, moves, copies --------------------------------------------------------------------
 add(C("to", R(3), torch.float32, via="m", tag="float32", lowp=True),
     C("to", R(3), torch.float64, via="m"),
     C("double", R(3), via="m"), C("float", R(3), via="m", lowp=True),
@@ -241,7 +243,7 @@ add(C("to", R(3), torch.float32, via="m", tag="float32", lowp=True),
     C("copy_", R(3), R(3), via="m"), C("pin_memory", R(3), via="m", cuda=False, gpu=True),
     C("cuda", R(3), via="m", gpu=True))
 
-# ---- fft --------------------------------------------------------------------------------------------
+# ---- fft -------------------------------------------------------------------------------------
 # CPU: fft.py's recorded NumPy primitive; CUDA: _C._fft_cuda. Cases name the
 # registered op and call pycuda_sem.fft.
 FFT = [("fft", dict(cplx=True), {}), ("ifft", dict(cplx=True), dict(norm="ortho")),
@@ -268,7 +270,7 @@ add(C("_fft_roll", R(3, 4), via="fft:fftshift", fake=False),
     C("_fft_roll", R(3, 5), kw=dict(dim=1), via="fft:ifftshift", fake=False, tag="ifftshift"))
 
 
-# ---- running a case ------------------------------------------------------------------------------------
+# ---- running a case --------------------------------------------------------------------------
 
 def _op(case):
     if case.via.startswith("fft:"):
@@ -355,7 +357,7 @@ def test_to_cuda_is_differentiable():
     assert x.grad.device.type == "cpu" and x.grad.tolist() == [3.0, 3.0]
 
 
-# ---- the table covers the registry ----------------------------------------------------------------
+# ---- the table covers the registry -----------------------------------------------------------
 
 def test_every_formula_has_a_case():
     covered = {c.name for c in CASES}
@@ -366,6 +368,14 @@ def test_every_formula_has_a_case():
 def test_factories_and_random_fills_are_not_differentiable():
     for n in ("zeros", "ones_like", "new_zeros", "randn", "rand_like", "normal_", "bernoulli_"):
         assert _formulas.REGISTRY[n][0] is None
+
+
+@needs_engine
+def test_the_engine_holds_every_formula():
+    names = getattr(_C, "_formula_names", None)
+    if names is None:
+        pytest.skip("the engine does not list its formulas")
+    assert set(_formulas.REGISTRY) <= set(names())
 
 
 def test_registry_names_exist():

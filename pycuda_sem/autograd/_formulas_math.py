@@ -95,7 +95,8 @@ def _nan_to_num(ctx, g):
 # zero almost everywhere; torch keeps them in the graph with a zero gradient
 register("floor floor_ ceil ceil_ round round_ trunc trunc_ fix sign sign_ "
          "floor_divide floor_divide_", zero_grad)
-register("eq_ ne_ lt_ le_ gt_ ge_", zero_grad, node_name="ZeroBackward0")
+register("eq_ ne_ lt_ le_ gt_ ge_ logical_and_ logical_or_ logical_xor_ logical_not_", zero_grad,
+         node_name="ZeroBackward0")
 register("fill_ zero_", zero_grad, node_name="FillBackward0")
 
 

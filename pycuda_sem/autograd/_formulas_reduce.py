@@ -8,8 +8,7 @@ import math
 
 from .. import _C
 from ._formulas import (
-    arg, conj, formula, is_tensor, needs, numel, ones, reduced_dims, register, sgn,
-    unreduce, zeros,
+    arg, conj, formula, is_tensor, needs, ones, reduced_dims, register, sgn, unreduce, zeros,
 )
 
 
@@ -346,7 +345,8 @@ def _kth_like(dim_pos, op):
         if is_tensor(r):  # median() / nanmedian() of all elements: shared among equals
             return (_evenly_full(gv, ctx.args[0], r),)
         d = int(arg(ctx, dim_pos, "dim", -1)) % max(len(x_shape), 1)
-        return (_select_back(gv, _indices(ctx, op), x_shape, d, arg(ctx, dim_pos + 1, "keepdim", False)),)
+        keep = arg(ctx, dim_pos + 1, "keepdim", False)
+        return (_select_back(gv, _indices(ctx, op), x_shape, d, keep),)
     return fn
 
 
