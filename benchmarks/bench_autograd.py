@@ -11,13 +11,13 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-import pycuda_sem as ours  # noqa: E402
-
-try:
+try:  # torch first: importing it into a process already holding pycuda_sem crashed
     import torch
 except ImportError:  # pragma: no cover
     torch = None
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+import pycuda_sem as ours  # noqa: E402
 
 
 def mlp_params(lib, width, layers, dev):
