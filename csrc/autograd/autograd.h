@@ -24,6 +24,9 @@
 #include "tensor/tensor.h"
 
 typedef struct PcsNode PcsNode;
+/* A backward formula written in C (fast_formulas.c): the tuple of gradients
+ * aligned with the call's args, or Py_NotImplemented to defer to Python. */
+typedef PyObject *(*pcs_cformula)(PcsNode *n, PyObject *grad);
 
 typedef struct {
     PcsNode *fn; /* strong, or NULL: that input needs no gradient */
@@ -86,6 +89,7 @@ struct PcsNode {
     cudaStream_t stream; /* the forward's current stream on `device` */
     /* formula / custom Function */
     PyObject *formula;   /* fn(ctx, *grads) */
+    pcs_cformula cfn;    /* its C twin for the common cases, or NULL */
     PyObject *args;      /* tuple: saved tensors in place, others None */
     PyObject *kwargs;    /* dict */
     int n_args;
@@ -168,6 +172,9 @@ int pcs_ag_wrap_module(PyObject *module);
 int pcs_record_init(PyObject *module);
 /* Runs an op callable with grad mode off. */
 PyObject *pcs_ag_call_nograd(PyObject *fn, PyObject *const *args, size_t nargsf, PyObject *kwnames);
+
+/* ---- fast_formulas.c ------------------------------------------------------ */
+pcs_cformula pcs_ag_cformula(const char *name);
 
 /* ---- engine.c -------------------------------------------------------------- */
 /* The engine; see _run_backward. keep_graph: retain_graph. */

@@ -589,7 +589,16 @@ static int run_node(PcsNode *n, PyObject **grads)
             rc = -1;
         call[i + 1] = g;
     }
-    PyObject *ret = rc ? NULL : PyObject_Vectorcall(n->formula, call, (size_t)n->n_outputs + 1, NULL);
+    PyObject *ret = NULL;
+    if (!rc && n->cfn && n->n_outputs == 1 && call[1] != Py_None) {
+        ret = n->cfn(n, call[1]);
+        if (ret == Py_NotImplemented)
+            Py_CLEAR(ret);
+        else if (!ret)
+            rc = -1;
+    }
+    if (!rc && !ret)
+        ret = PyObject_Vectorcall(n->formula, call, (size_t)n->n_outputs + 1, NULL);
     if (ret && n->post_hooks && PyDict_GET_SIZE(n->post_hooks)) {
         PyObject *go = PyTuple_New(n->n_outputs);
         for (int i = 0; go && i < n->n_outputs; i++)

@@ -23,6 +23,7 @@ typedef struct {
     PyObject *name;      /* op name */
     PyObject *node_name; /* e.g. "MulBackward0" */
     PyObject *formula;   /* NULL: none registered; Py_None: not differentiable */
+    pcs_cformula cfn;    /* C version for the common cases, or NULL */
     int n_save;
     int save[PCS_MAX_SAVE];
     bool save_result;
@@ -39,6 +40,7 @@ static pcs_opinfo *opinfo_for(const char *name)
     if (!op)
         return (pcs_opinfo *)PyErr_NoMemory();
     op->name = PyUnicode_FromString(name);
+    op->cfn = pcs_ag_cformula(name);
     cap = op->name ? PyCapsule_New(op, NULL, NULL) : NULL;
     if (!cap || PyDict_SetItemString(registry, name, cap) < 0) {
         Py_XDECREF(cap);
@@ -346,6 +348,7 @@ static PyObject *record(PcsAgOp *w, PyObject *const *args, Py_ssize_t nargs, PyO
     }
     Py_XDECREF(clone);
     n->formula = Py_NewRef(op->formula);
+    n->cfn = op->cfn;
     n->kwargs = Py_XNewRef(kwargs);
     PyObject *r = invoke_nograd(w, args, (size_t)nargs, kwnames);
     if (!r || r == Py_NotImplemented) {
