@@ -59,25 +59,20 @@ static PyObject *operand(PcsNode *n, int i)
     return a;
 }
 
-static PyObject *tuple2(PyObject *a, PyObject *b) /* steals both (NULL: error) */
+/* (a, b) / (a,): both steal their items; a NULL item (a failed call, its
+ * exception set) makes the result NULL. */
+static PyObject *tuple2(PyObject *a, PyObject *b)
 {
-    if (!a || !b) {
-        Py_XDECREF(a);
-        Py_XDECREF(b);
-        return NULL;
-    }
-    PyObject *t = PyTuple_Pack(2, a, b);
-    Py_DECREF(a);
-    Py_DECREF(b);
+    PyObject *t = (a && b) ? PyTuple_Pack(2, a, b) : NULL;
+    Py_XDECREF(a);
+    Py_XDECREF(b);
     return t;
 }
 
-static PyObject *tuple1(PyObject *a) /* steals a */
+static PyObject *tuple1(PyObject *a)
 {
-    if (!a)
-        return NULL;
-    PyObject *t = PyTuple_Pack(1, a);
-    Py_DECREF(a);
+    PyObject *t = a ? PyTuple_Pack(1, a) : NULL;
+    Py_XDECREF(a);
     return t;
 }
 
