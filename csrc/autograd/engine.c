@@ -53,6 +53,7 @@ typedef struct {
 } run_state;
 
 static uint64_t run_counter = 0;
+static bool use_cformulas = true; /* _C._use_c_formulas(False): tests compare with Python */
 
 /* ---- small containers ----------------------------------------------------------- */
 
@@ -590,7 +591,7 @@ static int run_node(PcsNode *n, PyObject **grads)
         call[i + 1] = g;
     }
     PyObject *ret = NULL;
-    if (!rc && n->cfn && n->n_outputs == 1 && call[1] != Py_None) {
+    if (!rc && use_cformulas && n->cfn && n->n_outputs == 1 && call[1] != Py_None) {
         ret = n->cfn(n, call[1]);
         if (ret == Py_NotImplemented)
             Py_CLEAR(ret);
@@ -986,7 +987,20 @@ static PyObject *run_backward(PyObject *m, PyObject *const *a, Py_ssize_t nargs)
     return pcs_ag_run_backward(a[0], a[1], keep, create, a[4] == Py_None ? NULL : a[4], unused, acc);
 }
 
+static PyObject *set_cformulas(PyObject *m, PyObject *v)
+{
+    PCS_UNUSED(m);
+    int on = PyObject_IsTrue(v);
+    if (on < 0)
+        return NULL;
+    PyObject *old = PyBool_FromLong(use_cformulas);
+    use_cformulas = on;
+    return old;
+}
+
 static PyMethodDef engine_functions[] = {
+    {"_use_c_formulas", set_cformulas, METH_O,
+     "_use_c_formulas(on) -> previous: whether the C twins of the hottest formulas run (tests)."},
     {"_run_backward", (PyCFunction)(void (*)(void))run_backward, METH_FASTCALL,
      "_run_backward(tensors, grad_tensors, keep_graph, create_graph, inputs, allow_unused, accumulate): "
      "the backward pass. accumulate=True adds into the leaves' .grad (only those in inputs when "

@@ -689,7 +689,7 @@ static const char *const skip_names[] = {
     "is_complex", "data_ptr", "get_device", "storage_offset", "untyped_storage", "item",
     "tolist", "numpy", "record_stream", "is_set_to", "is_shared", "is_tensor", "is_grad_enabled",
     "is_inference_mode_enabled", "_set_grad_enabled", "_set_inference_mode", "_register_formula",
-    "_formula_names", "_run_backward", "_FunctionCtx", "_function_wire", "share_memory_", NULL,
+    "_formula_names", "_run_backward", "_use_c_formulas", "_FunctionCtx", "_function_wire", "share_memory_", NULL,
 };
 static const char *const property_ops[] = {"T", "mT", "H", "mH", "real", "imag", NULL};
 
