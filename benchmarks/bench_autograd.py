@@ -65,6 +65,11 @@ def host_time(lib, fn, iters):
 
 
 def run():
+    # the same TF32 setting on both sides: pycuda_sem allows TF32 by default
+    # (as the note says), torch 2.x does not, so torch is switched to it here
+    if torch is not None:
+        torch.backends.cuda.matmul.allow_tf32 = True
+    assert ours.backends.cuda.matmul.allow_tf32
     rows = []
     dev = "cuda"
     for name, lib in (("ours", ours), ("torch", torch)):
