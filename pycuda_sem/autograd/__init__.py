@@ -92,9 +92,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
             raise RuntimeError("`grad_tensors` and `grad_variables` (deprecated) arguments both "
                                "passed to `backward()`. Please only use `grad_tensors`.")
         grad_tensors = grad_variables
-    if inputs is None:
-        inputs = ()
-    else:
+    if inputs is not None:
         inputs = _as_tensor_tuple(inputs)
         if len(inputs) == 0:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
@@ -126,6 +124,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                   "does not have; call grad once per grad_output instead")
     outputs = _as_tensor_tuple(outputs)
     inputs = _as_tensor_tuple(inputs)
+    if not inputs:
+        raise RuntimeError("grad requires non-empty inputs.")
     grads = _make_grads(outputs, _grads_tuple(grad_outputs, len(outputs)))
     if retain_graph is None:
         retain_graph = create_graph

@@ -14,7 +14,7 @@
 
     y = Exp.apply(x)
 
-`apply` makes the node first (`_C._FunctionCtx()`: it is the ctx forward sees,
+`apply` makes the node first (`_C._FunctionCtx(args)`: it is the ctx forward sees,
 and becomes y.grad_fn), runs forward with grad mode off, then wires the node to
 the inputs and outputs (`_C._function_wire`). The ctx methods (save_for_backward,
 saved_tensors, needs_input_grad, mark_dirty, mark_non_differentiable,
@@ -31,7 +31,9 @@ from .grad_mode import no_grad
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable", "InplaceFunction"]
 
-FunctionCtx = getattr(_C, "_FunctionCtx", None)  # None only before the engine is built in
+# The type of ctx objects: the C node type (every grad_fn is one; in torch only
+# custom Functions' nodes are FunctionCtx instances).
+FunctionCtx = type(_C._FunctionCtx()) if hasattr(_C, "_FunctionCtx") else None
 _Tensor = _C.Tensor
 
 
@@ -129,7 +131,7 @@ class Function(metaclass=FunctionMeta):
             args = bound.args
         elif kwargs:
             raise TypeError("apply() takes no keyword arguments")
-        ctx = _C._FunctionCtx()
+        ctx = _C._FunctionCtx(args)  # knows the inputs: needs_input_grad works in forward
         ctx._pcs_is_tensor = tuple(isinstance(a, _Tensor) for a in args)
         with no_grad():
             if setup_context:
