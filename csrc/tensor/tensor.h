@@ -34,7 +34,14 @@ typedef struct {
     int64_t strides[PCS_MAX_DIMS];
     PyObject *dict; /* user attributes, created on demand */
     PyObject *weakreflist;
+    /* Autograd's per-tensor record (requires_grad, grad, grad_fn, hooks),
+     * NULL for a tensor autograd never saw. Opaque here: the autograd layer
+     * owns it and frees it through pcs_tensor_autograd_free. */
+    void *autograd;
 } PcsTensor;
+
+/* Installed by the autograd layer: frees t->autograd when a tensor dies. */
+extern void (*pcs_tensor_autograd_free)(PcsTensor *t);
 
 extern PyTypeObject PcsTensor_Type;
 #define PcsTensor_Check(o) PyObject_TypeCheck((o), &PcsTensor_Type)
