@@ -360,7 +360,7 @@ def test_post_accumulate_grad_hook():
 
     def hook(t):
         assert t is x
-        seen.append(npy(t.grad))
+        seen.append(npy(t.grad).copy())  # .grad is accumulated into in place
     x.register_post_accumulate_grad_hook(hook)
     (x * 2).sum().backward()
     (x * 2).sum().backward()
@@ -426,7 +426,8 @@ def test_requires_grad_defaults_and_integer_dtypes():
     raises_like_torch(RuntimeError, msg, lambda: torch.ones(2, dtype=torch.int64,
                                                             requires_grad=True),
                       lambda t_: t_.ones(2, dtype=t_.int64, requires_grad=True))
-    with pytest.raises(RuntimeError, match=msg):
+    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require "
+                                           "gradients"):  # torch's wording on this path
         torch.ones(2, dtype=torch.int32).requires_grad_()
 
 
@@ -518,9 +519,14 @@ def test_inplace_on_non_leaf_gives_correct_grad():
 
 
 def test_inplace_on_view_of_non_leaf():
+    # the issue allows torch's rebase of the view's history, or a clear error
     x = leaf([1.0, 2.0, 3.0])
     y = x * 1
-    y[1:].mul_(5)
+    try:
+        y[1:].mul_(5)
+    except RuntimeError as e:
+        assert "view" in str(e)
+        return
     y.sum().backward()
     np.testing.assert_allclose(npy(x.grad), [1.0, 5.0, 5.0])
 

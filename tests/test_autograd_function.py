@@ -377,7 +377,11 @@ def test_once_differentiable():
     x = leaf([3.0])
     g, = autograd.grad(Sq.apply(x).sum(), x)
     np.testing.assert_allclose(npy(g), [6.0])
+    # as in torch, the result requires grad only when an incoming grad does
     g, = autograd.grad(Sq.apply(x).sum(), x, create_graph=True)
+    assert not g.requires_grad
+    go = torch.ones((), dtype=torch.float64, requires_grad=True)
+    g, = autograd.grad(Sq.apply(x).sum(), x, go, create_graph=True)
     assert g.requires_grad
     with pytest.raises(RuntimeError, match="trying to differentiate twice a function that was "
                                            "marked with @once_differentiable"):

@@ -1,7 +1,7 @@
 """torch.autograd.gradcheck / gradgradcheck: compare the gradients the engine
 computes (analytical: `autograd.grad` with one-hot grad_outputs, one row of
 the Jacobian per call) with finite differences (numerical: central
-differences, each input element perturbed by +-eps in place).
+differences, each element of a copy of the input perturbed by +-eps).
 
 Jacobians are laid out as torch's: J[i][j] has one row per element of input i
 and one column per element of output j. The numerical one is computed in the
@@ -171,22 +171,28 @@ def _numerical_jacobians(func, inputs, diff_idx, out_indices, eps):
     return jac
 
 
+def _with_copy(inputs, k):
+    """inputs with inputs[k] replaced by a detached copy, and the copy. The
+    numerical Jacobian perturbs the copy: the input itself (its storage's
+    version, graphs already recorded from it) is never touched."""
+    xd = inputs[k].detach().clone()
+    return inputs[:k] + (xd,) + inputs[k + 1:], xd
+
+
 def _numerical_rows(func, inputs, inp_index, out_indices, eps):
     """Per element of the input: per output, (dx, dy or None) host arrays."""
     x = inputs[inp_index]
-    xd = x.data
+    inputs, xd = _with_copy(inputs, inp_index)
     rows = []
     for idx in itertools.product(*[range(s) for s in xd.shape]):
         orig = xd[idx].item()
 
         def diff(delta):
-            try:
-                xd[idx] = orig - delta
-                lo = _eval_outputs(func, inputs, out_indices)
-                xd[idx] = orig + delta
-                hi = _eval_outputs(func, inputs, out_indices)
-            finally:
-                xd[idx] = orig
+            xd[idx] = orig - delta
+            lo = _eval_outputs(func, inputs, out_indices)
+            xd[idx] = orig + delta
+            hi = _eval_outputs(func, inputs, out_indices)
+            xd[idx] = orig
             return [(h - lo_) / (2 * eps) for h, lo_ in zip(hi, lo)]
 
         dx = diff(eps)
@@ -306,18 +312,17 @@ def _fast_gradcheck(func, tupled_inputs, outputs, out_indices, diff_idx, eps, rt
     # numerical v^T J u: a directional derivative along u per input, then v . d
     numerical = {}
     for i, (k, u) in enumerate(zip(diff_idx, all_u)):
-        xd = tupled_inputs[k].data
+        perturbed, xd = _with_copy(tupled_inputs, k)
         orig = xd.clone()
         delta = _C.from_numpy(np.ascontiguousarray((eps * u).reshape(tuple(xd.shape)))).to(
             device=xd.device, dtype=xd.dtype)
-        try:
+        with no_grad():
             xd.sub_(delta)
-            lo = _eval_outputs(func, tupled_inputs, out_indices)
+        lo = _eval_outputs(func, perturbed, out_indices)
+        with no_grad():
             xd.copy_(orig)
             xd.add_(delta)
-            hi = _eval_outputs(func, tupled_inputs, out_indices)
-        finally:
-            xd.copy_(orig)
+        hi = _eval_outputs(func, perturbed, out_indices)
         for j, (h, lo_) in enumerate(zip(hi, lo)):
             d = (h - lo_) / (2 * eps)
             for part in (("real", "imaginary") if outputs[j].dtype.is_complex else (None,)):
