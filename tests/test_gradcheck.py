@@ -127,11 +127,13 @@ def test_gradcheck_names_the_input_and_output():
     class WrongSecond(Function):
         @staticmethod
         def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
             return a * 2, a * b
 
         @staticmethod
         def backward(ctx, ga, gab):
-            return ga * 2, gab * 0  # d(a*b)/db is wrong
+            a, b = ctx.saved_tensors
+            return ga * 2 + gab * b, gab * 0  # d(a*b)/db is wrong
 
     a, b = rnd(2), rnd(2)
     with pytest.raises(GradcheckError, match="Jacobian mismatch for output 1 with respect to "

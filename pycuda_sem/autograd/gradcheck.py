@@ -91,7 +91,16 @@ def _np(t):
 
 def _show(arr):
     """A Jacobian as torch shows it in messages: a tensor."""
-    return str(_C.from_numpy(np.ascontiguousarray(arr)))
+    return str(_from_host(arr))
+
+
+def _from_host(arr, like=None):
+    """A host array as a tensor (of like's shape, dtype and device when given)."""
+    arr = np.asarray(arr)
+    t = _C.from_numpy(np.ascontiguousarray(arr).reshape(arr.shape))
+    if like is not None:
+        t = t.reshape(tuple(like.shape)).to(device=like.device, dtype=like.dtype)
+    return t
 
 
 def _allclose(a, n, rtol, atol):
@@ -149,16 +158,15 @@ def _notallclose_msg(a, n, out_idx, inp_idx, part):
 # ---- numerical Jacobian ------------------------------------------------------------------
 
 def _eval_outputs(func, inputs, out_indices):
-    """func(*inputs) under no_grad; the float/complex outputs at out_indices as host arrays."""
-    with no_grad():
-        outs = _as_tuple(func(*inputs))
+    """func(*inputs); the outputs at out_indices as host arrays. Grad mode is
+    left as it is: gradgradcheck's function computes gradients inside."""
+    outs = _as_tuple(func(*inputs))
     return [_np(outs[k]) for k in out_indices]
 
 
 def _numerical_jacobians(func, inputs, diff_idx, out_indices, eps):
     """{(input position among diff inputs, output position, part): array}."""
-    with no_grad():
-        outputs = _as_tuple(func(*inputs))  # shapes/dtypes only
+    outputs = _as_tuple(func(*inputs))  # shapes/dtypes only
     jac = {}
     for i, inp_index in enumerate(diff_idx):
         x = inputs[inp_index]
@@ -188,11 +196,14 @@ def _numerical_rows(func, inputs, inp_index, out_indices, eps):
         orig = xd[idx].item()
 
         def diff(delta):
-            xd[idx] = orig - delta
+            with no_grad():  # the copy may have been made a leaf requiring grad by func
+                xd[idx] = orig - delta
             lo = _eval_outputs(func, inputs, out_indices)
-            xd[idx] = orig + delta
+            with no_grad():
+                xd[idx] = orig + delta
             hi = _eval_outputs(func, inputs, out_indices)
-            xd[idx] = orig
+            with no_grad():
+                xd[idx] = orig
             return [(h - lo_) / (2 * eps) for h, lo_ in zip(hi, lo)]
 
         dx = diff(eps)
@@ -314,8 +325,7 @@ def _fast_gradcheck(func, tupled_inputs, outputs, out_indices, diff_idx, eps, rt
     for i, (k, u) in enumerate(zip(diff_idx, all_u)):
         perturbed, xd = _with_copy(tupled_inputs, k)
         orig = xd.clone()
-        delta = _C.from_numpy(np.ascontiguousarray((eps * u).reshape(tuple(xd.shape)))).to(
-            device=xd.device, dtype=xd.dtype)
+        delta = _from_host(eps * u, like=xd)
         with no_grad():
             xd.sub_(delta)
         lo = _eval_outputs(func, perturbed, out_indices)
@@ -331,8 +341,7 @@ def _fast_gradcheck(func, tupled_inputs, outputs, out_indices, diff_idx, eps, rt
     for j, o in enumerate(outputs):
         parts = (("real", 1.0), ("imaginary", 1j)) if o.dtype.is_complex else ((None, 1.0),)
         for part, unit in parts:
-            v = _C.from_numpy(np.ascontiguousarray((all_v[j] * unit).reshape(tuple(o.shape))))
-            v = v.to(device=o.device, dtype=o.dtype)
+            v = _from_host(all_v[j] * unit, like=o)
             first, types_ok, sizes_ok = _vjp(outputs, diff_inputs, j, v)
             second, _, _ = _vjp(outputs, diff_inputs, j, v)
             if not types_ok and check_grad_dtypes:
@@ -502,7 +511,7 @@ def _random_like(x, noncontiguous):
     if x.dtype.is_complex:
         vals = vals + 1j * rng.uniform(-1, 1, shape)
     dtype = x.dtype if (x.dtype.is_floating_point or x.dtype.is_complex) else _C.float64
-    t = _C.from_numpy(np.ascontiguousarray(vals)).to(device=x.device, dtype=dtype)
+    t = _from_host(vals).to(device=x.device, dtype=dtype)
     if noncontiguous and t.dim() > 0 and t.numel() > 1:
         t = _C.stack([t, t], dim=-1)[..., 0]
     return t.requires_grad_()
