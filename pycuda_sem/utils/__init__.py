@@ -1,1 +1,2 @@
-"""torch.utils: hooks (RemovableHandle)."""
+"""torch.utils: the parts pycuda_sem has (hooks.RemovableHandle)."""
+from . import hooks  # noqa: F401
