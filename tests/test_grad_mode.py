@@ -141,7 +141,7 @@ def test_requires_grad_false_and_true():
     x = torch.ones(3)
     assert x.requires_grad_(False) is x and not x.requires_grad
     assert x.requires_grad_() is x and x.requires_grad and x.is_leaf
-    with pytest.raises(RuntimeError, match="floating point and complex"):
+    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype"):
         torch.ones(3, dtype=torch.int64).requires_grad_()
 
 

@@ -253,7 +253,7 @@ static PyObject *fit_grad(PcsNode *n, int index, PyObject *g, const pcs_tmeta *m
         if (!r)
             return NULL;
         PyObject *shape = pcs_size_new(m->ndim, m->sizes);
-        g = shape ? PyObject_CallMethod(r, "reshape", "O", shape) : NULL;
+        g = shape ? PyObject_CallMethod(r, "reshape", "(O)", shape) : NULL;
         Py_XDECREF(shape);
         Py_DECREF(r);
         if (!g)
@@ -341,9 +341,13 @@ static int run_tensor_hooks(PyObject *dict, PyObject **g)
             memcmp(((PcsTensor *)r)->sizes, ((PcsTensor *)*g)->sizes,
                    (size_t)((PcsTensor *)r)->ndim * sizeof(int64_t))) {
             Py_DECREF(r);
+            PyObject *nm = PyObject_GetAttrString(PyList_GET_ITEM(fns, i), "__name__");
             Py_DECREF(fns);
-            PyErr_SetString(PyExc_RuntimeError, "hook returned a value that is not a Tensor of the "
-                            "gradient's shape");
+            if (!nm)
+                PyErr_Clear();
+            PyErr_Format(PyExc_RuntimeError, "hook '%S' has changed the size of value",
+                         nm ? nm : Py_None);
+            Py_XDECREF(nm);
             return -1;
         }
         Py_SETREF(*g, r);
@@ -777,7 +781,7 @@ static PyObject *root_grad(PcsTensor *t, PyObject *g, int i)
         bool was = pcs_grad_enabled();
         pcs_set_grad_enabled(false);
         PyObject *shape = pcs_size_new(t->ndim, t->sizes);
-        PyObject *r = shape ? PyObject_CallMethod((PyObject *)t, "new_ones", "O", shape) : NULL;
+        PyObject *r = shape ? PyObject_CallMethod((PyObject *)t, "new_ones", "(O)", shape) : NULL;
         Py_XDECREF(shape);
         pcs_set_grad_enabled(was);
         return r;

@@ -105,7 +105,7 @@ static int set_requires_grad_to(PcsTensor *t, bool on)
     }
     if (on && !pcs_ag_differentiable_dtype(t->dtype)) {
         PyErr_SetString(PyExc_RuntimeError,
-                        "only Tensors of floating point and complex dtype can require gradients");
+                        "only Tensors of floating point dtype can require gradients");
         return -1;
     }
     if (!m && !on)
@@ -426,7 +426,7 @@ static PyObject *m_backward(PyObject *self, PyObject *const *args, Py_ssize_t na
         in = PcsTensor_Check(inputs) ? PyTuple_Pack(1, inputs) : PySequence_Tuple(inputs);
         if (in && PyTuple_GET_SIZE(in) == 0) {
             Py_CLEAR(in);
-            PyErr_SetString(PyExc_RuntimeError, "'inputs' argument to backward() cannot be empty.");
+            PyErr_SetString(PyExc_RuntimeError, "`inputs` argument to `backward()` cannot be empty.");
         }
     }
     PyObject *r = NULL;

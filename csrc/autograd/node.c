@@ -280,14 +280,25 @@ int pcs_node_check_saved(PcsNode *n)
         PyObject *desc = tensor_type_str(s->t);
         if (!desc)
             return -1;
+        /* torch names where the modified tensor came from: its own grad_fn
+         * (an output kept by this node is output_nr of this node) */
+        pcs_meta *m = s->t->autograd;
+        PcsNode *src = s->output_nr >= 0 ? n : (m ? m->grad_fn : NULL);
+        int src_nr = s->output_nr >= 0 ? s->output_nr : (m ? m->output_nr : 0);
+        PyObject *which = src ? PyUnicode_FromFormat(", which is output %d of %U,", src_nr, src->name)
+                              : PyUnicode_FromString("");
+        if (!which) {
+            Py_DECREF(desc);
+            return -1;
+        }
         PyErr_Format(PyExc_RuntimeError,
                      "one of the variables needed for gradient computation has been modified by an "
-                     "inplace operation: %U, which is %s %d of %U, is at version %lld; expected version "
-                     "%lld instead. Hint: the backtrace further above shows the operation that failed to "
-                     "compute its gradient. The variable in question was changed in there or anywhere "
-                     "later. Good luck!",
-                     desc, s->output_nr >= 0 ? "output" : "an input", s->output_nr >= 0 ? s->output_nr : i,
-                     n->name, (long long)s->t->storage->version, (long long)s->version);
+                     "inplace operation: %U%U is at version %lld; expected version %lld instead. Hint: "
+                     "the backtrace further above shows the operation that failed to compute its "
+                     "gradient. The variable in question was changed in there or anywhere later. "
+                     "Good luck!",
+                     desc, which, (long long)s->t->storage->version, (long long)s->version);
+        Py_DECREF(which);
         Py_DECREF(desc);
         return -1;
     }
@@ -296,7 +307,10 @@ int pcs_node_check_saved(PcsNode *n)
 
 void pcs_node_release(PcsNode *n)
 {
-    node_clear_saved(n);
+    /* a node that kept no tensor can run again (torch: y = x.sum() backs
+     * through twice); its args hold nothing worth freeing */
+    if (n->has_saved)
+        node_clear_saved(n);
     n->released = true;
 }
 
@@ -308,7 +322,7 @@ PcsNode *pcs_node_accumulate(PcsTensor *t)
     if (m->acc)
         return (PcsNode *)Py_NewRef(m->acc);
     static PyObject *name = NULL;
-    if (!name && !(name = PyUnicode_InternFromString("AccumulateGrad")))
+    if (!name && !(name = PyUnicode_InternFromString("torch::autograd::AccumulateGrad")))
         return NULL;
     PcsNode *n = pcs_node_new(PCS_NODE_ACCUMULATE, name);
     if (!n)
@@ -557,7 +571,16 @@ static PyObject *node_register_prehook(PyObject *self, PyObject *fn)
 
 static PyObject *node_repr(PyObject *self)
 {
-    return PyUnicode_FromFormat("<%U object at %p>", N(self)->name, self);
+    /* torch prints the class name: "AccumulateGrad", not its C++ path */
+    PyObject *sep = PyUnicode_FromString("::");
+    PyObject *parts = sep ? PyUnicode_RSplit(N(self)->name, sep, 1) : NULL;
+    Py_XDECREF(sep);
+    if (!parts)
+        return NULL;
+    PyObject *r = PyUnicode_FromFormat("<%U object at %p>", PyList_GET_ITEM(parts, PyList_GET_SIZE(parts) - 1),
+                                       self);
+    Py_DECREF(parts);
+    return r;
 }
 
 extern PyMethodDef pcs_function_ctx_methods[]; /* function.c */

@@ -465,7 +465,13 @@ static PyObject *agop_slow(PcsAgOp *w, PyObject *const *args, size_t nargsf, PyO
     }
     if (r && rg) {
         int on = PyObject_IsTrue(rg);
-        if (on < 0 || (on && PyObject_SetAttrString(r, "requires_grad", Py_True) < 0))
+        if (on < 0)
+            Py_CLEAR(r);
+        else if (on && PcsTensor_Check(r) && !pcs_ag_differentiable_dtype(((PcsTensor *)r)->dtype)) {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "Only Tensors of floating point and complex dtype can require gradients");
+            Py_CLEAR(r);
+        } else if (on && PyObject_SetAttrString(r, "requires_grad", Py_True) < 0)
             Py_CLEAR(r);
     }
 done:
