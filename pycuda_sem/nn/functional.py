@@ -8,7 +8,6 @@ unused branch (softplus, elu) are written so that no branch makes inf, since
 where()'s zero gradient times inf would still be NaN. The losses live in
 _functional_loss.py and attention in _functional_attention.py; both are
 re-exported here."""
-import math
 import warnings as _warnings
 
 from .. import _C
