@@ -208,16 +208,7 @@ static int set_data(PyObject *self, PyObject *v, void *c)
                         "something else");
         return -1;
     }
-    PcsTensor *t = T(self), *s = T(v);
-    PcsStorage *old = t->storage;
-    t->storage = (PcsStorage *)Py_NewRef(s->storage);
-    t->offset = s->offset;
-    t->ndim = s->ndim;
-    t->dtype = s->dtype;
-    t->device = s->device;
-    memcpy(t->sizes, s->sizes, sizeof t->sizes);
-    memcpy(t->strides, s->strides, sizeof t->strides);
-    Py_DECREF(old);
+    pcs_tensor_take_geometry(T(self), T(v));
     return 0;
 }
 

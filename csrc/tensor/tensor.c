@@ -50,25 +50,28 @@ PcsTensor *pcs_tensor_alias(PcsTensor *t, int64_t offset, int ndim, const int64_
     return pcs_tensor_make_view(t->storage, offset, ndim, sizes, strides, t->dtype);
 }
 
+void pcs_tensor_take_geometry(PcsTensor *dst, const PcsTensor *src)
+{
+    PcsStorage *old = dst->storage;
+    dst->storage = (PcsStorage *)Py_NewRef((PyObject *)src->storage);
+    dst->offset = src->offset;
+    dst->ndim = src->ndim;
+    dst->dtype = src->dtype;
+    dst->device = src->device;
+    memcpy(dst->sizes, src->sizes, sizeof dst->sizes);
+    memcpy(dst->strides, src->strides, sizeof dst->strides);
+    Py_XDECREF(old);
+}
+
 /* A Python subclass (nn.Parameter) is a heap type with GC, so its objects
  * must come from its own tp_alloc, never PyObject_New of the base. */
 PcsTensor *pcs_tensor_alias_as(PyTypeObject *type, PcsTensor *t)
 {
     if (type == &PcsTensor_Type)
         return pcs_tensor_alias(t, t->offset, t->ndim, t->sizes, t->strides);
-    PcsTensor *r = (PcsTensor *)type->tp_alloc(type, 0);
-    if (!r)
-        return NULL;
-    r->storage = (PcsStorage *)Py_NewRef((PyObject *)t->storage);
-    r->offset = t->offset;
-    r->ndim = t->ndim;
-    r->dtype = t->dtype;
-    r->device = t->device;
-    memcpy(r->sizes, t->sizes, sizeof r->sizes);
-    memcpy(r->strides, t->strides, sizeof r->strides);
-    r->dict = NULL;
-    r->weakreflist = NULL;
-    r->autograd = NULL;
+    PcsTensor *r = (PcsTensor *)type->tp_alloc(type, 0); /* zeroed: no storage yet */
+    if (r)
+        pcs_tensor_take_geometry(r, t);
     return r;
 }
 

@@ -179,25 +179,27 @@ def xavier_normal_(tensor, gain=1.0, generator=None):
     return normal_(tensor, 0.0, std, generator)
 
 
-def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
-    """U(-b, b), b = gain * sqrt(3 / fan) (He et al.)."""
+def _kaiming_std(tensor, a, mode, nonlinearity):
+    """gain / sqrt(fan), or None for a zero-element tensor (a no-op, with torch's warning)."""
     if 0 in tensor.shape:
         warnings.warn("Initializing zero-element tensors is a no-op")
+        return None
+    return calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode))
+
+
+def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    """U(-b, b), b = gain * sqrt(3 / fan) (He et al.)."""
+    std = _kaiming_std(tensor, a, mode, nonlinearity)
+    if std is None:
         return tensor
-    fan = _calculate_correct_fan(tensor, mode)
-    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
     bound = math.sqrt(3.0) * std
     return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """N(0, std^2), std = gain / sqrt(fan)."""
-    if 0 in tensor.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op")
-        return tensor
-    fan = _calculate_correct_fan(tensor, mode)
-    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
-    return normal_(tensor, 0.0, std, generator)
+    std = _kaiming_std(tensor, a, mode, nonlinearity)
+    return tensor if std is None else normal_(tensor, 0.0, std, generator)
 
 
 def orthogonal_(tensor, gain=1, generator=None):
