@@ -539,3 +539,29 @@ def test_data_parallel_scatters_and_gathers_with_gradients():
     ref.square().sum().backward()
     for g, p in zip(grads, m.parameters()):
         np.testing.assert_allclose(g, p.grad.cpu().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_data_parallel_machinery_on_the_cpu():
+    """replicate / scatter / parallel_apply (threads) / gather with two CPU
+    'devices': the multi-GPU path's logic, gradients included, runs here."""
+    from pycuda_sem.nn.parallel import gather, parallel_apply, replicate, scatter_kwargs
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(3, 5), nn.ReLU(), nn.Linear(5, 2))
+    x = torch.randn(9, 3)
+    replicas = replicate(m, ["cpu", "cpu"])
+    assert replicas[1][0].weight.grad_fn is not None  # a differentiable copy, not the Parameter
+    inputs, kwargs = scatter_kwargs((x,), {"unused": None}, ["cpu", "cpu"])
+    assert [i[0].shape[0] for i in inputs] == [5, 4] and kwargs[1] == {"unused": None}
+    outputs = parallel_apply(replicas, [i for i in inputs], None, [None, None])
+    y = gather(outputs, -1)
+    ref = m(x)
+    np.testing.assert_allclose(y.detach().numpy(), ref.detach().numpy(), rtol=1e-6)
+    y.square().sum().backward()
+    grads = [p.grad.numpy().copy() for p in m.parameters()]
+    m.zero_grad()
+    ref.square().sum().backward()
+    for g, p in zip(grads, m.parameters()):
+        np.testing.assert_allclose(g, p.grad.numpy(), rtol=1e-5, atol=1e-6)
+    boom = nn.Linear(3, 2)
+    with pytest.raises(RuntimeError):  # a replica's exception reaches the caller
+        parallel_apply([boom, boom], [(torch.randn(2, 4),), (torch.randn(2, 3),)], None, [None, None])
