@@ -11,6 +11,9 @@ import pycuda_sem.fft
 import pycuda_sem.linalg
 import pycuda_sem.nn
 import pycuda_sem.nn.functional
+import pycuda_sem.nn.init
+import pycuda_sem.nn.parallel
+import pycuda_sem.nn.utils
 import pycuda_sem.random
 import pycuda_sem.testing
 import pycuda_sem.version
@@ -19,13 +22,14 @@ API_MD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 
 MODULES = [pycuda_sem, pycuda_sem.cuda, pycuda_sem.backends, pycuda_sem.backends.cuda,
            pycuda_sem.backends.cudnn, pycuda_sem.fft, pycuda_sem.version, pycuda_sem.random,
-           pycuda_sem.linalg, pycuda_sem.testing, pycuda_sem.nn, pycuda_sem.nn.functional]
+           pycuda_sem.linalg, pycuda_sem.testing, pycuda_sem.nn, pycuda_sem.nn.functional,
+           pycuda_sem.nn.init, pycuda_sem.nn.utils, pycuda_sem.nn.parallel]
 
 ENV_VARS = ["CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "PYTORCH_NO_CUDA_MEMORY_CACHING",
             "PYCUDA_SEM_ARCH", "PYCUDA_SEM_JOBS", "CUDA_HOME"]
 
 # Modules imported by a module for its own use are not part of its API.
-IMPORTED_HELPERS = {"sys", "types"}
+IMPORTED_HELPERS = {"sys", "types", "math", "warnings"}
 
 
 def _public(module):

@@ -208,16 +208,7 @@ static int set_data(PyObject *self, PyObject *v, void *c)
                         "something else");
         return -1;
     }
-    PcsTensor *t = T(self), *s = T(v);
-    PcsStorage *old = t->storage;
-    t->storage = (PcsStorage *)Py_NewRef(s->storage);
-    t->offset = s->offset;
-    t->ndim = s->ndim;
-    t->dtype = s->dtype;
-    t->device = s->device;
-    memcpy(t->sizes, s->sizes, sizeof t->sizes);
-    memcpy(t->strides, s->strides, sizeof t->strides);
-    Py_DECREF(old);
+    pcs_tensor_take_geometry(T(self), T(v));
     return 0;
 }
 
@@ -438,8 +429,36 @@ static PyObject *m_backward(PyObject *self, PyObject *const *args, Py_ssize_t na
     return r;
 }
 
+/* Tensor._make_subclass(cls, data, require_grad=False): a leaf of type cls
+ * sharing data's memory, outside any graph (nn.Parameter's constructor). */
+static PyObject *m_make_subclass(PyObject *unused, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kw)
+{
+    PCS_UNUSED(unused);
+    PyObject *cls = pcs_arg(args, nargs, kw, 0, "cls");
+    PyObject *data = pcs_arg(args, nargs, kw, 1, "data");
+    PyObject *rg = pcs_arg(args, nargs, kw, 2, "require_grad");
+    if (!cls || !PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &PcsTensor_Type)) {
+        PyErr_SetString(PyExc_TypeError, "_make_subclass(): cls must be a subclass of Tensor");
+        return NULL;
+    }
+    if (!data || !PcsTensor_Check(data)) {
+        PyErr_SetString(PyExc_TypeError, "_make_subclass(): data must be a Tensor");
+        return NULL;
+    }
+    int on = rg ? PyObject_IsTrue(rg) : 0;
+    if (on < 0)
+        return NULL;
+    PcsTensor *r = pcs_tensor_alias_as((PyTypeObject *)cls, T(data));
+    if (r && set_requires_grad_to(r, on) < 0)
+        Py_CLEAR(r);
+    return (PyObject *)r;
+}
+
 #define FASTKW(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL | METH_KEYWORDS
 PyMethodDef pcs_ag_tensor_methods[] = {
+    {"_make_subclass", FASTKW(m_make_subclass) | METH_STATIC,
+     "_make_subclass(cls, data, require_grad=False): a leaf of type cls sharing data's memory."},
     {"requires_grad_", FASTKW(m_requires_grad_),
      "requires_grad_(requires_grad=True): marks a leaf for gradients; returns self."},
     {"detach", m_detach, METH_NOARGS, "An alias of the same memory outside the graph."},

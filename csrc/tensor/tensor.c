@@ -50,6 +50,31 @@ PcsTensor *pcs_tensor_alias(PcsTensor *t, int64_t offset, int ndim, const int64_
     return pcs_tensor_make_view(t->storage, offset, ndim, sizes, strides, t->dtype);
 }
 
+void pcs_tensor_take_geometry(PcsTensor *dst, const PcsTensor *src)
+{
+    PcsStorage *old = dst->storage;
+    dst->storage = (PcsStorage *)Py_NewRef((PyObject *)src->storage);
+    dst->offset = src->offset;
+    dst->ndim = src->ndim;
+    dst->dtype = src->dtype;
+    dst->device = src->device;
+    memcpy(dst->sizes, src->sizes, sizeof dst->sizes);
+    memcpy(dst->strides, src->strides, sizeof dst->strides);
+    Py_XDECREF(old);
+}
+
+/* A Python subclass (nn.Parameter) is a heap type with GC, so its objects
+ * must come from its own tp_alloc, never PyObject_New of the base. */
+PcsTensor *pcs_tensor_alias_as(PyTypeObject *type, PcsTensor *t)
+{
+    if (type == &PcsTensor_Type)
+        return pcs_tensor_alias(t, t->offset, t->ndim, t->sizes, t->strides);
+    PcsTensor *r = (PcsTensor *)type->tp_alloc(type, 0); /* zeroed: no storage yet */
+    if (r)
+        pcs_tensor_take_geometry(r, t);
+    return r;
+}
+
 PcsTensor *pcs_tensor_empty_strided(int ndim, const int64_t *sizes, const int64_t *strides,
                                     int dtype, int device, bool pinned)
 {
@@ -187,7 +212,11 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
             return NULL;
         t = pcs_tensor_empty(ndim, sizes, pcs_default_dtype(), device, false);
     }
-    PCS_UNUSED(type); /* the type is final: never a subclass here */
+    if (t && type != &PcsTensor_Type) { /* a subclass: the same memory, in its type */
+        PcsTensor *sub = pcs_tensor_alias_as(type, t);
+        Py_DECREF(t);
+        t = sub;
+    }
     return (PyObject *)t;
 }
 
@@ -641,7 +670,7 @@ PyTypeObject PcsTensor_Type = {
     .tp_as_sequence = &tensor_as_sequence,
     .tp_as_mapping = &tensor_as_mapping,
     .tp_iter = tensor_iter,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "A multi-dimensional array on the CPU or a CUDA device.\n\n"
               "Tensor(*sizes) and Tensor(data) are the legacy constructors "
               "(default dtype, CPU unless device= is given).",

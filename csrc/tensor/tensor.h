@@ -59,6 +59,11 @@ PcsTensor *pcs_tensor_empty_strided(int ndim, const int64_t *sizes, const int64_
 PcsTensor *pcs_tensor_make_view(PcsStorage *storage, int64_t offset, int ndim,
                                 const int64_t *sizes, const int64_t *strides, int dtype);
 /* An alias of t with other geometry (same storage, dtype, device). */
+/* dst takes src's storage (a new reference; dst's old one, if any, is
+ * released), offset, sizes, strides, dtype and device. */
+void pcs_tensor_take_geometry(PcsTensor *dst, const PcsTensor *src);
+/* An alias of all of t as an object of `type` (Tensor or a subclass of it). */
+PcsTensor *pcs_tensor_alias_as(PyTypeObject *type, PcsTensor *t);
 PcsTensor *pcs_tensor_alias(PcsTensor *t, int64_t offset, int ndim, const int64_t *sizes,
                             const int64_t *strides);
 
