@@ -106,6 +106,7 @@ from ._math import (  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import testing  # noqa: E402,F401
 from . import nn  # noqa: E402,F401
+from . import optim  # noqa: E402,F401
 
 # ---- autograd: the grad modes (autograd/grad_mode.py over csrc/autograd/) ---------------
 from . import autograd  # noqa: E402,F401
