@@ -5,13 +5,13 @@ so a user's manual change carries on) and closed forms (step(epoch)).
 A scheduler steps once at construction (last_epoch -1 -> 0), as torch's,
 and records each group's "initial_lr" there.
 """
-import math
+import math as _math
 import types
-import warnings
-from bisect import bisect_right
-from collections import Counter
+import warnings as _warnings
+from bisect import bisect_right as _bisect_right
+from collections import Counter as _Counter
 
-import pycuda_sem as torch
+import pycuda_sem as _torch
 
 from .optimizer import Optimizer
 
@@ -48,7 +48,7 @@ class LRScheduler:
         if last_epoch == -1:
             for group in optimizer.param_groups:
                 initial_lr = group["lr"]
-                if isinstance(initial_lr, torch.Tensor):
+                if isinstance(initial_lr, _torch.Tensor):
                     initial_lr = initial_lr.clone()
                 group.setdefault("initial_lr", initial_lr)
         else:
@@ -59,7 +59,7 @@ class LRScheduler:
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
         if verbose != "deprecated":
-            warnings.warn("The verbose parameter is deprecated. Please use get_last_lr() to "
+            _warnings.warn("The verbose parameter is deprecated. Please use get_last_lr() to "
                           "access the learning rate.", UserWarning)
         self.verbose = False if verbose == "deprecated" else verbose
         self._initial_step()
@@ -90,7 +90,7 @@ class LRScheduler:
             self.last_epoch += 1
             values = self.get_lr()
         else:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning)
+            _warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning)
             values = self._jump(epoch)
         self._write(values)
 
@@ -102,7 +102,7 @@ class LRScheduler:
 
     def _write(self, values):
         for group, lr in zip(self.optimizer.param_groups, values):
-            if isinstance(group["lr"], torch.Tensor):
+            if isinstance(group["lr"], _torch.Tensor):
                 group["lr"].fill_(lr)
             else:
                 group["lr"] = lr
@@ -169,7 +169,7 @@ class MultiStepLR(LRScheduler):
     """lr = initial_lr * gamma ** (number of milestones <= epoch)."""
 
     def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1, verbose="deprecated"):
-        self.milestones = Counter(milestones)
+        self.milestones = _Counter(milestones)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch, verbose)
 
@@ -181,7 +181,7 @@ class MultiStepLR(LRScheduler):
 
     def _get_closed_form_lr(self):
         milestones = sorted(self.milestones.elements())
-        return [base_lr * self.gamma ** bisect_right(milestones, self.last_epoch)
+        return [base_lr * self.gamma ** _bisect_right(milestones, self.last_epoch)
                 for base_lr in self.base_lrs]
 
 
@@ -216,18 +216,18 @@ class CosineAnnealingLR(LRScheduler):
             return [group["lr"] for group in groups]
         if self._step_count == 1 and self.last_epoch > 0:
             return [self.eta_min + (base_lr - self.eta_min)
-                    * (1 + math.cos(self.last_epoch * math.pi / self.T_max)) / 2
+                    * (1 + _math.cos(self.last_epoch * _math.pi / self.T_max)) / 2
                     for base_lr in self.base_lrs]
         if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
-            return [group["lr"] + (base_lr - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
+            return [group["lr"] + (base_lr - self.eta_min) * (1 - _math.cos(_math.pi / self.T_max)) / 2
                     for base_lr, group in zip(self.base_lrs, groups)]
-        return [(1 + math.cos(math.pi * self.last_epoch / self.T_max))
-                / (1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max))
+        return [(1 + _math.cos(_math.pi * self.last_epoch / self.T_max))
+                / (1 + _math.cos(_math.pi * (self.last_epoch - 1) / self.T_max))
                 * (group["lr"] - self.eta_min) + self.eta_min for group in groups]
 
     def _get_closed_form_lr(self):
         return [self.eta_min + (base_lr - self.eta_min)
-                * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+                * (1 + _math.cos(_math.pi * self.last_epoch / self.T_max)) / 2
                 for base_lr in self.base_lrs]
 
 
@@ -299,7 +299,7 @@ class SequentialLR(LRScheduler):
 
     def step(self):
         self.last_epoch += 1
-        idx = bisect_right(self._milestones, self.last_epoch)
+        idx = _bisect_right(self._milestones, self.last_epoch)
         s = self._schedulers[idx]
         if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
             # torch calls s.step(0) here; the same jump, without its deprecation warning
@@ -402,7 +402,7 @@ class OneCycleLR(LRScheduler):
 
     @staticmethod
     def _annealing_cos(start, end, pct):
-        return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+        return end + (start - end) / 2.0 * (_math.cos(_math.pi * pct) + 1)
 
     @staticmethod
     def _annealing_linear(start, end, pct):
