@@ -66,6 +66,14 @@ template <class C> __device__ __forceinline__ C nan_max(C a, C b) { return (a !=
 // s0, s1 the tensor's step-dependent constants. Each rule writes back the
 // param and the state it owns; the grad is never stored.
 
+// The gradient the SGD, Adagrad and RMSprop rules step with: negated when
+// maximizing, plus weight_decay * param (L2 decay, coupled to the gradient).
+template <class C> __device__ __forceinline__ C decayed_grad(const Hyper<C> &h, C p, C grad)
+{
+    C g = (h.flags & PCS_OPTIM_MAXIMIZE) ? -grad : grad;
+    return h.wd != C(0) ? g + h.wd * p : g;
+}
+
 template <class C> struct AdamRule {
     Hyper<C> h;
     __device__ __forceinline__ void operator()(C *v, C step_size, C bc2_sqrt) const
@@ -96,9 +104,7 @@ template <class C> struct SgdRule {
     Hyper<C> h;
     __device__ __forceinline__ void operator()(C *v, C, C) const
     {
-        C p = v[0], g = (h.flags & PCS_OPTIM_MAXIMIZE) ? -v[1] : v[1];
-        if (h.wd != C(0))
-            g += h.wd * p;
+        C p = v[0], g = decayed_grad(h, p, v[1]);
         if (h.mom != C(0)) {
             C buf = (h.flags & PCS_OPTIM_FIRST_STEP) ? g : h.mom * v[2] + (C(1) - h.damp) * g;
             v[2] = buf;
@@ -112,9 +118,7 @@ template <class C> struct AdagradRule {
     Hyper<C> h;
     __device__ __forceinline__ void operator()(C *v, C clr, C) const
     {
-        C p = v[0], g = (h.flags & PCS_OPTIM_MAXIMIZE) ? -v[1] : v[1];
-        if (h.wd != C(0))
-            g += h.wd * p;
+        C p = v[0], g = decayed_grad(h, p, v[1]);
         C sum = v[2] + g * g;
         v[2] = sum;
         v[0] = p - clr * (g / (sqrt_(sum) + h.eps));
@@ -125,9 +129,7 @@ template <class C> struct RmspropRule {
     Hyper<C> h;
     __device__ __forceinline__ void operator()(C *v, C, C) const
     {
-        C p = v[0], g = (h.flags & PCS_OPTIM_MAXIMIZE) ? -v[1] : v[1];
-        if (h.wd != C(0))
-            g += h.wd * p;
+        C p = v[0], g = decayed_grad(h, p, v[1]);
         C sa = h.alpha * v[2] + (C(1) - h.alpha) * g * g;
         v[2] = sa;
         C avg;

@@ -10,8 +10,8 @@ float32 CPU tensor) and "sum" (initial_accumulator_value everywhere).
 import pycuda_sem as torch
 from pycuda_sem import _C
 
-from .optimizer import (Optimizer, _pick, _split_for_multi_tensor, _step_tensor, _use_grad,
-                        _value)
+from .optimizer import (Optimizer, _check_fused, _pick, _split_for_multi_tensor,
+                        _step_tensor, _use_grad, _value)
 
 __all__ = ["Adagrad", "adagrad"]
 
@@ -36,11 +36,7 @@ class Adagrad(Optimizer):
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_fused(fused, foreach, differentiable)
         for group in self.param_groups:
             for p in group["params"]:
                 self._init_state(group, p)
@@ -52,15 +48,8 @@ class Adagrad(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
-            for p in group["params"]:
-                st = self.state.get(p, {})
-                if st and not isinstance(st.get("step"), torch.Tensor):
-                    st["step"] = torch.tensor(float(st["step"]), dtype=torch.float32)
+        self._fill_group_defaults(foreach=None, maximize=False, differentiable=False,
+                                  fused=None)
 
     def _init_group(self, group, params, grads, state_sums, state_steps):
         for p in group["params"]:

@@ -12,8 +12,8 @@ state per parameter: "step" (a 0-dim float32 CPU tensor), "exp_avg",
 import pycuda_sem as torch
 from pycuda_sem import _C
 
-from .optimizer import (Optimizer, _pick, _split_for_multi_tensor, _step_tensor, _use_grad,
-                        _value)
+from .optimizer import (Optimizer, _check_fused, _pick, _split_for_multi_tensor,
+                        _step_tensor, _use_grad, _value)
 
 __all__ = ["Adam", "AdamW", "adam"]
 
@@ -45,26 +45,13 @@ class Adam(Optimizer):
                         differentiable=differentiable, fused=fused,
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_fused(fused, foreach, differentiable)
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
-            group.setdefault("decoupled_weight_decay", isinstance(self, AdamW))
-            for p in group["params"]:
-                st = self.state.get(p, {})
-                if st and not isinstance(st.get("step"), torch.Tensor):
-                    st["step"] = torch.tensor(float(st["step"]), dtype=torch.float32)
+        self._fill_group_defaults(amsgrad=False, maximize=False, foreach=None, capturable=False,
+                                  differentiable=False, fused=None,
+                                  decoupled_weight_decay=isinstance(self, AdamW))
 
     def _init_group(self, group, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps):
         for p in group["params"]:

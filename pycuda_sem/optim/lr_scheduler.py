@@ -219,7 +219,8 @@ class CosineAnnealingLR(LRScheduler):
                     * (1 + _math.cos(self.last_epoch * _math.pi / self.T_max)) / 2
                     for base_lr in self.base_lrs]
         if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
-            return [group["lr"] + (base_lr - self.eta_min) * (1 - _math.cos(_math.pi / self.T_max)) / 2
+            return [group["lr"]
+                    + (base_lr - self.eta_min) * (1 - _math.cos(_math.pi / self.T_max)) / 2
                     for base_lr, group in zip(self.base_lrs, groups)]
         return [(1 + _math.cos(_math.pi * self.last_epoch / self.T_max))
                 / (1 + _math.cos(_math.pi * (self.last_epoch - 1) / self.T_max))

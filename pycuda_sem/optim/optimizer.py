@@ -61,7 +61,9 @@ def _typename(obj):
     if isinstance(obj, torch.Tensor):
         return obj.type()
     t = type(obj)
-    return t.__qualname__ if t.__module__ in ("builtins", "__builtin__") else t.__module__ + "." + t.__qualname__
+    if t.__module__ in ("builtins", "__builtin__"):
+        return t.__qualname__
+    return t.__module__ + "." + t.__qualname__
 
 
 def _get_scalar_dtype():
@@ -121,6 +123,15 @@ def _pick(lst, idx):
     return None if lst is None else [lst[i] for i in idx]
 
 
+def _check_fused(fused, foreach, differentiable):
+    """torch's refusals for fused=True."""
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
 def _use_grad(step):
     """Runs step with grad mode as the optimizer's `differentiable` default
     says (off unless differentiable=True), as torch's step does."""
@@ -150,7 +161,8 @@ def _with_step_hooks(step):
                         % (hook, res))
         out = step(self, *args, **kwargs)
         self._opt_called = True
-        for hook in chain(self._optimizer_step_post_hooks.values(), _global_step_post_hooks.values()):
+        for hook in chain(self._optimizer_step_post_hooks.values(),
+                          _global_step_post_hooks.values()):
             hook(self, args, kwargs)
         return out
     wrapper._hooked = True
@@ -212,6 +224,17 @@ class Optimizer:
                 if key != "params":
                     s += "    %s: %s\n" % (key, group[key])
         return s + ")"
+
+    def _fill_group_defaults(self, **defaults):
+        """After unpickling, or loading an older state_dict: group keys it
+        lacks take these values, and number step counters become tensors."""
+        for group in self.param_groups:
+            for k, v in defaults.items():
+                group.setdefault(k, v)
+            for p in group["params"]:
+                st = self.state.get(p, {})
+                if "step" in st and not isinstance(st["step"], torch.Tensor):
+                    st["step"] = torch.tensor(float(st["step"]), dtype=_get_scalar_dtype())
 
     # ---- groups ----------------------------------------------------------------------
 

@@ -13,8 +13,8 @@ state per parameter: "step" (a 0-dim float32 CPU tensor), "square_avg",
 import pycuda_sem as torch
 from pycuda_sem import _C
 
-from .optimizer import (Optimizer, _pick, _split_for_multi_tensor, _step_tensor, _use_grad,
-                        _value)
+from .optimizer import (Optimizer, _pick, _split_for_multi_tensor,
+                        _step_tensor, _use_grad, _value)
 
 __all__ = ["RMSprop", "rmsprop"]
 
@@ -42,17 +42,8 @@ class RMSprop(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-            for p in group["params"]:
-                st = self.state.get(p, {})
-                if st and not isinstance(st.get("step"), torch.Tensor):
-                    st["step"] = torch.tensor(float(st["step"]), dtype=torch.float32)
+        self._fill_group_defaults(momentum=0, centered=False, foreach=None, maximize=False,
+                                  differentiable=False, capturable=False)
 
     def _init_group(self, group, params, grads, square_avgs, momentum_buffers, grad_avgs, steps):
         for p in group["params"]:

@@ -10,7 +10,8 @@ state per parameter: "momentum_buffer" (only when momentum != 0).
 import pycuda_sem as torch
 from pycuda_sem import _C
 
-from .optimizer import Optimizer, _pick, _split_for_multi_tensor, _use_grad, _value
+from .optimizer import (Optimizer, _check_fused, _pick, _split_for_multi_tensor, _use_grad,
+                        _value)
 
 __all__ = ["SGD", "sgd"]
 
@@ -32,20 +33,12 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_fused(fused, foreach, differentiable)
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", False)
+        self._fill_group_defaults(nesterov=False, maximize=False, foreach=None,
+                                  differentiable=False, fused=False)
 
     def _init_group(self, group, params, grads, momentum_buffer_list):
         for p in group["params"]:
