@@ -116,6 +116,7 @@ from .autograd.grad_mode import (  # noqa: E402,F401
 
 # ---- nn: modules, layers, losses (nn/ builds on autograd's grad modes) ------------------
 from . import nn  # noqa: E402,F401
+from . import optim  # noqa: E402,F401
 
 # ---- checkpoints: torch.save / torch.load in torch's zip format (serialization.py) ------
 from .serialization import save, load  # noqa: E402,F401
