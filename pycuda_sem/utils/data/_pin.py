@@ -1,0 +1,79 @@
+"""pin_memory=True: batches copied into page-locked memory (the caching host
+allocator, through Tensor.pin_memory) by a thread, as torch's
+_utils/pin_memory.py, so that the copy overlaps the training step and the
+later .to('cuda', non_blocking=True) is a true asynchronous DMA."""
+import collections.abc
+import copy
+import queue
+
+import pycuda_sem as _t
+
+from ._worker import ExceptionWrapper
+
+MP_STATUS_CHECK_INTERVAL = 5.0
+
+
+def pin_memory(data, device=None):
+    """Every tensor in a batch structure, pinned; objects with a pin_memory()
+    method (custom batch types) pin themselves. Tuples come back as lists,
+    as torch."""
+    if isinstance(data, _t.Tensor):
+        return data.pin_memory()
+    if isinstance(data, (str, bytes)):
+        return data
+    if isinstance(data, collections.abc.Mapping):
+        try:
+            if isinstance(data, collections.abc.MutableMapping):
+                clone = copy.copy(data)
+                clone.update({k: pin_memory(v, device) for k, v in data.items()})
+                return clone
+            return type(data)({k: pin_memory(v, device) for k, v in data.items()})
+        except TypeError:
+            return {k: pin_memory(v, device) for k, v in data.items()}
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(pin_memory(s, device) for s in data))
+    if isinstance(data, tuple):
+        return [pin_memory(s, device) for s in data]
+    if isinstance(data, collections.abc.Sequence):
+        try:
+            if isinstance(data, collections.abc.MutableSequence):
+                clone = copy.copy(data)
+                for i, item in enumerate(data):
+                    clone[i] = pin_memory(item, device)
+                return clone
+            return type(data)([pin_memory(s, device) for s in data])
+        except TypeError:
+            return [pin_memory(s, device) for s in data]
+    if hasattr(data, "pin_memory"):
+        return data.pin_memory()
+    return data
+
+
+def pin_memory_loop(in_queue, out_queue, device_id, done_event, device=None):
+    """The pinning thread: worker results in, pinned results out, in order of
+    arrival; the main thread restores the batch order."""
+    if device_id is not None and device_id >= 0:
+        try:
+            _t.cuda.set_device(device_id)  # the thread's current device, as the loader's
+        except Exception:  # noqa: BLE001 - pinning itself reports a missing GPU
+            pass
+    while not done_event.is_set():
+        try:
+            r = in_queue.get(timeout=MP_STATUS_CHECK_INTERVAL)
+        except queue.Empty:
+            continue
+        idx, data = r
+        if not done_event.is_set() and not isinstance(data, ExceptionWrapper):
+            try:
+                data = pin_memory(data, device)
+            except Exception:  # noqa: BLE001 - the user sees it on next()
+                data = ExceptionWrapper(where=f"in pin memory thread for device {device_id}")
+            r = (idx, data)
+        del data
+        while not done_event.is_set():
+            try:
+                out_queue.put(r, timeout=MP_STATUS_CHECK_INTERVAL)
+                break
+            except queue.Full:
+                continue
+        del r  # the shared-memory batch is unmapped here, not at the next get
