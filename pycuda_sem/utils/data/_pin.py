@@ -10,7 +10,9 @@ import pycuda_sem as _t
 
 from ._worker import ExceptionWrapper
 
-MP_STATUS_CHECK_INTERVAL = 5.0
+# how often the thread checks that it should stop (the loader does not wake
+# it: the result queue may be finalized before a garbage iterator's __del__)
+_POLL = 0.1
 
 
 def pin_memory(data, device=None):
@@ -59,7 +61,7 @@ def pin_memory_loop(in_queue, out_queue, device_id, done_event, device=None):
             pass
     while not done_event.is_set():
         try:
-            r = in_queue.get(timeout=MP_STATUS_CHECK_INTERVAL)
+            r = in_queue.get(timeout=_POLL)
         except queue.Empty:
             continue
         idx, data = r
@@ -72,7 +74,7 @@ def pin_memory_loop(in_queue, out_queue, device_id, done_event, device=None):
         del data
         while not done_event.is_set():
             try:
-                out_queue.put(r, timeout=MP_STATUS_CHECK_INTERVAL)
+                out_queue.put(r, timeout=_POLL)
                 break
             except queue.Full:
                 continue

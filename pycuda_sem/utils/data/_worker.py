@@ -3,7 +3,6 @@ _utils/worker.py: the loop that turns index lists into batches, the fetchers,
 get_worker_info, and the wrapper that carries an exception (type and
 traceback text) to the main process."""
 import os
-import queue
 import random
 import sys
 import traceback
@@ -172,12 +171,14 @@ def _worker_loop(is_iterable, dataset, index_queue, data_queue, done_event, auto
         # the main process going away (killed) must not leave us waiting forever
         parent = os.getppid()
         while True:
-            try:
-                r = index_queue.get(timeout=MP_STATUS_CHECK_INTERVAL)
-            except queue.Empty:
+            if not index_queue.poll(MP_STATUS_CHECK_INTERVAL):
                 if os.getppid() != parent:
                     break
                 continue
+            try:
+                r = index_queue.recv()
+            except EOFError:  # the main process closed its end
+                break
             if isinstance(r, _ResumeIteration):
                 data_queue.put((r, None))  # the main process waits for every ack
                 iteration_end = False

@@ -34,7 +34,7 @@ __all__ = ["DataLoader"]
 # how long one wait on the result queue lasts before the workers are checked
 _POLL = 0.1
 # how long shutdown waits for a worker before terminating it
-_JOIN_TIMEOUT = 2.0
+_JOIN_TIMEOUT = 1.0
 _iter_ids = itertools.count()
 # multi-process iterators not shut down yet: at exit they stop their workers
 # before multiprocessing's own handler terminates them (atexit runs last-in
@@ -267,15 +267,19 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._shutdown = False
         _live.add(self)
         for i in range(self._num_workers):
-            index_queue = ctx.Queue()
-            index_queue.cancel_join_thread()  # never block our exit on it
+            # indices go through a pipe per worker, written synchronously: a
+            # Queue's feeder thread may already be finalized when a garbage
+            # iterator's __del__ sends the shutdown message (gc clears weak
+            # references, the Queue's finalizer among them, before __del__)
+            index_reader, index_queue = ctx.Pipe(duplex=False)
             w = ctx.Process(target=_worker_loop, daemon=True,
-                            args=(self._is_iterable, self._dataset, index_queue,
+                            args=(self._is_iterable, self._dataset, index_reader,
                                   self._worker_result_queue, self._workers_done_event,
                                   self._auto_collation, self._collate_fn, self._drop_last,
                                   self._base_seed, loader.worker_init_fn, i, self._num_workers,
                                   self._persistent_workers, self._worker_prefixes[i]))
             w.start()
+            index_reader.close()
             self._index_queues.append(index_queue)
             self._workers.append(w)
         if self._pin_memory:
@@ -305,7 +309,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             # persistent workers: a new epoch; drop what the last one left
             # in flight, up to every worker's acknowledgement
             for q in self._index_queues:
-                q.put(_ResumeIteration())
+                q.send(_ResumeIteration())
             pending = self._num_workers
             while pending > 0:
                 return_idx, return_data = self._get_data()
@@ -401,7 +405,10 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             return  # every worker's stream has ended
         # with the indices, the worker's batch memory we no longer use (_shm)
         returned = _shm.take_returned(self._worker_prefixes[worker_queue_idx])
-        self._index_queues[worker_queue_idx].put((self._send_idx, index, returned))
+        try:
+            self._index_queues[worker_queue_idx].send((self._send_idx, index, returned))
+        except OSError:
+            pass  # the worker is dead: _try_get_data reports it
         self._task_info[self._send_idx] = (worker_queue_idx,)
         self._tasks_outstanding += 1
         self._send_idx += 1
@@ -414,7 +421,10 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
 
     def _mark_worker_as_unavailable(self, worker_id, shutdown=False):
         # the worker leaves its loop at the None, after the tasks before it
-        self._index_queues[worker_id].put(None)
+        try:
+            self._index_queues[worker_id].send(None)
+        except OSError:
+            pass  # already gone
         self._workers_status[worker_id] = False
 
     def _shutdown_workers(self):
@@ -423,8 +433,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._shutdown = True
         try:
             if self._pin_memory:
-                self._pin_memory_thread_done_event.set()
-                self._worker_result_queue.put((None, None))  # wakes the thread
+                self._pin_memory_thread_done_event.set()  # seen within its poll
                 self._pin_memory_thread.join()
             self._workers_done_event.set()
             for worker_id in range(len(self._workers)):
@@ -433,7 +442,6 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             for w in self._workers:
                 w.join(timeout=_JOIN_TIMEOUT)
             for q in self._index_queues:
-                q.cancel_join_thread()
                 q.close()
             self._worker_result_queue.cancel_join_thread()
             self._worker_result_queue.close()
