@@ -24,40 +24,60 @@ def _is_namedtuple(x):
     return isinstance(x, tuple) and hasattr(x, "_fields")
 
 
-def default_convert(data):
-    """NumPy arrays and scalars to tensors, recursively through mappings,
-    namedtuples and sequences; anything else as it is (the collate of
-    batch_size=None)."""
-    if isinstance(data, _t.Tensor):
+RECURSE = object()
+
+
+def map_batch(data, leaf):
+    """`data` with leaf(x) in place of every x for which it does not return
+    RECURSE, through mappings (same type where it can be rebuilt), namedtuples,
+    tuples (as lists, as torch) and other sequences; other objects as they
+    are. default_convert and pin_memory share this walk."""
+    r = leaf(data)
+    if r is not RECURSE:
+        return r
+    if isinstance(data, (str, bytes)):
         return data
-    if isinstance(data, np.ndarray) or isinstance(data, np.generic) and not isinstance(data, (np.str_, np.bytes_)):
-        if isinstance(data, np.ndarray) and _np_str_obj.search(data.dtype.str) is not None:
-            return data
-        return _t.as_tensor(data)
     if isinstance(data, collections.abc.Mapping):
         try:
             if isinstance(data, collections.abc.MutableMapping):
                 clone = copy.copy(data)
-                clone.update({k: default_convert(v) for k, v in data.items()})
+                clone.update({k: map_batch(v, leaf) for k, v in data.items()})
                 return clone
-            return type(data)({k: default_convert(v) for k, v in data.items()})
+            return type(data)({k: map_batch(v, leaf) for k, v in data.items()})
         except TypeError:
-            return {k: default_convert(v) for k, v in data.items()}
+            return {k: map_batch(v, leaf) for k, v in data.items()}
     if _is_namedtuple(data):
-        return type(data)(*(default_convert(d) for d in data))
+        return type(data)(*(map_batch(d, leaf) for d in data))
     if isinstance(data, tuple):
-        return [default_convert(d) for d in data]
-    if isinstance(data, collections.abc.Sequence) and not isinstance(data, (str, bytes)):
+        return [map_batch(d, leaf) for d in data]
+    if isinstance(data, collections.abc.Sequence):
         try:
             if isinstance(data, collections.abc.MutableSequence):
                 clone = copy.copy(data)
                 for i, d in enumerate(data):
-                    clone[i] = default_convert(d)
+                    clone[i] = map_batch(d, leaf)
                 return clone
-            return type(data)([default_convert(d) for d in data])
+            return type(data)([map_batch(d, leaf) for d in data])
         except TypeError:
-            return [default_convert(d) for d in data]
+            return [map_batch(d, leaf) for d in data]
     return data
+
+
+def _convert_leaf(data):
+    if isinstance(data, _t.Tensor):
+        return data
+    if isinstance(data, np.ndarray):
+        return data if _np_str_obj.search(data.dtype.str) is not None else _t.as_tensor(data)
+    if isinstance(data, np.generic) and not isinstance(data, (np.str_, np.bytes_)):
+        return _t.as_tensor(data)
+    return RECURSE
+
+
+def default_convert(data):
+    """NumPy arrays and scalars to tensors, recursively through mappings,
+    namedtuples and sequences; anything else as it is (the collate of
+    batch_size=None)."""
+    return map_batch(data, _convert_leaf)
 
 
 def _collate_tensors(batch):

@@ -2,12 +2,11 @@
 allocator, through Tensor.pin_memory) by a thread, as torch's
 _utils/pin_memory.py, so that the copy overlaps the training step and the
 later .to('cuda', non_blocking=True) is a true asynchronous DMA."""
-import collections.abc
-import copy
 import queue
 
 import pycuda_sem as _t
 
+from ._collate import RECURSE, map_batch
 from ._worker import ExceptionWrapper
 
 # how often the thread checks that it should stop (the loader does not wake
@@ -15,40 +14,17 @@ from ._worker import ExceptionWrapper
 _POLL = 0.1
 
 
+def _pin_leaf(data):
+    if isinstance(data, _t.Tensor) or (hasattr(data, "pin_memory") and not isinstance(data, type)):
+        return data.pin_memory()
+    return RECURSE
+
+
 def pin_memory(data, device=None):
     """Every tensor in a batch structure, pinned; objects with a pin_memory()
     method (custom batch types) pin themselves. Tuples come back as lists,
     as torch."""
-    if isinstance(data, _t.Tensor):
-        return data.pin_memory()
-    if isinstance(data, (str, bytes)):
-        return data
-    if isinstance(data, collections.abc.Mapping):
-        try:
-            if isinstance(data, collections.abc.MutableMapping):
-                clone = copy.copy(data)
-                clone.update({k: pin_memory(v, device) for k, v in data.items()})
-                return clone
-            return type(data)({k: pin_memory(v, device) for k, v in data.items()})
-        except TypeError:
-            return {k: pin_memory(v, device) for k, v in data.items()}
-    if isinstance(data, tuple) and hasattr(data, "_fields"):
-        return type(data)(*(pin_memory(s, device) for s in data))
-    if isinstance(data, tuple):
-        return [pin_memory(s, device) for s in data]
-    if isinstance(data, collections.abc.Sequence):
-        try:
-            if isinstance(data, collections.abc.MutableSequence):
-                clone = copy.copy(data)
-                for i, item in enumerate(data):
-                    clone[i] = pin_memory(item, device)
-                return clone
-            return type(data)([pin_memory(s, device) for s in data])
-        except TypeError:
-            return [pin_memory(s, device) for s in data]
-    if hasattr(data, "pin_memory"):
-        return data.pin_memory()
-    return data
+    return map_batch(data, _pin_leaf)
 
 
 def pin_memory_loop(in_queue, out_queue, device_id, done_event, device=None):

@@ -16,6 +16,7 @@ import multiprocessing.context
 import os
 import queue
 import threading
+import warnings
 import weakref
 
 import pycuda_sem as _t
@@ -209,6 +210,9 @@ class _BaseDataLoaderIter:
         self._num_workers = loader.num_workers
         self._prefetch_factor = loader.prefetch_factor
         self._pin_memory = loader.pin_memory and _t.cuda.is_available()
+        if loader.pin_memory and not self._pin_memory:
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
+                          "then device pinned memory won't be used.")
         self._pin_memory_device = loader.pin_memory_device
         self._timeout = loader.timeout
         self._collate_fn = loader.collate_fn
