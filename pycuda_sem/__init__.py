@@ -121,3 +121,7 @@ from . import optim  # noqa: E402,F401
 # ---- checkpoints: torch.save / torch.load in torch's zip format (serialization.py) ------
 from .serialization import save, load  # noqa: E402,F401
 from . import serialization  # noqa: E402,F401
+
+# ---- torch.utils (hooks; utils.data loads on first use) and torch.multiprocessing -------
+from . import utils  # noqa: E402,F401
+from . import multiprocessing  # noqa: E402,F401

@@ -18,6 +18,7 @@ import pycuda_sem.optim
 import pycuda_sem.optim.lr_scheduler
 import pycuda_sem.random
 import pycuda_sem.testing
+import pycuda_sem.utils.data
 import pycuda_sem.version
 
 API_MD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "api.md")
@@ -26,7 +27,7 @@ MODULES = [pycuda_sem, pycuda_sem.cuda, pycuda_sem.backends, pycuda_sem.backends
            pycuda_sem.backends.cudnn, pycuda_sem.fft, pycuda_sem.version, pycuda_sem.random,
            pycuda_sem.linalg, pycuda_sem.testing, pycuda_sem.nn, pycuda_sem.nn.functional,
            pycuda_sem.nn.init, pycuda_sem.nn.utils, pycuda_sem.nn.parallel,
-           pycuda_sem.optim, pycuda_sem.optim.lr_scheduler]
+           pycuda_sem.optim, pycuda_sem.optim.lr_scheduler, pycuda_sem.utils.data]
 
 ENV_VARS = ["CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "PYTORCH_NO_CUDA_MEMORY_CACHING",
             "PYCUDA_SEM_ARCH", "PYCUDA_SEM_JOBS", "CUDA_HOME"]

@@ -1,2 +1,3 @@
-"""torch.utils: the parts pycuda_sem has (hooks.RemovableHandle)."""
-from . import hooks  # noqa: F401
+"""torch.utils: hooks (RemovableHandle) and data (datasets, samplers,
+collation, DataLoader)."""
+from . import data, hooks  # noqa: F401
