@@ -108,7 +108,6 @@ from . import testing  # noqa: E402,F401
 
 # ---- autograd: the grad modes (autograd/grad_mode.py over csrc/autograd/) ---------------
 from . import autograd  # noqa: E402,F401
-from . import utils  # noqa: E402,F401  (utils.hooks.RemovableHandle: what register_hook returns)
 from .autograd.grad_mode import (  # noqa: E402,F401
     no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
     is_inference_mode_enabled,
