@@ -6,6 +6,11 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+try:  # torch before pycuda_sem: importing it into a process already holding pycuda_sem crashed
+    import torch  # noqa: F401,E402
+except ImportError:
+    pass
+
 import harness  # noqa: E402
 import pycuda_sem  # noqa: E402
 
@@ -28,6 +33,9 @@ def main():
         if wanted and name not in wanted:
             continue
         mod = __import__(name)
+        if not hasattr(mod, "CASES"):  # a script with its own table (bench_autograd)
+            print("\n%s: no harness cases; run `python benchmarks/%s.py`" % (name, name))
+            continue
         if not mod.CASES:  # e.g. peer copies with one GPU
             continue
         tables.append(harness.run(mod.CASES, mod.TITLE))

@@ -105,7 +105,6 @@ from ._math import (  # noqa: E402,F401
 )
 from . import linalg  # noqa: E402,F401
 from . import testing  # noqa: E402,F401
-from . import nn  # noqa: E402,F401
 
 # ---- autograd: the grad modes (autograd/grad_mode.py over csrc/autograd/) ---------------
 from . import autograd  # noqa: E402,F401
@@ -114,6 +113,14 @@ from .autograd.grad_mode import (  # noqa: E402,F401
     is_inference_mode_enabled,
 )
 
+# ---- nn: modules, layers, losses (nn/ builds on autograd's grad modes) ------------------
+from . import nn  # noqa: E402,F401
+from . import optim  # noqa: E402,F401
+
 # ---- checkpoints: torch.save / torch.load in torch's zip format (serialization.py) ------
 from .serialization import save, load  # noqa: E402,F401
 from . import serialization  # noqa: E402,F401
+
+# ---- torch.utils (hooks; utils.data loads on first use) and torch.multiprocessing -------
+from . import utils  # noqa: E402,F401
+from . import multiprocessing  # noqa: E402,F401

@@ -246,6 +246,8 @@ def _str(t):
     prefix = "tensor("
     indent = len(prefix)
     suffixes = []
+    grad_fn, requires_grad = t.grad_fn, t.requires_grad
+    t = t.detach()  # printing reads values; it is no part of the graph
     if t.is_cuda:
         suffixes.append("device='" + str(t.device) + "'")
         t = t.cpu()  # one transfer; everything below reads host memory
@@ -266,4 +268,8 @@ def _str(t):
         if not has_default_dtype:
             suffixes.append("dtype=" + str(t.dtype))
         tensor_str = _tensor_str(t, indent)
+    if grad_fn is not None:
+        suffixes.append("grad_fn=<" + grad_fn.name() + ">")
+    elif requires_grad:
+        suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + tensor_str, suffixes, indent, False)

@@ -96,6 +96,29 @@ def _cpu(name, x, sizes, dims, norm):
     return _cpu_result(r, _is_double(x))
 
 
+# the NumPy norm= that scales a transform by mode (_NONE, _BY_N, _BY_SQRT_N),
+# for a forward (exp(-i..)) and an inverse (exp(+i..)) transform
+_NP_NORM = {True: ("backward", "forward", "ortho"), False: ("forward", "backward", "ortho")}
+
+
+def _cpu_prim(x, kind, dims, sizes, mode, forward, conj_in=False, conj_out=False):
+    """_fft_cuda's contract on the CPU, through NumPy: the primitive that the
+    autograd formulas call (autograd/_formulas_linalg.py)."""
+    a = _np_in(x)
+    if conj_in:
+        a = _np.conj(a)
+    norm = _NP_NORM[bool(forward)][mode]
+    if kind == _C2C:
+        r = (_np.fft.fftn if forward else _np.fft.ifftn)(a, s=sizes, axes=dims, norm=norm)
+    elif kind == _R2C:
+        r = _np.fft.rfftn(a, s=sizes, axes=dims, norm=norm)
+    else:
+        r = _np.fft.irfftn(a, s=sizes, axes=dims, norm=norm)
+    if conj_out:
+        r = _np.conj(r)
+    return _cpu_result(r, _is_double(x))
+
+
 def _transform(x, name, kind, forward, n_or_s, dim, norm, conj_in=False, conj_out=False,
                norm_forward=None):
     dims, sizes = _dims_sizes(x, n_or_s, dim, last_c2r=(kind == _C2R))
@@ -103,6 +126,9 @@ def _transform(x, name, kind, forward, n_or_s, dim, norm, conj_in=False, conj_ou
     if not x.is_cuda:
         if kind == _R2C and x.is_complex():
             raise RuntimeError("%s expects a real input tensor, but got %s" % (name, x.dtype))
+        if x.requires_grad and _C.is_grad_enabled():  # recorded: autograd's CPU primitive
+            from .autograd._formulas_linalg import fft_prim
+            return fft_prim(x, kind, dims, sizes, mode, forward, conj_in, conj_out)
         return _cpu(name, x, sizes, dims, norm)
     return _C._fft_cuda(x, kind, dims, sizes, mode, forward, conj_in, conj_out)
 

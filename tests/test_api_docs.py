@@ -11,21 +11,29 @@ import pycuda_sem.fft
 import pycuda_sem.linalg
 import pycuda_sem.nn
 import pycuda_sem.nn.functional
+import pycuda_sem.nn.init
+import pycuda_sem.nn.parallel
+import pycuda_sem.nn.utils
+import pycuda_sem.optim
+import pycuda_sem.optim.lr_scheduler
 import pycuda_sem.random
 import pycuda_sem.testing
+import pycuda_sem.utils.data
 import pycuda_sem.version
 
 API_MD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "api.md")
 
 MODULES = [pycuda_sem, pycuda_sem.cuda, pycuda_sem.backends, pycuda_sem.backends.cuda,
            pycuda_sem.backends.cudnn, pycuda_sem.fft, pycuda_sem.version, pycuda_sem.random,
-           pycuda_sem.linalg, pycuda_sem.testing, pycuda_sem.nn, pycuda_sem.nn.functional]
+           pycuda_sem.linalg, pycuda_sem.testing, pycuda_sem.nn, pycuda_sem.nn.functional,
+           pycuda_sem.nn.init, pycuda_sem.nn.utils, pycuda_sem.nn.parallel,
+           pycuda_sem.optim, pycuda_sem.optim.lr_scheduler, pycuda_sem.utils.data]
 
 ENV_VARS = ["CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "PYTORCH_NO_CUDA_MEMORY_CACHING",
             "PYCUDA_SEM_ARCH", "PYCUDA_SEM_JOBS", "CUDA_HOME"]
 
 # Modules imported by a module for its own use are not part of its API.
-IMPORTED_HELPERS = {"sys", "types"}
+IMPORTED_HELPERS = {"sys", "types", "math", "warnings"}
 
 
 def _public(module):
@@ -54,7 +62,8 @@ def test_class_members_are_documented():
     words = _words()
     classes = [pycuda_sem.cuda.Stream, pycuda_sem.cuda.Event, pycuda_sem.UntypedStorage,
                pycuda_sem.device, pycuda_sem.dtype, pycuda_sem.Size,
-               pycuda_sem.backends.cuda.cuFFTPlanCache]
+               pycuda_sem.backends.cuda.cuFFTPlanCache, pycuda_sem.optim.Optimizer,
+               pycuda_sem.optim.lr_scheduler.LRScheduler]
     missing = ["%s.%s" % (c.__name__, n) for c in classes for n in vars(c)
                if not n.startswith("_") and n not in words]
     assert not missing, "docs/api.md does not mention: " + ", ".join(missing)

@@ -137,11 +137,12 @@ def test_autograd_namespace():
         torch._C._set_grad_enabled(None)
 
 
-def test_requires_grad_false_is_accepted_and_true_is_not_there_yet():
+def test_requires_grad_false_and_true():
     x = torch.ones(3)
     assert x.requires_grad_(False) is x and not x.requires_grad
-    with pytest.raises(NotImplementedError, match="autograd"):
-        x.requires_grad_()
+    assert x.requires_grad_() is x and x.requires_grad and x.is_leaf
+    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype"):
+        torch.ones(3, dtype=torch.int64).requires_grad_()
 
 
 def test_variable_is_a_detached_tensor():
@@ -157,8 +158,8 @@ def test_variable_is_a_detached_tensor():
         Variable(x, volatile=True)
     with pytest.raises(TypeError, match="has to be a tensor"):
         Variable([1, 2])
-    with pytest.raises(NotImplementedError):
-        Variable(x, requires_grad=True)
+    r = Variable(x, requires_grad=True)
+    assert r.requires_grad and r.is_leaf and not x.requires_grad
 
 
 def _legacy_note_loop(dtype):

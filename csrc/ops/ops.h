@@ -16,6 +16,7 @@
  *   shape_ops.c   flip, roll, repeat, tile, repeat_interleave, movedim
  *   diag.c        diagonal, diag, diag_embed, tril, triu
  *   softmax.c     softmax, log_softmax
+ *   optim.c       the multi-tensor optimizer steps (_fused_adam_ ...)
  *   op_common.c   helpers the op files share
  *   py_methods.c  Tensor methods of the ops written in Python (_math.py)
  *   sort.c, select.c, search.c, scan.c  sorting, selection, searches and
@@ -134,6 +135,7 @@ extern PyMethodDef pcs_ops_split_tmethods[], pcs_ops_split_functions[]; /* split
 extern PyMethodDef pcs_ops_shape_tmethods[], pcs_ops_shape_functions[]; /* shape_ops.c */
 extern PyMethodDef pcs_ops_diag_tmethods[], pcs_ops_diag_functions[];   /* diag.c */
 extern PyMethodDef pcs_ops_softmax_tmethods[], pcs_ops_softmax_functions[]; /* softmax.c */
+extern PyMethodDef pcs_ops_optim_functions[]; /* optim.c */
 extern PyMethodDef pcs_ops_py_tmethods[]; /* py_methods.c: methods over pycuda_sem/_math.py */
 
 /* ---- helpers the op files share (op_common.c) ------------------------------- */

@@ -18,6 +18,7 @@
 #include "ops/blas.h"
 #include "ops/fft.h"
 #include "ops/ops.h"
+#include "autograd/autograd.h"
 #include "autograd/grad_mode.h"
 
 #include "runtime/memory.h"
@@ -83,6 +84,11 @@ PyMODINIT_FUNC PyInit__C(void)
     if (pcs_ops_init(m) < 0) /* elementwise ops and reductions (ops.c) */
         goto fail;
     if (pcs_grad_mode_init(m) < 0) /* autograd's thread-local switches */
+        goto fail;
+    /* autograd: the graph, the engine, and last the wrapping of every op
+     * registered above so that calls on tensors that require grad record */
+    if (pcs_meta_init() < 0 || pcs_node_init(m) < 0 || pcs_function_init(m) < 0 ||
+        pcs_record_init(m) < 0 || pcs_engine_init(m) < 0 || pcs_ag_wrap_module(m) < 0)
         goto fail;
     return m;
 fail:

@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "autograd/autograd.h"
 #include "ops/blas.h"
 #include "ops/factories.h"
 #include "ops/ops.h"
@@ -35,7 +36,8 @@ int pcs_tensor_type_init(PyObject *m)
      * methods (allocated once, lives as long as the process). */
     const PyMethodDef *parts[] = {pcs_tensor_core_methods, pcs_tensor_view_methods,
                                   pcs_tensor_copy_methods, pcs_tensor_random_methods, pcs_tensor_blas_methods,
-                                  pcs_tensor_ops_methods, pcs_tensor_factory_methods};
+                                  pcs_tensor_ops_methods, pcs_tensor_factory_methods,
+                                  pcs_ag_tensor_methods};
     size_t total = 1;
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
         total += count_methods(parts[i]);
@@ -49,16 +51,20 @@ int pcs_tensor_type_init(PyObject *m)
         k += n;
     }
     size_t ng1 = count_getset(pcs_tensor_core_getset), ng2 = count_getset(pcs_tensor_view_getset);
-    PyGetSetDef *gs = PyMem_RawCalloc(ng1 + ng2 + 1, sizeof(PyGetSetDef));
+    size_t ng3 = count_getset(pcs_ag_tensor_getset);
+    PyGetSetDef *gs = PyMem_RawCalloc(ng1 + ng2 + ng3 + 1, sizeof(PyGetSetDef));
     if (!gs)
         return PyErr_NoMemory(), -1;
     memcpy(gs, pcs_tensor_core_getset, ng1 * sizeof(PyGetSetDef));
     memcpy(gs + ng1, pcs_tensor_view_getset, ng2 * sizeof(PyGetSetDef));
+    memcpy(gs + ng1 + ng2, pcs_ag_tensor_getset, ng3 * sizeof(PyGetSetDef));
     PcsTensor_Type.tp_methods = all;
     PcsTensor_Type.tp_getset = gs;
 
     pcs_tensor_as_number.nb_matrix_multiply = pcs_blas_nb_matmul; /* blas.c */
     pcs_tensor_as_number.nb_inplace_matrix_multiply = pcs_blas_nb_imatmul;
+    /* autograd wraps the operators last, so every slot above records */
+    pcs_ag_wrap_slots(&pcs_tensor_as_number, PcsTensor_Type.tp_as_mapping);
     if (pcs_size_init(m) < 0 || PyType_Ready(&PcsTensor_Type) < 0)
         return -1;
     if (PyModule_AddObjectRef(m, "Tensor", (PyObject *)&PcsTensor_Type) < 0)

@@ -31,6 +31,9 @@ typedef struct {
     void *host_block; /* PINNED: handle from pcs_host_alloc */
     PyObject *base;   /* EXTERNAL */
     PyObject *weakreflist;
+    /* Bumped by every in-place write through the API (Tensor._version): views
+     * share it, so autograd can tell that a saved tensor was modified. */
+    int64_t version;
 } PcsStorage;
 
 extern PyTypeObject PcsStorage_Type;

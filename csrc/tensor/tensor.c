@@ -36,6 +36,7 @@ PcsTensor *pcs_tensor_make_view(PcsStorage *storage, int64_t offset, int ndim,
     t->device = storage->kind == PCS_STORAGE_CUDA ? storage->device : -1;
     t->dict = NULL;
     t->weakreflist = NULL;
+    t->autograd = NULL;
     if (ndim) {
         memcpy(t->sizes, sizes, ndim * sizeof(int64_t));
         memcpy(t->strides, strides, ndim * sizeof(int64_t));
@@ -47,6 +48,31 @@ PcsTensor *pcs_tensor_alias(PcsTensor *t, int64_t offset, int ndim, const int64_
                             const int64_t *strides)
 {
     return pcs_tensor_make_view(t->storage, offset, ndim, sizes, strides, t->dtype);
+}
+
+void pcs_tensor_take_geometry(PcsTensor *dst, const PcsTensor *src)
+{
+    PcsStorage *old = dst->storage;
+    dst->storage = (PcsStorage *)Py_NewRef((PyObject *)src->storage);
+    dst->offset = src->offset;
+    dst->ndim = src->ndim;
+    dst->dtype = src->dtype;
+    dst->device = src->device;
+    memcpy(dst->sizes, src->sizes, sizeof dst->sizes);
+    memcpy(dst->strides, src->strides, sizeof dst->strides);
+    Py_XDECREF(old);
+}
+
+/* A Python subclass (nn.Parameter) is a heap type with GC, so its objects
+ * must come from its own tp_alloc, never PyObject_New of the base. */
+PcsTensor *pcs_tensor_alias_as(PyTypeObject *type, PcsTensor *t)
+{
+    if (type == &PcsTensor_Type)
+        return pcs_tensor_alias(t, t->offset, t->ndim, t->sizes, t->strides);
+    PcsTensor *r = (PcsTensor *)type->tp_alloc(type, 0); /* zeroed: no storage yet */
+    if (r)
+        pcs_tensor_take_geometry(r, t);
+    return r;
 }
 
 PcsTensor *pcs_tensor_empty_strided(int ndim, const int64_t *sizes, const int64_t *strides,
@@ -125,9 +151,13 @@ PyObject *pcs_tensor_device_object(const PcsTensor *t)
 /* ------------------------------------------------------------------------ */
 /* Type slots                                                                */
 
+void (*pcs_tensor_autograd_free)(PcsTensor *t) = NULL;
+
 static void tensor_dealloc(PyObject *self)
 {
     PcsTensor *t = (PcsTensor *)self;
+    if (t->autograd && pcs_tensor_autograd_free)
+        pcs_tensor_autograd_free(t);
     if (t->weakreflist)
         PyObject_ClearWeakRefs(self);
     Py_CLEAR(t->dict);
@@ -182,7 +212,11 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
             return NULL;
         t = pcs_tensor_empty(ndim, sizes, pcs_default_dtype(), device, false);
     }
-    PCS_UNUSED(type); /* the type is final: never a subclass here */
+    if (t && type != &PcsTensor_Type) { /* a subclass: the same memory, in its type */
+        PcsTensor *sub = pcs_tensor_alias_as(type, t);
+        Py_DECREF(t);
+        t = sub;
+    }
     return (PyObject *)t;
 }
 
@@ -234,20 +268,6 @@ static PyObject *get_false(PyObject *self, void *c)
     Py_RETURN_FALSE;
 }
 
-static PyObject *get_true(PyObject *self, void *c)
-{
-    PCS_UNUSED(self);
-    PCS_UNUSED(c);
-    Py_RETURN_TRUE;
-}
-
-static PyObject *get_none(PyObject *self, void *c)
-{
-    PCS_UNUSED(self);
-    PCS_UNUSED(c);
-    Py_RETURN_NONE;
-}
-
 static PyObject *get_nbytes(PyObject *self, void *c)
 {
     PCS_UNUSED(c);
@@ -258,14 +278,6 @@ static PyObject *get_itemsize(PyObject *self, void *c)
 {
     PCS_UNUSED(c);
     return PyLong_FromLong(pcs_itemsize(T(self)->dtype));
-}
-
-static PyObject *get_data(PyObject *self, void *c)
-{
-    PCS_UNUSED(c);
-    /* No autograd: .data is an alias of the same view. */
-    PcsTensor *t = T(self);
-    return (PyObject *)pcs_tensor_alias(t, t->offset, t->ndim, t->sizes, t->strides);
 }
 
 static PyObject *get_array_interface(PyObject *self, void *c)
@@ -284,13 +296,8 @@ PyGetSetDef pcs_tensor_core_getset[] = {
     {"is_sparse", get_false, NULL, "Always False: tensors are strided.", NULL},
     {"is_quantized", get_false, NULL, "Always False.", NULL},
     {"is_meta", get_false, NULL, "Always False.", NULL},
-    {"requires_grad", get_false, NULL, "Always False: there is no autograd.", NULL},
-    {"is_leaf", get_true, NULL, "Always True: there is no autograd.", NULL},
-    {"grad", get_none, NULL, "Always None: there is no autograd.", NULL},
-    {"grad_fn", get_none, NULL, "Always None: there is no autograd.", NULL},
     {"nbytes", get_nbytes, NULL, "numel() * element_size().", NULL},
     {"itemsize", get_itemsize, NULL, "Bytes per element.", NULL},
-    {"data", get_data, NULL, "An alias of the tensor (no autograd).", NULL},
     {"__array_interface__", get_array_interface, NULL,
      "NumPy's array interface (CPU tensors only).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
@@ -448,19 +455,6 @@ static PyObject *m_clone(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     return (PyObject *)pcs_tensor_contiguous(T(self), true);
 }
 
-static PyObject *m_detach(PyObject *self, PyObject *noargs)
-{
-    PCS_UNUSED(noargs);
-    PcsTensor *t = T(self);
-    return (PyObject *)pcs_tensor_alias(t, t->offset, t->ndim, t->sizes, t->strides);
-}
-
-static PyObject *m_detach_(PyObject *self, PyObject *noargs)
-{
-    PCS_UNUSED(noargs);
-    return Py_NewRef(self);
-}
-
 static PyObject *m_item(PyObject *self, PyObject *noargs)
 {
     PCS_UNUSED(noargs);
@@ -516,31 +510,10 @@ static PyObject *m_format(PyObject *self, PyObject *spec)
 
 #define FASTKW(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL | METH_KEYWORDS
 
-/* requires_grad_(requires_grad=True): False is what every tensor already
- * is; True needs the autograd engine, which is not there yet. */
-static PyObject *m_requires_grad_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                                  PyObject *kw)
-{
-    PyObject *v = pcs_arg(args, nargs, kw, 0, "requires_grad");
-    if (v && !PyBool_Check(v)) {
-        PyErr_Format(PyExc_TypeError, "requires_grad_(): argument 'requires_grad' must be bool, "
-                     "not %.100s", Py_TYPE(v)->tp_name);
-        return NULL;
-    }
-    if (!v || v == Py_True) {
-        PyErr_SetString(PyExc_NotImplementedError,
-                        "requires_grad_(True): pycuda_sem has no autograd yet");
-        return NULL;
-    }
-    return Py_NewRef(self);
-}
-
 PyMethodDef pcs_tensor_core_methods[] = {
     {"size", FASTKW(m_size), "size(dim=None): the sizes, or one of them."},
     {"stride", FASTKW(m_stride), "stride(dim=None): strides in elements."},
     {"dim", m_dim, METH_NOARGS, "Number of dimensions."},
-    {"requires_grad_", FASTKW(m_requires_grad_), "requires_grad_(requires_grad=True): only False "
-     "for now (no autograd yet); returns self."},
     {"ndimension", m_dim, METH_NOARGS, "Number of dimensions."},
     {"numel", m_numel, METH_NOARGS, "Number of elements."},
     {"nelement", m_numel, METH_NOARGS, "Number of elements."},
@@ -555,8 +528,6 @@ PyMethodDef pcs_tensor_core_methods[] = {
     {"untyped_storage", m_untyped_storage, METH_NOARGS, "The UntypedStorage underneath."},
     {"contiguous", FASTKW(m_contiguous), "self if contiguous, else a contiguous copy."},
     {"clone", FASTKW(m_clone), "A contiguous copy on the same device."},
-    {"detach", m_detach, METH_NOARGS, "An alias (there is no autograd)."},
-    {"detach_", m_detach_, METH_NOARGS, "self (there is no autograd)."},
     {"item", m_item, METH_NOARGS, "The value of a one-element tensor as a Python number."},
     {"tolist", m_tolist, METH_NOARGS, "Nested lists of Python numbers."},
     {"numpy", FASTKW(m_numpy), "A NumPy array sharing memory (CPU tensors only)."},
@@ -699,7 +670,7 @@ PyTypeObject PcsTensor_Type = {
     .tp_as_sequence = &tensor_as_sequence,
     .tp_as_mapping = &tensor_as_mapping,
     .tp_iter = tensor_iter,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "A multi-dimensional array on the CPU or a CUDA device.\n\n"
               "Tensor(*sizes) and Tensor(data) are the legacy constructors "
               "(default dtype, CPU unless device= is given).",

@@ -34,7 +34,14 @@ typedef struct {
     int64_t strides[PCS_MAX_DIMS];
     PyObject *dict; /* user attributes, created on demand */
     PyObject *weakreflist;
+    /* Autograd's per-tensor record (requires_grad, grad, grad_fn, hooks),
+     * NULL for a tensor autograd never saw. Opaque here: the autograd layer
+     * owns it and frees it through pcs_tensor_autograd_free. */
+    void *autograd;
 } PcsTensor;
+
+/* Installed by the autograd layer: frees t->autograd when a tensor dies. */
+extern void (*pcs_tensor_autograd_free)(PcsTensor *t);
 
 extern PyTypeObject PcsTensor_Type;
 #define PcsTensor_Check(o) PyObject_TypeCheck((o), &PcsTensor_Type)
@@ -52,6 +59,11 @@ PcsTensor *pcs_tensor_empty_strided(int ndim, const int64_t *sizes, const int64_
 PcsTensor *pcs_tensor_make_view(PcsStorage *storage, int64_t offset, int ndim,
                                 const int64_t *sizes, const int64_t *strides, int dtype);
 /* An alias of t with other geometry (same storage, dtype, device). */
+/* dst takes src's storage (a new reference; dst's old one, if any, is
+ * released), offset, sizes, strides, dtype and device. */
+void pcs_tensor_take_geometry(PcsTensor *dst, const PcsTensor *src);
+/* An alias of all of t as an object of `type` (Tensor or a subclass of it). */
+PcsTensor *pcs_tensor_alias_as(PyTypeObject *type, PcsTensor *t);
 PcsTensor *pcs_tensor_alias(PcsTensor *t, int64_t offset, int ndim, const int64_t *sizes,
                             const int64_t *strides);
 

@@ -123,21 +123,8 @@ print("priority range (low, high):", torch.cuda.Stream.priority_range())
         md("""
 ## Stream semantics of backward passes
 
-This part of the note is about autograd: backward ops run on the stream of their
-forward ops, and the initial gradient passed to `backward()` follows the usual stream
-rules. **pycuda_sem has no autograd**, so there is nothing to run here. Tensors say so
-plainly:
-"""),
-        code("""
-t = torch.ones(3, device=cuda)
-print("requires_grad:", t.requires_grad, "| grad:", t.grad, "| hasattr(t, 'backward'):", hasattr(t, "backward"))
-try:
-    torch.ones(3, requires_grad=True)
-except NotImplementedError as err:
-    print("NotImplementedError:", err)
-"""),
-        md("""
-The stream rules themselves (make the consumer wait, and `record_stream` memory used on
-another stream) are the ones shown above.
+Backward ops run on the stream of their forward ops, and the initial gradient passed to
+`backward()` follows the stream rules shown above. Notebook `11_backward_streams` runs
+the note's three patterns on the GPU, including the unsafe one losing its race.
 """),
     ]

@@ -31,5 +31,5 @@ class Variable(metaclass=_VariableMeta):
         else:
             raise TypeError("Variable data has to be a tensor, but got %s" % type(data).__name__)
         if requires_grad:
-            t.requires_grad_(True)  # NotImplementedError until autograd exists
+            t.requires_grad_(True)
         return t

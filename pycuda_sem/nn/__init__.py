@@ -1,3 +1,19 @@
-"""pycuda_sem.nn: for now only nn.functional's softmax, log_softmax, one_hot
-and normalize (the layers come with the training issue)."""
+"""torch.nn: modules, layers, losses, initialisers and their functional forms.
+
+Module and Parameter are in modules/module.py and parameter.py; the layers
+in modules/; the stateless maths in functional.py (losses and attention in
+the two files it re-exports); init.py, utils/ and parallel/ as in torch."""
+from .parameter import Parameter  # noqa: F401
+from .modules import (  # noqa: F401
+    Module, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict, Identity, Linear,
+    Bilinear, ReLU, ReLU6, Hardtanh, LeakyReLU, GELU, SiLU, Tanh, Sigmoid, Softmax, LogSoftmax,
+    Softmin, Softplus, ELU, SELU, Mish, LogSigmoid, MultiheadAttention, LayerNorm, RMSNorm,
+    Embedding, Dropout, Flatten, Unflatten, L1Loss, MSELoss, SmoothL1Loss, HuberLoss,
+    CrossEntropyLoss, NLLLoss, BCELoss, BCEWithLogitsLoss, KLDivLoss,
+)
+from . import modules  # noqa: F401
 from . import functional  # noqa: F401
+from . import init  # noqa: F401
+from . import utils  # noqa: F401
+from . import parallel  # noqa: F401
+from .parallel import DataParallel  # noqa: F401

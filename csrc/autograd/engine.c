@@ -1,0 +1,1018 @@
+/* engine.c: the backward pass.
+ *
+ * One run: (1) an iterative depth-first walk from the roots counts, for
+ * every node reached, how many edges point at it, and (with inputs=) marks
+ * the nodes that lead to a requested input; (2) nodes whose count reached
+ * zero wait in a heap ordered by creation, latest first, as torch orders
+ * them; running one sums what its consumers sent, applies the tensor hooks,
+ * calls the formula, and sends each gradient along its edge. No recursion
+ * anywhere, so a chain of 10^5 ops backs through in constant C stack.
+ *
+ * Streams (the CUDA semantics note, "Stream semantics of backward passes"):
+ * each node runs with its forward's stream made current. A gradient made on
+ * another stream is waited for with an event and marked as used by the
+ * consuming stream (record_stream), so the allocator cannot reuse it early.
+ * The initial gradients count as made on the caller's current stream; at the
+ * end the caller's stream waits for every stream the pass used, so the
+ * caller may use the gradients at once, as the note promises. */
+#include "autograd/autograd.h"
+
+#include <string.h>
+
+#include "autograd/grad_mode.h"
+#include "core/dtype.h"
+#include "ops/ops.h"
+#include "runtime/stream.h"
+#include "tensor/copy.h"
+
+typedef struct {
+    int device;
+    cudaStream_t stream;
+} dev_stream;
+
+typedef struct {
+    uint64_t id;
+    bool create_graph, keep_graph, accumulate;
+    /* nodes reached (strong refs, for cleanup) */
+    PcsNode **nodes;
+    int n_nodes, cap_nodes;
+    /* ready heap, latest seq first */
+    PcsNode **heap;
+    int n_heap;
+    /* requested inputs */
+    int n_in;
+    PcsTensor **in_t;   /* borrowed from the inputs tuple */
+    pcs_edge *in_edge;  /* strong */
+    PyObject **captured;
+    /* streams */
+    dev_stream caller[8];
+    int n_caller;
+    dev_stream used[32];
+    int n_used;
+    bool too_many_streams;
+} run_state;
+
+static uint64_t run_counter = 0;
+static bool use_cformulas = true; /* _C._use_c_formulas(False): tests compare with Python */
+
+/* ---- small containers ----------------------------------------------------------- */
+
+static int add_node(run_state *st, PcsNode *n)
+{
+    if (st->n_nodes == st->cap_nodes) {
+        int cap = st->cap_nodes ? 2 * st->cap_nodes : 64;
+        PcsNode **p = PyMem_Realloc(st->nodes, (size_t)cap * sizeof *p);
+        PcsNode **h = PyMem_Realloc(st->heap, (size_t)cap * sizeof *h);
+        if (p)
+            st->nodes = p;
+        if (h)
+            st->heap = h;
+        if (!p || !h) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        st->cap_nodes = cap;
+    }
+    st->nodes[st->n_nodes++] = (PcsNode *)Py_NewRef(n);
+    n->run = st->id;
+    n->deps = 0;
+    n->needed = st->n_in == 0;
+    n->heap_pos = -1;
+    PyMem_Free(n->buf);
+    PyMem_Free(n->buf_stream);
+    n->buf = PyMem_Calloc((size_t)n->n_outputs + 1, sizeof *n->buf);
+    n->buf_stream = PyMem_Calloc((size_t)n->n_outputs + 1, sizeof *n->buf_stream);
+    if (!n->buf || !n->buf_stream) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static void heap_push(run_state *st, PcsNode *n)
+{
+    int i = st->n_heap++;
+    while (i > 0) {
+        int p = (i - 1) / 2;
+        if (st->heap[p]->seq >= n->seq)
+            break;
+        st->heap[i] = st->heap[p];
+        i = p;
+    }
+    st->heap[i] = n;
+    n->heap_pos = 0;
+}
+
+static PcsNode *heap_pop(run_state *st)
+{
+    PcsNode *top = st->heap[0], *last = st->heap[--st->n_heap];
+    int i = 0, n = st->n_heap;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && st->heap[c + 1]->seq > st->heap[c]->seq)
+            c++;
+        if (last->seq >= st->heap[c]->seq)
+            break;
+        st->heap[i] = st->heap[c];
+        i = c;
+    }
+    if (n)
+        st->heap[i] = last;
+    return top;
+}
+
+/* ---- streams ---------------------------------------------------------------------- */
+
+static cudaStream_t caller_stream(run_state *st, int device)
+{
+    for (int i = 0; i < st->n_caller; i++)
+        if (st->caller[i].device == device)
+            return st->caller[i].stream;
+    cudaStream_t s = pcs_current_stream(device);
+    if (st->n_caller < 8)
+        st->caller[st->n_caller++] = (dev_stream){device, s};
+    return s;
+}
+
+static void note_used(run_state *st, int device, cudaStream_t s)
+{
+    for (int i = 0; i < st->n_used; i++)
+        if (st->used[i].device == device && st->used[i].stream == s)
+            return;
+    if (st->n_used < 32)
+        st->used[st->n_used++] = (dev_stream){device, s};
+    else
+        st->too_many_streams = true;
+}
+
+/* `consumer` waits for the work queued so far on `producer` (same device). */
+static int stream_wait(int device, cudaStream_t consumer, cudaStream_t producer)
+{
+    if (consumer == producer)
+        return 0;
+    cudaEvent_t ev;
+    PCS_CUDA_CHECK(cudaSetDevice(device));
+    PCS_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+    cudaError_t e1 = cudaEventRecord(ev, producer);
+    cudaError_t e2 = e1 == cudaSuccess ? cudaStreamWaitEvent(consumer, ev, 0) : e1;
+    cudaError_t e3 = cudaEventDestroy(ev);
+    if (e1 != cudaSuccess)
+        return pcs_cuda_error(e1, "cudaEventRecord", __FILE__, __LINE__);
+    if (e2 != cudaSuccess)
+        return pcs_cuda_error(e2, "cudaStreamWaitEvent", __FILE__, __LINE__);
+    return e3 == cudaSuccess ? 0 : pcs_cuda_error(e3, "cudaEventDestroy", __FILE__, __LINE__);
+}
+
+/* Before node n runs on its stream: wait for the gradients it takes. */
+static int sync_inputs(run_state *st, PcsNode *n, cudaStream_t s)
+{
+    for (int i = 0; i < n->n_outputs; i++) {
+        PyObject *g = n->buf[i];
+        if (!g || !PcsTensor_Check(g) || ((PcsTensor *)g)->device != n->device)
+            continue;
+        cudaStream_t p = n->buf_stream[i];
+        if (p == s)
+            continue;
+        if (stream_wait(n->device, s, p) < 0 ||
+            pcs_storage_record_stream(((PcsTensor *)g)->storage, s) < 0)
+            return -1;
+    }
+    PCS_UNUSED(st);
+    return 0;
+}
+
+/* ---- gradients: checking, reducing, casting ----------------------------------------- */
+
+static PyObject *zeros_for(const pcs_tmeta *m)
+{
+    bool was = pcs_grad_enabled();
+    pcs_set_grad_enabled(false);
+    PyObject *z = (PyObject *)pcs_zeros_tensor(m->ndim, m->sizes, m->dtype, m->device);
+    pcs_set_grad_enabled(was);
+    return z;
+}
+
+static void shape_str(int ndim, const int64_t *s, char *buf, size_t n)
+{
+    pcs_shape_str(ndim, s, buf, n);
+}
+
+/* g reduced/cast/moved to what input `m` needs (new ref), or NULL. */
+static PyObject *fit_grad(PcsNode *n, int index, PyObject *g, const pcs_tmeta *m)
+{
+    if (!PcsTensor_Check(g)) {
+        PyErr_Format(PyExc_TypeError, "%U returned a %.100s as the gradient at index %d; expected a "
+                     "Tensor or None", n->name, Py_TYPE(g)->tp_name, index);
+        return NULL;
+    }
+    PcsTensor *t = (PcsTensor *)g;
+    Py_INCREF(g);
+    bool same = t->ndim == m->ndim && !memcmp(t->sizes, m->sizes, (size_t)m->ndim * sizeof(int64_t));
+    if (!same) {
+        int lead = t->ndim - m->ndim;
+        bool ok = lead >= 0;
+        PyObject *dims = ok ? PyList_New(0) : NULL;
+        for (int i = 0; ok && i < t->ndim; i++) {
+            bool sum = i < lead || (m->sizes[i - lead] == 1 && t->sizes[i] != 1);
+            if (!sum && t->sizes[i] != m->sizes[i - lead])
+                ok = false;
+            else if (sum) {
+                PyObject *d = PyLong_FromLong(i);
+                if (!d || PyList_Append(dims, d) < 0) {
+                    Py_XDECREF(d);
+                    Py_DECREF(dims);
+                    Py_DECREF(g);
+                    return NULL;
+                }
+                Py_DECREF(d);
+            }
+        }
+        if (!ok) {
+            Py_XDECREF(dims);
+            Py_DECREF(g);
+            char got[256], want[256];
+            shape_str(t->ndim, t->sizes, got, sizeof got);
+            shape_str(m->ndim, m->sizes, want, sizeof want);
+            PyErr_Format(PyExc_RuntimeError, "Function %U returned an invalid gradient at index %d - "
+                         "got %s but expected shape compatible with %s", n->name, index, got, want);
+            return NULL;
+        }
+        PyObject *r = g;
+        if (PyList_GET_SIZE(dims)) {
+            PyObject *dt = PyList_AsTuple(dims);
+            PyObject *args[3] = {g, dt, Py_True};
+            PyObject *sum_name = PyUnicode_FromString("sum");
+            r = dt && sum_name ? PyObject_VectorcallMethod(sum_name, args, 3, NULL) : NULL;
+            Py_XDECREF(sum_name);
+            Py_XDECREF(dt);
+            Py_DECREF(g);
+        }
+        Py_DECREF(dims);
+        if (!r)
+            return NULL;
+        PyObject *shape = pcs_size_new(m->ndim, m->sizes);
+        g = shape ? PyObject_CallMethod(r, "reshape", "(O)", shape) : NULL;
+        Py_XDECREF(shape);
+        Py_DECREF(r);
+        if (!g)
+            return NULL;
+        t = (PcsTensor *)g;
+    }
+    if (t->device != m->device) {
+        PyObject *r = m->device >= 0 ? PyObject_CallMethod(g, "cuda", "i", m->device)
+                                     : PyObject_CallMethod(g, "cpu", NULL);
+        Py_DECREF(g);
+        if (!r)
+            return NULL;
+        g = r;
+        t = (PcsTensor *)g;
+    }
+    if (t->dtype != m->dtype) {
+        PyObject *r = PyObject_CallMethod(g, "to", "O", pcs_dtype_object(m->dtype));
+        Py_DECREF(g);
+        g = r;
+    }
+    return g;
+}
+
+/* True when g is a dense tensor nobody else can see: safe to add into in
+ * place, or to keep as a leaf's .grad without a copy. */
+static bool owned_dense(PyObject *g, Py_ssize_t refs)
+{
+    PcsTensor *t = (PcsTensor *)g;
+    return PcsTensor_Check(g) && Py_REFCNT(g) <= refs && Py_REFCNT(t->storage) == 1 &&
+           pcs_tensor_is_contiguous(t) && !t->autograd;
+}
+
+/* Sends g (stolen) along edge e, produced on stream s. */
+static int send(run_state *st, pcs_edge *e, PyObject *g, cudaStream_t s)
+{
+    PcsNode *to = e->fn;
+    if (!to || to->run != st->id || !to->needed) {
+        Py_DECREF(g);
+        return 0;
+    }
+    PyObject *old = to->buf[e->nr];
+    if (!old) {
+        to->buf[e->nr] = g;
+        to->buf_stream[e->nr] = s;
+        return 0;
+    }
+    if (to->device >= 0 && to->buf_stream[e->nr] != s &&
+        stream_wait(to->device, s, to->buf_stream[e->nr]) < 0) {
+        Py_DECREF(g);
+        return -1;
+    }
+    PyObject *sum = (!st->create_graph && owned_dense(old, 1)) ? PyNumber_InPlaceAdd(old, g)
+                                                                 : PyNumber_Add(old, g);
+    Py_DECREF(g);
+    if (!sum)
+        return -1;
+    Py_DECREF(old);
+    to->buf[e->nr] = sum;
+    to->buf_stream[e->nr] = s;
+    return 0;
+}
+
+/* ---- hooks ------------------------------------------------------------------------------- */
+
+/* Runs the hooks of dict on *g (each may return a replacement). */
+static int run_tensor_hooks(PyObject *dict, PyObject **g)
+{
+    if (!dict || !*g)
+        return 0;
+    PyObject *fns = PyDict_Values(dict);
+    if (!fns)
+        return -1;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(fns); i++) {
+        PyObject *r = PyObject_CallOneArg(PyList_GET_ITEM(fns, i), *g);
+        if (!r) {
+            Py_DECREF(fns);
+            return -1;
+        }
+        if (r == Py_None) {
+            Py_DECREF(r);
+            continue;
+        }
+        if (!PcsTensor_Check(r) || !PcsTensor_Check(*g) ||
+            ((PcsTensor *)r)->ndim != ((PcsTensor *)*g)->ndim ||
+            memcmp(((PcsTensor *)r)->sizes, ((PcsTensor *)*g)->sizes,
+                   (size_t)((PcsTensor *)r)->ndim * sizeof(int64_t))) {
+            Py_DECREF(r);
+            PyObject *nm = PyObject_GetAttrString(PyList_GET_ITEM(fns, i), "__name__");
+            Py_DECREF(fns);
+            if (!nm)
+                PyErr_Clear();
+            PyErr_Format(PyExc_RuntimeError, "hook '%S' has changed the size of value",
+                         nm ? nm : Py_None);
+            Py_XDECREF(nm);
+            return -1;
+        }
+        Py_SETREF(*g, r);
+    }
+    Py_DECREF(fns);
+    return 0;
+}
+
+static int accumulate_into(PyObject **slot, PyObject *g, bool create_graph)
+{
+    if (!*slot) {
+        *slot = Py_NewRef(g);
+        return 0;
+    }
+    PyObject *r = create_graph ? PyNumber_Add(*slot, g) : PyNumber_InPlaceAdd(*slot, g);
+    if (!r)
+        return -1;
+    Py_SETREF(*slot, r);
+    return 0;
+}
+
+static int capture(run_state *st, PcsNode *n, int nr, PyObject *g)
+{
+    for (int i = 0; i < st->n_in; i++) {
+        if (st->in_edge[i].fn != n || st->in_edge[i].nr != nr || !g)
+            continue;
+        if (st->accumulate) { /* backward(inputs=[non-leaf]) accumulates into its .grad */
+            if (n->kind == PCS_NODE_ACCUMULATE)
+                continue;
+            pcs_meta *m = pcs_ag_meta_get(st->in_t[i]);
+            if (!m || accumulate_into(&m->grad, g, st->create_graph) < 0)
+                return -1;
+            continue;
+        }
+        if (accumulate_into(&st->captured[i], g, st->create_graph) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static bool is_target(run_state *st, PcsNode *n)
+{
+    for (int i = 0; i < st->n_in; i++)
+        if (st->in_edge[i].fn == n)
+            return true;
+    return false;
+}
+
+/* AccumulateGrad: hooks of the leaf, then .grad += g, then post hooks. */
+static int run_accumulate(run_state *st, PcsNode *n)
+{
+    PcsTensor *leaf = n->leaf;
+    pcs_meta *m = pcs_ag_meta_get(leaf);
+    PyObject *g = n->buf[0];
+    if (!m || !g)
+        return m ? 0 : -1;
+    if (run_tensor_hooks(m->hooks, &n->buf[0]) < 0)
+        return -1;
+    g = n->buf[0];
+    if (capture(st, n, 0, g) < 0)
+        return -1;
+    if (!st->accumulate || (st->n_in && !is_target(st, n)))
+        return 0;
+    if (!m->grad) {
+        /* the gradient may be shared (a formula gave one tensor to two
+         * inputs): a leaf gets its own, as later in-place += must not leak */
+        PyObject *own = (st->create_graph || owned_dense(g, 1))
+                            ? Py_NewRef(g)
+                            : (PyObject *)pcs_tensor_contiguous((PcsTensor *)g, true);
+        if (!own)
+            return -1;
+        m->grad = own;
+    } else {
+        if (n->device >= 0 && stream_wait(n->device, pcs_current_stream(n->device),
+                                          caller_stream(st, n->device)) < 0)
+            return -1;
+        if (accumulate_into(&m->grad, g, st->create_graph) < 0)
+            return -1;
+    }
+    if (m->post_hooks) {
+        PyObject *fns = PyDict_Values(m->post_hooks);
+        for (Py_ssize_t i = 0; fns && i < PyList_GET_SIZE(fns); i++) {
+            PyObject *r = PyObject_CallOneArg(PyList_GET_ITEM(fns, i), (PyObject *)leaf);
+            if (!r)
+                Py_CLEAR(fns);
+            else
+                Py_DECREF(r);
+        }
+        if (!fns)
+            return -1;
+        Py_DECREF(fns);
+    }
+    return 0;
+}
+
+/* retain_grad and tensor hooks of a non-leaf's outputs, and captures. */
+static int before_node(run_state *st, PcsNode *n)
+{
+    if (n->tensor_hooks) {
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(n->tensor_hooks); i++) {
+            PyObject *e = PyList_GET_ITEM(n->tensor_hooks, i);
+            long nr = PyLong_AsLong(PyTuple_GET_ITEM(e, 0));
+            if (nr == -1 && PyErr_Occurred())
+                return -1;
+            if (nr >= 0 && nr < n->n_outputs && run_tensor_hooks(PyTuple_GET_ITEM(e, 1), &n->buf[nr]) < 0)
+                return -1;
+        }
+    }
+    if (n->retains) {
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(n->retains); i++) {
+            PyObject *e = PyList_GET_ITEM(n->retains, i);
+            long nr = PyLong_AsLong(PyTuple_GET_ITEM(e, 0));
+            if (nr == -1 && PyErr_Occurred())
+                return -1;
+            PyObject *t = PyWeakref_GetObject(PyTuple_GET_ITEM(e, 1));
+            if (!t)
+                return -1;
+            if (t == Py_None || nr < 0 || nr >= n->n_outputs || !n->buf[nr])
+                continue;
+            pcs_meta *m = pcs_ag_meta_get((PcsTensor *)t);
+            PyObject *g = n->buf[nr];
+            if (!m)
+                return -1;
+            if (!m->grad) {
+                m->grad = st->create_graph ? Py_NewRef(g) : (PyObject *)pcs_tensor_contiguous((PcsTensor *)g, true);
+                if (!m->grad)
+                    return -1;
+            } else if (accumulate_into(&m->grad, g, st->create_graph) < 0) {
+                return -1;
+            }
+        }
+    }
+    for (int i = 0; n->kind != PCS_NODE_ACCUMULATE && i < n->n_outputs; i++)
+        if (n->buf[i] && capture(st, n, i, n->buf[i]) < 0) /* a leaf's: after its hooks */
+            return -1;
+    if (n->pre_hooks && PyDict_GET_SIZE(n->pre_hooks)) {
+        PyObject *go = PyTuple_New(n->n_outputs);
+        for (int i = 0; go && i < n->n_outputs; i++)
+            PyTuple_SET_ITEM(go, i, Py_NewRef(n->buf[i] ? n->buf[i] : Py_None));
+        PyObject *fns = go ? PyDict_Values(n->pre_hooks) : NULL;
+        for (Py_ssize_t i = 0; fns && i < PyList_GET_SIZE(fns); i++) {
+            PyObject *r = PyObject_CallOneArg(PyList_GET_ITEM(fns, i), go);
+            if (!r)
+                Py_CLEAR(fns);
+            else if (r != Py_None && PyTuple_Check(r) && PyTuple_GET_SIZE(r) == n->n_outputs)
+                Py_SETREF(go, r);
+            else
+                Py_DECREF(r);
+        }
+        if (!fns) {
+            Py_XDECREF(go);
+            return -1;
+        }
+        Py_DECREF(fns);
+        for (int i = 0; i < n->n_outputs; i++) {
+            PyObject *v = PyTuple_GET_ITEM(go, i);
+            Py_XSETREF(n->buf[i], v == Py_None ? NULL : Py_NewRef(v));
+        }
+        Py_DECREF(go);
+    }
+    return 0;
+}
+
+/* ---- running one formula/function node ------------------------------------------------------ */
+
+/* The formula's result spread over the node's edges: grads[flat] (new refs). */
+static int spread(PcsNode *n, PyObject *ret, PyObject **grads)
+{
+    PyObject *seq = PyTuple_Check(ret) || PyList_Check(ret) ? Py_NewRef(ret) : PyTuple_Pack(1, ret);
+    if (!seq)
+        return -1;
+    Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
+    if (n->kind == PCS_NODE_FUNCTION && len != n->n_args) {
+        bool extra_none = len > n->n_args;
+        for (Py_ssize_t i = n->n_args; extra_none && i < len; i++)
+            extra_none = PySequence_Fast_GET_ITEM(seq, i) == Py_None;
+        if (!extra_none) {
+            PyErr_Format(PyExc_RuntimeError, "function %U returned an incorrect number of gradients "
+                         "(expected %d, got %zd)", n->name, n->n_args, len);
+            Py_DECREF(seq);
+            return -1;
+        }
+    }
+    for (int i = 0; i < n->n_args && i < len; i++) {
+        PyObject *g = PySequence_Fast_GET_ITEM(seq, i);
+        pcs_argmap *am = &n->amap[i];
+        if (g == Py_None)
+            continue;
+        if (am->flat >= 0) {
+            if (n->edges[am->flat].fn && !(grads[am->flat] = fit_grad(n, i, g, &n->in_meta[am->flat]))) {
+                Py_DECREF(seq);
+                return -1;
+            }
+        } else if (am->first >= 0) {
+            PyObject *gs = PySequence_Fast(g, "a list argument's gradient must be a sequence");
+            if (!gs || PySequence_Fast_GET_SIZE(gs) != am->len) {
+                if (gs)
+                    PyErr_Format(PyExc_RuntimeError, "%U: gradient for a list argument has the wrong length",
+                                 n->name);
+                Py_XDECREF(gs);
+                Py_DECREF(seq);
+                return -1;
+            }
+            for (int j = 0; j < am->len; j++) {
+                int fl = n->elem[am->first + j];
+                PyObject *e = PySequence_Fast_GET_ITEM(gs, j);
+                if (fl < 0 || e == Py_None || !n->edges[fl].fn)
+                    continue;
+                if (!(grads[fl] = fit_grad(n, i, e, &n->in_meta[fl]))) {
+                    Py_DECREF(gs);
+                    Py_DECREF(seq);
+                    return -1;
+                }
+            }
+            Py_DECREF(gs);
+        }
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
+static int run_node(PcsNode *n, PyObject **grads)
+{
+    if (pcs_node_check_saved(n) < 0)
+        return -1;
+    if (!n->formula) {
+        PyErr_Format(PyExc_RuntimeError, "%U has no backward", n->name);
+        return -1;
+    }
+    PyObject **call = PyMem_Calloc((size_t)n->n_outputs + 2, sizeof *call);
+    if (!call) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    call[0] = (PyObject *)n;
+    int rc = 0;
+    for (int i = 0; i < n->n_outputs; i++) {
+        PyObject *g = n->buf[i];
+        if (!g && n->materialize && n->out_meta[i].ndim >= 0)
+            g = zeros_for(&n->out_meta[i]);
+        else
+            g = Py_NewRef(g ? g : Py_None);
+        if (!g)
+            rc = -1;
+        call[i + 1] = g;
+    }
+    PyObject *ret = NULL;
+    if (!rc && use_cformulas && n->cfn && n->n_outputs == 1 && call[1] != Py_None) {
+        ret = n->cfn(n, call[1]);
+        if (ret == Py_NotImplemented)
+            Py_CLEAR(ret);
+        else if (!ret)
+            rc = -1;
+    }
+    if (!rc && !ret)
+        ret = PyObject_Vectorcall(n->formula, call, (size_t)n->n_outputs + 1, NULL);
+    if (ret && n->post_hooks && PyDict_GET_SIZE(n->post_hooks)) {
+        PyObject *go = PyTuple_New(n->n_outputs);
+        for (int i = 0; go && i < n->n_outputs; i++)
+            PyTuple_SET_ITEM(go, i, Py_NewRef(call[i + 1]));
+        PyObject *gi = go ? (PyTuple_Check(ret) ? Py_NewRef(ret) : PyTuple_Pack(1, ret)) : NULL;
+        PyObject *fns = gi ? PyDict_Values(n->post_hooks) : NULL;
+        for (Py_ssize_t i = 0; fns && i < PyList_GET_SIZE(fns); i++) {
+            PyObject *r = PyObject_CallFunctionObjArgs(PyList_GET_ITEM(fns, i), gi, go, NULL);
+            if (!r)
+                Py_CLEAR(fns);
+            else if (r != Py_None)
+                Py_SETREF(gi, r);
+            else
+                Py_DECREF(r);
+        }
+        if (fns) {
+            Py_DECREF(fns);
+            Py_SETREF(ret, gi);
+            gi = NULL;
+        } else {
+            Py_CLEAR(ret);
+        }
+        Py_XDECREF(gi);
+        Py_XDECREF(go);
+    }
+    for (int i = 0; i < n->n_outputs; i++)
+        Py_XDECREF(call[i + 1]);
+    PyMem_Free(call);
+    if (!ret)
+        return -1;
+    rc = spread(n, ret, grads);
+    Py_DECREF(ret);
+    return rc;
+}
+
+/* ---- the walk ------------------------------------------------------------------------------------ */
+
+static int discover(run_state *st, PcsNode **roots, int n_roots)
+{
+    typedef struct {
+        PcsNode *n;
+        int next;
+    } frame;
+    int cap = 64, sp = 0;
+    frame *stack = PyMem_Malloc((size_t)cap * sizeof *stack);
+    PcsNode **post = PyMem_Malloc(sizeof *post * 64);
+    int n_post = 0, cap_post = 64;
+    if (!stack || !post)
+        goto oom;
+    for (int r = 0; r < n_roots; r++) {
+        if (roots[r]->run == st->id)
+            continue;
+        if (add_node(st, roots[r]) < 0)
+            goto fail;
+        stack[sp++] = (frame){roots[r], 0};
+        while (sp) {
+            frame *f = &stack[sp - 1];
+            if (f->next < f->n->n_edges) {
+                PcsNode *c = f->n->edges[f->next++].fn;
+                if (!c)
+                    continue;
+                if (c->run != st->id) {
+                    if (add_node(st, c) < 0)
+                        goto fail;
+                    if (sp == cap) {
+                        frame *p = PyMem_Realloc(stack, (size_t)(cap *= 2) * sizeof *stack);
+                        if (!p)
+                            goto oom;
+                        stack = p;
+                    }
+                    stack[sp++] = (frame){c, 0};
+                }
+                c->deps++;
+                continue;
+            }
+            if (n_post == cap_post) {
+                PcsNode **p = PyMem_Realloc(post, (size_t)(cap_post *= 2) * sizeof *post);
+                if (!p)
+                    goto oom;
+                post = p;
+            }
+            post[n_post++] = f->n;
+            sp--;
+        }
+    }
+    if (st->n_in) { /* children finish before parents in post-order */
+        for (int i = 0; i < n_post; i++) {
+            PcsNode *n = post[i];
+            n->needed = is_target(st, n);
+            for (int e = 0; !n->needed && e < n->n_edges; e++)
+                n->needed = n->edges[e].fn && n->edges[e].fn->needed;
+        }
+    }
+    PyMem_Free(stack);
+    PyMem_Free(post);
+    return 0;
+oom:
+    PyErr_NoMemory();
+fail:
+    PyMem_Free(stack);
+    PyMem_Free(post);
+    return -1;
+}
+
+static int execute(run_state *st)
+{
+    while (st->n_heap) {
+        PcsNode *n = heap_pop(st);
+        int rc = 0;
+        PyObject **grads = NULL;
+        cudaStream_t s = 0;
+        bool switched = false;
+        if (n->needed) {
+            if (n->device >= 0) {
+                caller_stream(st, n->device);
+                s = n->kind == PCS_NODE_ACCUMULATE ? n->buf_stream[0] : n->stream;
+                cudaStream_t cur = pcs_current_stream(n->device);
+                rc = sync_inputs(st, n, s);
+                if (!rc && cur != s) {
+                    pcs_set_current_stream(n->device, s, 0);
+                    switched = true;
+                }
+                note_used(st, n->device, s);
+                if (switched)
+                    s = pcs_current_stream(n->device);
+            }
+            if (!rc)
+                rc = before_node(st, n);
+            if (!rc && n->kind == PCS_NODE_ACCUMULATE) {
+                rc = run_accumulate(st, n);
+            } else if (!rc) {
+                grads = PyMem_Calloc((size_t)n->n_edges + 1, sizeof *grads);
+                rc = grads ? run_node(n, grads) : (PyErr_NoMemory(), -1);
+            }
+            if (switched) /* back to the caller's stream */
+                pcs_set_current_stream(n->device, caller_stream(st, n->device), 0);
+            if (!rc && !st->keep_graph && n->kind != PCS_NODE_ACCUMULATE)
+                pcs_node_release(n);
+        }
+        for (int i = 0; i < n->n_outputs; i++)
+            Py_CLEAR(n->buf[i]);
+        for (int e = 0; e < n->n_edges; e++) {
+            PyObject *g = grads ? grads[e] : NULL;
+            if (grads)
+                grads[e] = NULL;
+            if (!rc && g && send(st, &n->edges[e], g, s) < 0)
+                rc = -1;
+            else if (rc && g)
+                Py_DECREF(g);
+            PcsNode *c = n->edges[e].fn;
+            if (c && c->run == st->id && --c->deps == 0 && c->heap_pos < 0)
+                heap_push(st, c);
+        }
+        PyMem_Free(grads);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- the entry point ------------------------------------------------------------------------ */
+
+static PyObject *root_grad(PcsTensor *t, PyObject *g, int i)
+{
+    if (g == Py_None) {
+        if (pcs_tensor_numel(t) != 1) {
+            PyErr_SetString(PyExc_RuntimeError, "grad can be implicitly created only for scalar outputs");
+            return NULL;
+        }
+        if (pcs_is_complex(t->dtype)) {
+            PyErr_Format(PyExc_RuntimeError, "grad can be implicitly created only for real scalar "
+                         "outputs but got %s", pcs_dtypes[t->dtype].name);
+            return NULL;
+        }
+        bool was = pcs_grad_enabled();
+        pcs_set_grad_enabled(false);
+        PyObject *shape = pcs_size_new(t->ndim, t->sizes);
+        PyObject *r = shape ? PyObject_CallMethod((PyObject *)t, "new_ones", "(O)", shape) : NULL;
+        Py_XDECREF(shape);
+        pcs_set_grad_enabled(was);
+        return r;
+    }
+    if (!PcsTensor_Check(g)) {
+        PyErr_Format(PyExc_TypeError, "gradients can be either Tensors or None, but got %.100s",
+                     Py_TYPE(g)->tp_name);
+        return NULL;
+    }
+    PcsTensor *gt = (PcsTensor *)g;
+    if (gt->ndim != t->ndim || memcmp(gt->sizes, t->sizes, (size_t)t->ndim * sizeof(int64_t))) {
+        PyObject *a = pcs_size_new(gt->ndim, gt->sizes), *b = pcs_size_new(t->ndim, t->sizes);
+        if (a && b)
+            PyErr_Format(PyExc_RuntimeError, "Mismatch in shape: grad_output[%d] has a shape of %R and "
+                         "output[%d] has a shape of %R.", i, a, i, b);
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+        return NULL;
+    }
+    if (pcs_is_complex(gt->dtype) != pcs_is_complex(t->dtype)) {
+        PyErr_Format(PyExc_RuntimeError, "For complex Tensors, both grad_output and output are required "
+                     "to have the same dtype. Mismatch in dtype: grad_output[%d] has a dtype of %R and "
+                     "output[%d] has a dtype of %R.", i, pcs_dtype_object(gt->dtype), i,
+                     pcs_dtype_object(t->dtype));
+        return NULL;
+    }
+    if (gt->device != t->device) {
+        PyObject *a = PyObject_GetAttrString(g, "device");
+        if (!a)
+            return NULL;
+        PyObject *b = PyObject_GetAttrString((PyObject *)t, "device");
+        if (b)
+            PyErr_Format(PyExc_RuntimeError, "invalid gradient at index %d - expected device %S but got %S",
+                         i, b, a);
+        Py_DECREF(a);
+        Py_XDECREF(b);
+        return NULL;
+    }
+    if (gt->dtype != t->dtype)
+        return PyObject_CallMethod(g, "to", "O", pcs_dtype_object(t->dtype));
+    return Py_NewRef(g);
+}
+
+static void cleanup(run_state *st)
+{
+    for (int i = 0; i < st->n_nodes; i++) {
+        PcsNode *n = st->nodes[i];
+        if (n->buf)
+            for (int k = 0; k < n->n_outputs; k++)
+                Py_CLEAR(n->buf[k]);
+        n->run = 0;
+        pcs_ag_decref((PyObject *)n);
+    }
+    PyMem_Free(st->nodes);
+    PyMem_Free(st->heap);
+    for (int i = 0; i < st->n_in; i++) {
+        pcs_ag_decref((PyObject *)st->in_edge[i].fn);
+        Py_XDECREF(st->captured ? st->captured[i] : NULL);
+    }
+    PyMem_Free(st->in_edge);
+    PyMem_Free(st->in_t);
+    PyMem_Free(st->captured);
+}
+
+/* At the end: the caller's streams wait for every stream the pass used. */
+static int join_streams(run_state *st)
+{
+    for (int i = 0; i < st->n_used; i++) {
+        int d = st->used[i].device;
+        if (stream_wait(d, caller_stream(st, d), st->used[i].stream) < 0)
+            return -1;
+    }
+    if (st->too_many_streams)
+        for (int i = 0; i < st->n_caller; i++) {
+            PCS_CUDA_CHECK(cudaSetDevice(st->caller[i].device));
+            PCS_CUDA_CHECK(cudaDeviceSynchronize());
+        }
+    return 0;
+}
+
+static int setup_inputs(run_state *st, PyObject *inputs)
+{
+    st->n_in = (int)PyTuple_GET_SIZE(inputs);
+    st->in_edge = PyMem_Calloc((size_t)st->n_in + 1, sizeof *st->in_edge);
+    st->in_t = PyMem_Calloc((size_t)st->n_in + 1, sizeof *st->in_t);
+    st->captured = PyMem_Calloc((size_t)st->n_in + 1, sizeof *st->captured);
+    if (!st->in_edge || !st->in_t || !st->captured) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int i = 0; i < st->n_in; i++) {
+        PyObject *x = PyTuple_GET_ITEM(inputs, i);
+        if (!PcsTensor_Check(x)) {
+            PyErr_Format(PyExc_TypeError, "inputs must be Tensors, but element %d is %.100s", i,
+                         Py_TYPE(x)->tp_name);
+            return -1;
+        }
+        if (!pcs_ag_requires_grad(x)) {
+            PyErr_SetString(PyExc_RuntimeError, "One of the differentiated Tensors does not require grad");
+            return -1;
+        }
+        st->in_t[i] = (PcsTensor *)x;
+        if (pcs_ag_gradient_edge((PcsTensor *)x, &st->in_edge[i]) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+PyObject *pcs_ag_run_backward(PyObject *tensors, PyObject *grads, bool keep_graph, bool create_graph,
+                              PyObject *inputs, bool allow_unused, bool accumulate)
+{
+    run_state st;
+    memset(&st, 0, sizeof st);
+    st.id = ++run_counter;
+    st.keep_graph = keep_graph;
+    st.create_graph = create_graph;
+    st.accumulate = accumulate;
+    Py_ssize_t n_roots = PyTuple_GET_SIZE(tensors);
+    if (PyTuple_GET_SIZE(grads) != n_roots) {
+        PyErr_Format(PyExc_RuntimeError, "got %zd tensors and %zd gradients", n_roots, PyTuple_GET_SIZE(grads));
+        return NULL;
+    }
+    PcsNode **roots = PyMem_Calloc((size_t)n_roots + 1, sizeof *roots);
+    pcs_edge *redge = PyMem_Calloc((size_t)n_roots + 1, sizeof *redge);
+    PyObject **rgrad = PyMem_Calloc((size_t)n_roots + 1, sizeof *rgrad);
+    PyObject *result = NULL;
+    bool was = pcs_grad_enabled();
+    int rc = (roots && redge && rgrad) ? 0 : (PyErr_NoMemory(), -1);
+    for (Py_ssize_t i = 0; !rc && i < n_roots; i++) {
+        PyObject *t = PyTuple_GET_ITEM(tensors, i);
+        if (!PcsTensor_Check(t)) {
+            PyErr_Format(PyExc_TypeError, "backward: element %zd of tensors is not a Tensor", i);
+            rc = -1;
+        } else if (!pcs_ag_requires_grad(t)) {
+            PyErr_Format(PyExc_RuntimeError, "element %zd of tensors does not require grad and does "
+                         "not have a grad_fn", i);
+            rc = -1;
+        } else if (!(rgrad[i] = root_grad((PcsTensor *)t, PyTuple_GET_ITEM(grads, i), (int)i)) ||
+                   pcs_ag_gradient_edge((PcsTensor *)t, &redge[i]) < 0) {
+            rc = -1;
+        } else {
+            roots[i] = redge[i].fn;
+        }
+    }
+    if (!rc && inputs)
+        rc = setup_inputs(&st, inputs);
+    if (!rc)
+        rc = discover(&st, roots, (int)n_roots);
+    pcs_set_grad_enabled(create_graph);
+    for (Py_ssize_t i = 0; !rc && i < n_roots; i++) {
+        PcsTensor *t = (PcsTensor *)PyTuple_GET_ITEM(tensors, i);
+        cudaStream_t s = t->device >= 0 ? caller_stream(&st, t->device) : 0;
+        rc = send(&st, &redge[i], rgrad[i], s);
+        rgrad[i] = NULL;
+    }
+    for (Py_ssize_t i = 0; !rc && i < n_roots; i++)
+        if (roots[i]->deps == 0 && roots[i]->heap_pos < 0)
+            heap_push(&st, roots[i]);
+    if (!rc)
+        rc = execute(&st);
+    pcs_set_grad_enabled(was);
+    if (st.n_used && join_streams(&st) < 0)
+        rc = -1;
+    if (!rc && inputs && !accumulate) {
+        result = PyTuple_New(st.n_in);
+        for (int i = 0; result && i < st.n_in; i++) {
+            PyObject *g = st.captured[i];
+            if (!g && !allow_unused) {
+                PyErr_SetString(PyExc_RuntimeError, "One of the differentiated Tensors appears to not have "
+                                "been used in the graph. Set allow_unused=True if this is the desired "
+                                "behavior.");
+                Py_CLEAR(result);
+                break;
+            }
+            PyTuple_SET_ITEM(result, i, Py_NewRef(g ? g : Py_None));
+        }
+    } else if (!rc) {
+        result = Py_NewRef(Py_None);
+    }
+    for (Py_ssize_t i = 0; i < n_roots; i++) {
+        Py_XDECREF(rgrad ? rgrad[i] : NULL);
+        if (redge)
+            pcs_ag_decref((PyObject *)redge[i].fn);
+    }
+    PyMem_Free(roots);
+    PyMem_Free(redge);
+    PyMem_Free(rgrad);
+    cleanup(&st);
+    return result;
+}
+
+/* _run_backward(tensors, grad_tensors, keep_graph, create_graph, inputs,
+ *               allow_unused, accumulate) */
+static PyObject *run_backward(PyObject *m, PyObject *const *a, Py_ssize_t nargs)
+{
+    PCS_UNUSED(m);
+    if (nargs != 7 || !PyTuple_Check(a[0]) || !PyTuple_Check(a[1]) ||
+        (a[4] != Py_None && !PyTuple_Check(a[4]))) {
+        PyErr_SetString(PyExc_TypeError, "_run_backward(tensors: tuple, grad_tensors: tuple, keep_graph, "
+                        "create_graph, inputs: tuple | None, allow_unused, accumulate)");
+        return NULL;
+    }
+    int keep = PyObject_IsTrue(a[2]), create = PyObject_IsTrue(a[3]);
+    int unused = PyObject_IsTrue(a[5]), acc = PyObject_IsTrue(a[6]);
+    if (keep < 0 || create < 0 || unused < 0 || acc < 0)
+        return NULL;
+    return pcs_ag_run_backward(a[0], a[1], keep, create, a[4] == Py_None ? NULL : a[4], unused, acc);
+}
+
+static PyObject *set_cformulas(PyObject *m, PyObject *v)
+{
+    PCS_UNUSED(m);
+    int on = PyObject_IsTrue(v);
+    if (on < 0)
+        return NULL;
+    PyObject *old = PyBool_FromLong(use_cformulas);
+    use_cformulas = on;
+    return old;
+}
+
+static PyMethodDef engine_functions[] = {
+    {"_use_c_formulas", set_cformulas, METH_O,
+     "_use_c_formulas(on) -> previous: whether the C twins of the hottest formulas run (tests)."},
+    {"_run_backward", (PyCFunction)(void (*)(void))run_backward, METH_FASTCALL,
+     "_run_backward(tensors, grad_tensors, keep_graph, create_graph, inputs, allow_unused, accumulate): "
+     "the backward pass. accumulate=True adds into the leaves' .grad (only those in inputs when "
+     "given); accumulate=False returns the gradients of inputs."},
+    {NULL, NULL, 0, NULL},
+};
+
+int pcs_engine_init(PyObject *module)
+{
+    return PyModule_AddFunctions(module, engine_functions);
+}

@@ -1,0 +1,311 @@
+"""Backward formulas of elementwise ops: unary, binary, where/clamp/lerp, and
+of the casts and moves (to, cuda, float ...), whose gradient is the incoming
+one (the engine casts it to the input's dtype and moves it to its device).
+"""
+import math
+
+from .. import _C
+from ._formulas import (
+    arg, conj, fit, formula, is_tensor, needs, register, sgn, zero_grad,
+)
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+
+# ---- unary: grad * conj(f'(x)) ----------------------------------------------------
+# d(x, r) gives f' from the input x and/or the result r. Formulas that need
+# only r save only r: the in-place variant (exp_) then saves nothing that
+# the op overwrites.
+
+
+def _unary(names, d, uses):
+    save = (0,) if "x" in uses else ()
+
+    def fn(ctx, g):
+        return (g * conj(d(ctx.args[0], ctx.result)),)
+    register(names, fn, save, "r" in uses)
+
+
+_unary("exp exp_", lambda x, r: r, "r")
+_unary("exp2 exp2_", lambda x, r: r * _LN2, "r")
+_unary("expm1 expm1_", lambda x, r: r + 1, "r")
+_unary("sqrt sqrt_", lambda x, r: 0.5 / r, "r")
+_unary("rsqrt rsqrt_", lambda x, r: r.pow(3) * -0.5, "r")
+_unary("tan tan_", lambda x, r: 1 + r * r, "r")
+_unary("tanh tanh_", lambda x, r: 1 - r * r, "r")
+_unary("sigmoid sigmoid_", lambda x, r: r * (1 - r), "r")
+_unary("reciprocal reciprocal_", lambda x, r: -(r * r), "r")
+_unary("log log_", lambda x, r: x.reciprocal(), "x")
+_unary("log2 log2_", lambda x, r: (x * _LN2).reciprocal(), "x")
+_unary("log10 log10_", lambda x, r: (x * _LN10).reciprocal(), "x")
+_unary("log1p log1p_", lambda x, r: (x + 1).reciprocal(), "x")
+_unary("sin sin_", lambda x, r: x.cos(), "x")
+_unary("cos cos_", lambda x, r: -x.sin(), "x")
+_unary("asin asin_ arcsin", lambda x, r: (1 - x * x).rsqrt(), "x")
+_unary("acos acos_ arccos", lambda x, r: -(1 - x * x).rsqrt(), "x")
+_unary("atan atan_ arctan", lambda x, r: (1 + x * x).reciprocal(), "x")
+_unary("sinh sinh_", lambda x, r: x.cosh(), "x")
+_unary("cosh cosh_", lambda x, r: x.sinh(), "x")
+_unary("square square_", lambda x, r: 2 * x, "x")
+
+
+@formula("neg neg_ negative negative_")
+def _neg(ctx, g):
+    return (-g,)
+
+
+@formula("pos frac frac_")
+def _identity(ctx, g):
+    return (g,)
+
+
+@formula("abs abs_ absolute absolute_", save=(0,))
+def _abs(ctx, g):
+    return (g * sgn(ctx.args[0]),)
+
+
+@formula("relu relu_", result=True)
+def _relu(ctx, g):
+    return (_C.where(ctx.result > 0, g, 0),)
+
+
+_SQRT_2PI = math.sqrt(2.0 * math.pi)
+_GELU_K = math.sqrt(2.0 / math.pi)
+
+
+@formula("gelu gelu_", save=(0,), result=True)
+def _gelu(ctx, g):
+    x = ctx.args[0]
+    if arg(ctx, 1, "approximate", "none") == "tanh":
+        u = _GELU_K * (x + 0.044715 * x * x * x)
+        t = u.tanh()
+        d = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _GELU_K * (1 + 3 * 0.044715 * x * x)
+        return (g * d,)
+    # gelu(x) = x * Phi(x): Phi from gelu itself (pycuda_sem has no erf op)
+    nz = x != 0
+    phi = _C.where(nz, x.gelu() / _C.where(nz, x, 1), 0.5)
+    return (g * (phi + x * (-0.5 * x * x).exp() / _SQRT_2PI),)
+
+
+@formula("nan_to_num nan_to_num_", save=(0,))
+def _nan_to_num(ctx, g):
+    return (_C.where(ctx.args[0].isfinite(), g, 0),)
+
+
+# zero almost everywhere; torch keeps them in the graph with a zero gradient
+register("floor floor_ ceil ceil_ round round_ trunc trunc_ fix sign sign_ "
+         "floor_divide floor_divide_", zero_grad)
+register("eq_ ne_ lt_ le_ gt_ ge_ logical_and_ logical_or_ logical_xor_ logical_not_", zero_grad,
+         node_name="ZeroBackward0")
+register("fill_ zero_", zero_grad, node_name="FillBackward0")
+
+
+@formula("real", node_name="RealBackward0")
+def _real(ctx, g):
+    if ctx.dtypes[0].is_complex:
+        return (g * (1 + 0j),)
+    return (g,)
+
+
+@formula("imag", node_name="ImagBackward0")
+def _imag(ctx, g):
+    return (g * 1j,)
+
+
+# ---- binary --------------------------------------------------------------------------
+# Either operand may be a Python number (1 - x is sub(1, x)): it gets None.
+
+
+def _scalar(v, default):
+    return default if v is None else v
+
+
+@formula("add add_")
+def _add(ctx, g):
+    alpha = _scalar(arg(ctx, 2, "alpha"), 1)
+    gb = None
+    if needs(ctx, 1):
+        gb = g if alpha == 1 else g * conj(alpha)
+    return (fit(ctx, 0, g) if needs(ctx, 0) else None, fit(ctx, 1, gb))
+
+
+@formula("sub sub_ subtract subtract_")
+def _sub(ctx, g):
+    alpha = _scalar(arg(ctx, 2, "alpha"), 1)
+    gb = None
+    if needs(ctx, 1):
+        gb = -g if alpha == 1 else g * -conj(alpha)
+    return (fit(ctx, 0, g) if needs(ctx, 0) else None, fit(ctx, 1, gb))
+
+
+@formula("mul mul_ multiply multiply_", save=(0, 1))
+def _mul(ctx, g):
+    a, b = ctx.args[0], ctx.args[1]
+    ga = fit(ctx, 0, g * conj(b)) if needs(ctx, 0) else None
+    gb = fit(ctx, 1, g * conj(a)) if needs(ctx, 1) else None
+    return (ga, gb)
+
+
+@formula("div div_ divide divide_ true_divide true_divide_", save=(1,), result=True)
+def _div(ctx, g):
+    # gradient of b from the result (a / b) / b, so that div_ need not keep
+    # the a it overwrites
+    if arg(ctx, 2, "rounding_mode") is not None:
+        return (_C.zeros_like(g) if needs(ctx, 0) else None,
+                _C.zeros_like(g) if needs(ctx, 1) else None)
+    b = ctx.args[1]
+    ga = fit(ctx, 0, g / conj(b)) if needs(ctx, 0) else None
+    gb = fit(ctx, 1, -g * conj(ctx.result / b)) if needs(ctx, 1) else None
+    return (ga, gb)
+
+
+@formula("remainder remainder_", save=(0, 1))
+def _remainder(ctx, g):
+    a, b = ctx.args[0], ctx.args[1]
+    gb = None
+    if needs(ctx, 1):
+        gb = -g * _C.div(a, b, rounding_mode="floor")
+    return (g if needs(ctx, 0) else None, gb)
+
+
+@formula("pow pow_", save=(0, 1), result=True)
+def _pow(ctx, g):
+    a = ctx.args[0] if ctx.args else ctx.kwargs.get("self", ctx.kwargs.get("input"))
+    e = arg(ctx, 1, "exponent", ctx.kwargs.get("other"))
+    ga = gb = None
+    if needs(ctx, 0):
+        if is_tensor(e):
+            d = _C.where(e == 0, 0, e * a.pow(e - 1))
+        elif e == 0:
+            d = a * 0
+        else:
+            d = e * a.pow(e - 1)
+        ga = fit(ctx, 0, g * conj(d))
+    if needs(ctx, 1):
+        r = ctx.result
+        if is_tensor(a):
+            la = a.log()
+            if not a.is_complex():
+                # 0 ** e has derivative 0 in e for e >= 0 (torch's convention)
+                la = _C.where((a == 0) & (e >= 0), 0, la)
+            d = r * la
+        else:
+            d = r * (math.log(a) if not isinstance(a, complex) else complex(_cmath_log(a)))
+        gb = fit(ctx, 1, g * conj(d))
+    return (ga, gb)
+
+
+def _cmath_log(z):
+    import cmath
+    return cmath.log(z)
+
+
+@formula("atan2 atan2_ arctan2", save=(0, 1))
+def _atan2(ctx, g):
+    a, b = ctx.args[0], ctx.args[1]
+    den = a * a + b * b
+    return (g * b / den if needs(ctx, 0) else None,
+            g * -a / den if needs(ctx, 1) else None)
+
+
+def _max_min_weights(a, b, greater):
+    """Share of the gradient that goes to a: 1 where a wins, 1/2 on ties."""
+    wins = (a > b) if greater else (a < b)
+    w = wins.to(a.dtype if is_tensor(a) else b.dtype)
+    return w + 0.5 * (a == b).to(w.dtype)
+
+
+@formula("maximum maximum_", save=(0, 1))
+def _maximum(ctx, g):
+    return _binary_extreme(ctx, g, True)
+
+
+@formula("minimum minimum_", save=(0, 1))
+def _minimum(ctx, g):
+    return _binary_extreme(ctx, g, False)
+
+
+def _binary_extreme(ctx, g, greater, ia=0, ib=1):
+    a, b = ctx.args[ia], ctx.args[ib]
+    w = _max_min_weights(a, b, greater)
+    out = [None] * len(ctx.args)
+    if needs(ctx, ia):
+        out[ia] = g * w
+    if needs(ctx, ib):
+        out[ib] = g * (1 - w)
+    return tuple(out)
+
+
+# ---- where, clamp, lerp --------------------------------------------------------------
+
+
+@formula("where", save=(0, 1))
+def _where(ctx, g):
+    args = ctx.args
+    if ctx.dtypes[0] is _C.bool:  # where(condition, input, other)
+        c, ix, io = args[0], 1, 2
+    else:  # x.where(condition, other)
+        c, ix, io = args[1], 0, 2
+    out = [None] * len(args)
+    if needs(ctx, ix):
+        out[ix] = fit(ctx, ix, _C.where(c, g, 0))
+    if needs(ctx, io):
+        out[io] = fit(ctx, io, _C.where(c, 0, g))
+    return tuple(out)
+
+
+@formula("clamp clamp_ clip clip_", save=(0, 1, 2))
+def _clamp(ctx, g):
+    x = ctx.args[0]
+    lo = arg(ctx, 1, "min")
+    hi = arg(ctx, 2, "max")
+    keep = None
+    if lo is not None:
+        keep = x >= lo
+    if hi is not None:
+        keep = (x <= hi) if keep is None else keep & (x <= hi)
+    out = [None] * len(ctx.args)
+    if needs(ctx, 0):
+        out[0] = g if keep is None else _C.where(keep, g, 0)
+    if needs(ctx, 1):
+        low = x < lo
+        if hi is not None:  # where min > max the result is max
+            low = low & (lo <= hi)
+        out[1] = _C.where(low, g, 0)
+    if needs(ctx, 2):
+        high = x > hi
+        if lo is not None:
+            high = high | (lo > hi)
+        out[2] = _C.where(high, g, 0)
+    return tuple(out)
+
+
+@formula("lerp lerp_", save=(0, 1, 2))
+def _lerp(ctx, g):
+    a, b = ctx.args[0], ctx.args[1]
+    w = arg(ctx, 2, "weight")
+    ga = fit(ctx, 0, g * conj(1 - w)) if needs(ctx, 0) else None
+    gb = fit(ctx, 1, g * conj(w)) if needs(ctx, 1) else None
+    gw = fit(ctx, 2, g * conj(b - a)) if needs(ctx, 2) else None
+    return (ga, gb, gw)
+
+
+# ---- casts, moves, copies -------------------------------------------------------------
+# The gradient flows back unchanged; the engine casts it to the input's dtype
+# and moves it to the input's device. A real input of a cast to complex gets
+# the real part.
+
+
+@formula("to cuda cpu float double half bfloat16 cfloat cdouble type type_as pin_memory",
+         node_name="ToCopyBackward0")
+def _cast(ctx, g):
+    return (fit(ctx, 0, g),)
+
+
+register("clone contiguous", _cast, node_name="CloneBackward0")
+
+
+@formula("copy_", node_name="CopyBackwards")
+def _copy_(ctx, g):
+    return (_C.zeros_like(g) if needs(ctx, 0) else None,
+            fit(ctx, 1, g) if needs(ctx, 1) else None)

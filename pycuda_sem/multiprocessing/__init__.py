@@ -1,0 +1,28 @@
+"""torch.multiprocessing: the standard multiprocessing module, with CPU
+tensors sent between processes through shared memory (a POSIX shared-memory
+file per tensor, mapped by the receiver, never pickled bytes). CUDA tensors
+cannot be sent (no CUDA IPC here)."""
+import multiprocessing as _mp
+from multiprocessing import *  # noqa: F401,F403 - torch.multiprocessing re-exports it
+
+from ..utils.data import _shm  # noqa: F401 - registers the tensor reductions
+
+__all__ = list(_mp.__all__) + ["get_sharing_strategy", "set_sharing_strategy",
+                               "get_all_sharing_strategies"]
+
+_STRATEGIES = {"file_system"}  # names of /dev/shm files, as torch's file_system
+
+
+def get_all_sharing_strategies():
+    return set(_STRATEGIES)
+
+
+def get_sharing_strategy():
+    return "file_system"
+
+
+def set_sharing_strategy(new_strategy):
+    """Only "file_system" exists here; torch's "file_descriptor" is accepted
+    and means the same (batches arrive as shared memory either way)."""
+    if new_strategy not in _STRATEGIES | {"file_descriptor"}:
+        raise ValueError(f"unknown sharing strategy {new_strategy!r}")

@@ -1,0 +1,15 @@
+"""torch.nn.modules: the Module base class, containers and layers."""
+from .module import Module  # noqa: F401
+from .container import (  # noqa: F401
+    Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict,
+)
+from .linear import Identity, Linear, Bilinear  # noqa: F401
+from .activation import (  # noqa: F401
+    ReLU, ReLU6, Hardtanh, LeakyReLU, GELU, SiLU, Tanh, Sigmoid, Softmax, LogSoftmax, Softmin,
+    Softplus, ELU, SELU, Mish, LogSigmoid, MultiheadAttention,
+)
+from .layers import LayerNorm, RMSNorm, Embedding, Dropout, Flatten, Unflatten  # noqa: F401
+from .loss import (  # noqa: F401
+    L1Loss, MSELoss, SmoothL1Loss, HuberLoss, CrossEntropyLoss, NLLLoss, BCELoss,
+    BCEWithLogitsLoss, KLDivLoss,
+)

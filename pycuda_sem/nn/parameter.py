@@ -1,0 +1,39 @@
+"""torch.nn.Parameter: a Tensor that a Module registers as a learnable weight.
+
+A Parameter is a real Tensor subclass made by Tensor._make_subclass: it shares
+the memory of the tensor it wraps, is a leaf, and requires grad by default.
+Ops on it return plain Tensors, as in torch."""
+from .. import _C
+
+__all__ = ["Parameter"]
+
+
+class Parameter(_C.Tensor):
+    """Parameter(data=None, requires_grad=True): data's memory as a leaf
+    that Module.__setattr__ registers in _parameters."""
+
+    def __new__(cls, data=None, requires_grad=True):
+        if data is None:
+            data = _C.empty(0)
+        if not isinstance(data, _C.Tensor):
+            raise TypeError("Parameter(): data must be a Tensor, not %s" % type(data).__name__)
+        # detach first: a Parameter never hangs off someone else's graph
+        return _C.Tensor._make_subclass(cls, data.detach(), requires_grad)
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(self.data.clone(), self.requires_grad)
+        memo[id(self)] = result
+        return result
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()
+
+    def __reduce_ex__(self, proto):
+        # pickles as "rebuild a Parameter from this tensor's data"
+        return (_rebuild_parameter, (self.data, self.requires_grad))
+
+
+def _rebuild_parameter(data, requires_grad):
+    return Parameter(data, requires_grad)

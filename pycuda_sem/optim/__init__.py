@@ -1,0 +1,15 @@
+"""pycuda_sem.optim: torch.optim's optimizers and learning-rate schedulers.
+
+SGD, Adam, AdamW, RMSprop and Adagrad follow torch's update rules and keep
+torch's state and state_dict format. On CUDA they update all parameters of
+a group in a few kernel launches (pycuda_sem._C._fused_adam_ and friends);
+see optimizer.py for when the composed, one-tensor-at-a-time form is used.
+"""
+from . import lr_scheduler  # noqa: F401
+from .adagrad import Adagrad
+from .adam import Adam, AdamW
+from .optimizer import Optimizer
+from .rmsprop import RMSprop
+from .sgd import SGD
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]

@@ -1,0 +1,3 @@
+"""torch.utils: hooks (RemovableHandle) and data (datasets, samplers,
+collation, DataLoader)."""
+from . import data, hooks  # noqa: F401

@@ -1,0 +1,286 @@
+"""CPU tensors between processes through shared memory, not pickled bytes.
+
+A tensor is sent as the name of a POSIX shared-memory file (/dev/shm) plus
+dtype, shape and offset; the receiver maps the file and wraps the mapping
+with from_numpy, so the batch is not copied on the way. Registered with
+multiprocessing's ForkingPickler (as torch.multiprocessing does), so that
+queues and spawn's process arguments use it.
+
+Two kinds of files:
+- one-shot (any tensor sent anywhere, e.g. a dataset to spawn workers): the
+  tensor is copied into a fresh file; the receiver unlinks the name once it
+  has mapped it, and the memory lives as long as the tensor that wraps it.
+- pooled (DataLoader workers, set_prefix(pooled=True)): default_collate
+  stacks the batch straight into a file of the worker's pool (empty_shared),
+  so the send copies nothing. The receiver keeps its mapping of the name and,
+  when the last tensor over it dies, hands the name back (take_returned); the
+  DataLoader passes it to the worker with the next indices, and the worker
+  stacks a later batch into the same pages. Fresh pages cost a fault and a
+  zeroing each (about 1 ms per 3 MiB); reused ones cost nothing, on both
+  sides. The files are removed by the worker when it stops, and by the main
+  process at shutdown (by prefix) in case the worker was killed.
+"""
+import atexit
+import collections
+import itertools
+import mmap
+import os
+import threading
+import weakref
+from multiprocessing.reduction import ForkingPickler
+
+import numpy as np
+
+import pycuda_sem as _t
+
+_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else None
+_counter = itertools.count()
+_lock = threading.Lock()
+
+# numpy has no bfloat16: such tensors are wrapped as int16 and viewed back
+_NP = {_t.bfloat16: np.int16}
+
+# ---- the making side -------------------------------------------------------------
+# segment base address -> (name, size) for the segments this process made and
+# maps (one-shot ones leave with their mapping: weakref.finalize on the array)
+_segments = {}
+_state = {"prefix": "pcs_%d" % os.getpid(), "pooled": False}
+# pooled segments: name -> [mmap, size, state]; state is "used" (a tensor of
+# ours is over it), "lent" (sent; the receiver has not handed it back) or "free"
+_pool = {}
+_free = collections.defaultdict(list)  # size -> names of free pooled segments
+
+# ---- the receiving side ----------------------------------------------------------
+_maps = {}  # pooled name -> its mapping here, kept for the next time it comes
+_wrappers = collections.Counter()  # pooled name -> live arrays over it here
+_returned = collections.defaultdict(list)  # owner prefix -> names to hand back
+
+
+def set_prefix(prefix, pooled=False):
+    """Names made from now on start with `prefix`; pooled=True: batches of
+    this process are made in reusable files (a DataLoader worker)."""
+    _state["prefix"], _state["pooled"] = prefix, pooled
+
+
+def _np_dtype(dtype):
+    if dtype in _NP:
+        return np.dtype(_NP[dtype])
+    return _t.empty(0, dtype=dtype).numpy().dtype
+
+
+def _map(name, size, create):
+    path = os.path.join(_DIR, name)
+    fd = os.open(path, (os.O_RDWR | os.O_CREAT | os.O_EXCL) if create else os.O_RDWR, 0o600)
+    try:
+        if create and size:
+            # reserve the pages now: a full /dev/shm is an OSError here, not a
+            # SIGBUS at the first write into the mapping
+            os.posix_fallocate(fd, 0, size)
+        flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+        return mmap.mmap(fd, max(size, 1), flags=flags)
+    finally:
+        os.close(fd)
+
+
+def _wrap(m, offset, dtype, shape):
+    n = 1
+    for s in shape:
+        n *= s
+    arr = np.ndarray((n,), dtype=_np_dtype(dtype), buffer=m, offset=offset)
+    t = _t.from_numpy(arr)  # the tensor's storage keeps arr (and the mapping) alive
+    if dtype in _NP:
+        t = t.view(dtype)
+    return t.reshape(tuple(shape)), arr
+
+
+def _nbytes(shape, dtype):
+    size = _np_dtype(dtype).itemsize
+    for s in shape:
+        size *= s
+    return size
+
+
+def _new_segment(size):
+    name = "%s_%d" % (_state["prefix"], next(_counter))
+    return name, _map(name, size, True)
+
+
+def _pooled_dropped(name):
+    # our last tensor over a pooled segment is gone: free unless it was sent
+    with _lock:
+        entry = _pool.get(name)
+        if entry is not None and entry[2] == "used":
+            entry[2] = "free"
+            _free[entry[1]].append(name)
+
+
+def _empty_oneshot(shape, dtype, size):
+    name, m = _new_segment(size)
+    t, arr = _wrap(m, 0, dtype, shape)
+    base = t.data_ptr()
+    with _lock:
+        _segments[base] = (name, size)
+    weakref.finalize(arr, _segments.pop, base, None)
+    return t
+
+
+def empty_shared(shape, dtype):
+    """An uninitialised contiguous CPU tensor in shared memory (from the pool
+    in a DataLoader worker)."""
+    shape = tuple(shape)
+    if _DIR is None:
+        return _t.empty(shape, dtype=dtype)
+    size = _nbytes(shape, dtype)
+    if not _state["pooled"]:
+        return _empty_oneshot(shape, dtype, size)
+    with _lock:
+        name = _free[size].pop() if _free[size] else None
+        if name is not None:
+            _pool[name][2] = "used"
+    if name is None:
+        name, m = _new_segment(size)
+        with _lock:
+            _pool[name] = [m, size, "used"]
+    t, arr = _wrap(_pool[name][0], 0, dtype, shape)
+    with _lock:
+        _segments[t.data_ptr()] = (name, size)  # for as long as the pool maps it
+    weakref.finalize(arr, _pooled_dropped, name)
+    return t
+
+
+def release(names):
+    """The receiver handed these pooled segments back: reusable."""
+    with _lock:
+        for name in names:
+            entry = _pool.get(name)
+            if entry is not None and entry[2] == "lent":
+                entry[2] = "free"
+                _free[entry[1]].append(name)
+
+
+def _find(t):
+    """(name, offset) when t's data lies in one of our segments."""
+    ptr = t.data_ptr()
+    with _lock:
+        for base, (name, size) in _segments.items():
+            if base <= ptr < base + max(size, 1):
+                return name, ptr - base
+    return None
+
+
+# ---- receiving -------------------------------------------------------------------
+
+
+def _wrapper_dropped(name, owner):
+    with _lock:
+        _wrappers[name] -= 1
+        if _wrappers[name] == 0:
+            del _wrappers[name]
+            if name in _maps:  # not after forget(owner): no one to hand it to
+                _returned[owner].append(name)
+
+
+def rebuild(name, offset, dtype, shape, requires_grad, owner=None):
+    """The receiving end of reduce_tensor. owner: the sender's prefix for a
+    pooled segment (kept mapped, handed back when unused), None for one-shot."""
+    if owner is None:
+        path = os.path.join(_DIR, name)
+        m = _map(name, os.stat(path).st_size, False)
+        os.unlink(path)  # mapped: the memory now lives as long as the tensor
+        t, _ = _wrap(m, offset, dtype, shape)
+    else:
+        m = _maps.get(name)
+        if m is None:
+            m = _maps[name] = _map(name, os.stat(os.path.join(_DIR, name)).st_size, False)
+        t, arr = _wrap(m, offset, dtype, shape)
+        with _lock:
+            _wrappers[name] += 1
+        weakref.finalize(arr, _wrapper_dropped, name, owner)
+    if requires_grad:
+        t.requires_grad_()
+    return t
+
+
+def take_returned(owner):
+    """Pooled names of `owner` that no tensor here uses any more (each name
+    once)."""
+    with _lock:
+        names = _returned.pop(owner, None)
+    return names or ()
+
+
+def forget(owner):
+    """Drop the mappings of owner's segments (a stopped loader) and remove its
+    files."""
+    with _lock:
+        # a live tensor keeps its own mapping alive through its array
+        for name in [n for n in _maps if n.startswith(owner + "_")]:
+            del _maps[name]
+        _returned.pop(owner, None)
+    unlink_prefix(owner + "_")
+
+
+def _rebuild_copy(data, dtype, shape, requires_grad):
+    # where there is no /dev/shm: the bytes themselves
+    t = _t.from_numpy(np.frombuffer(bytearray(data), dtype=_np_dtype(dtype)))
+    if dtype in _NP:
+        t = t.view(dtype)
+    t = t.reshape(tuple(shape))
+    if requires_grad:
+        t.requires_grad_()
+    return t
+
+
+def reduce_tensor(t):
+    if t.device.type != "cpu":
+        raise RuntimeError("pycuda_sem: CUDA tensors cannot be sent to another process "
+                           "(no CUDA IPC); send CPU tensors and move them in the receiver")
+    shape, rg = tuple(t.shape), bool(t.requires_grad)
+    if _DIR is None:
+        c = t.detach().contiguous()
+        raw = c.view(_t.int16) if t.dtype in _NP else c
+        return _rebuild_copy, (raw.numpy().tobytes(), t.dtype, shape, rg)
+    found = _find(t) if t.is_contiguous() else None
+    if found is not None and found[0] in _pool:
+        with _lock:
+            _pool[found[0]][2] = "lent"
+        return rebuild, (found[0], found[1], t.dtype, shape, rg, _state["prefix"])
+    if found is None:
+        # a copy in a one-shot file; the file keeps the data after `s` is gone
+        s = _empty_oneshot(shape, t.dtype, _nbytes(shape, t.dtype))
+        s.copy_(t.detach())
+        found = _find(s)
+    return rebuild, (found[0], found[1], t.dtype, shape, rg)
+
+
+def unlink_prefix(prefix):
+    """Remove the files under /dev/shm whose names start with prefix."""
+    if _DIR is None:
+        return
+    try:
+        names = os.listdir(_DIR)
+    except OSError:
+        return
+    for n in names:
+        if n.startswith(prefix):
+            try:
+                os.unlink(os.path.join(_DIR, n))
+            except OSError:
+                pass
+
+
+def _register():
+    ForkingPickler.register(_t.Tensor, reduce_tensor)
+    param = getattr(getattr(_t, "nn", None), "Parameter", None)
+    if isinstance(param, type) and issubclass(param, _t.Tensor):
+        ForkingPickler.register(param, reduce_tensor)
+
+
+def _cleanup_at_exit(pid=os.getpid()):
+    # one-shot files this process made that no receiver opened
+    if os.getpid() == pid:
+        unlink_prefix("pcs_%d_" % pid)
+
+
+_register()
+atexit.register(_cleanup_at_exit)
