@@ -246,6 +246,14 @@ static PyObject *function_wire(PyObject *m, PyObject *const *a, Py_ssize_t nargs
     }
     PcsNode *n = N(a[0]);
     PyObject *args = a[2], *outputs = a[3];
+    if (n->kind != PCS_NODE_FUNCTION) {
+        PyErr_SetString(PyExc_TypeError, "_function_wire: ctx must come from _FunctionCtx()");
+        return NULL;
+    }
+    if (a[4] != Py_None && !PyUnicode_Check(a[4])) {
+        PyErr_SetString(PyExc_TypeError, "_function_wire: node_name must be a str or None");
+        return NULL;
+    }
     bool single = !PyTuple_Check(outputs);
     if (n->in_function) {
         PyErr_SetString(PyExc_RuntimeError, "this ctx was already used by a Function call");

@@ -101,6 +101,10 @@ static PyObject *register_formula(PyObject *m, PyObject *const *a, Py_ssize_t na
     int sr = PyObject_IsTrue(a[3]);
     if (sr < 0)
         return NULL;
+    if (nargs == 5 && a[4] != Py_None && !PyUnicode_Check(a[4])) {
+        PyErr_SetString(PyExc_TypeError, "_register_formula: node_name must be a str or None");
+        return NULL;
+    }
     PyObject *nn = (nargs == 5 && a[4] != Py_None) ? Py_NewRef(a[4]) : default_node_name(name);
     pcs_opinfo *op = nn ? opinfo_for(name) : NULL;
     if (!op) {
@@ -253,8 +257,6 @@ static int flatten_outputs(PyObject *r, PyObject **outs, int cap)
     return k;
 }
 
-#define PCS_MAX_OUTS 4096
-
 static bool any_differentiable(PyObject **outs, int n)
 {
     for (int i = 0; i < n; i++)
@@ -355,18 +357,28 @@ static PyObject *record(PcsAgOp *w, PyObject *const *args, Py_ssize_t nargs, PyO
         Py_DECREF(n);
         return r;
     }
-    PyObject *outs[PCS_MAX_OUTS];
+    PyObject *stack_outs[64], **outs = stack_outs;
     int k;
     if (inplace) {
         bump(self);
         outs[0] = self;
         k = PcsTensor_Check(self) ? 1 : 0;
     } else {
-        k = flatten_outputs(r, outs, PCS_MAX_OUTS);
+        /* split/chunk/unbind can return any number of pieces: every one is
+         * recorded (a piece left out would silently not require grad) */
+        int cap = (PyTuple_Check(r) || PyList_Check(r)) ? (int)PySequence_Fast_GET_SIZE(r) : 1;
+        if (cap > 64 && !(outs = PyMem_Malloc((size_t)cap * sizeof *outs))) {
+            Py_DECREF(n);
+            Py_DECREF(r);
+            return PyErr_NoMemory();
+        }
+        k = flatten_outputs(r, outs, cap > 64 ? cap : 64);
     }
     n->n_outputs = k;
     n->out_meta = PyMem_Calloc((size_t)k + 1, sizeof *n->out_meta);
     if (!n->out_meta) {
+        if (outs != stack_outs)
+            PyMem_Free(outs);
         Py_DECREF(n);
         Py_DECREF(r);
         return PyErr_NoMemory();
@@ -377,19 +389,19 @@ static PyObject *record(PcsAgOp *w, PyObject *const *args, Py_ssize_t nargs, PyO
         if (!pcs_ag_differentiable_dtype(t->dtype)) {
             n->out_meta[i].ndim = -1; /* integer output (indices): no gradient, but kept */
             if (op->save_result && pcs_node_save(n, t, i) < 0) {
-                Py_DECREF(n);
-                Py_DECREF(r);
-                return NULL;
+                Py_CLEAR(r);
+                break;
             }
             continue;
         }
         if (pcs_ag_set_history(t, n, i) < 0 || (!inplace && mark_view(t, args, nargs) < 0) ||
             (op->save_result && pcs_node_save(n, t, i) < 0)) {
-            Py_DECREF(n);
-            Py_DECREF(r);
-            return NULL;
+            Py_CLEAR(r);
+            break;
         }
     }
+    if (outs != stack_outs)
+        PyMem_Free(outs);
     Py_DECREF(n);
     return r;
 }
