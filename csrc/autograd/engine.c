@@ -61,8 +61,8 @@ static int add_node(run_state *st, PcsNode *n)
 {
     if (st->n_nodes == st->cap_nodes) {
         int cap = st->cap_nodes ? 2 * st->cap_nodes : 64;
-        PcsNode **p = PyMem_Realloc(st->nodes, (size_t)cap * sizeof *p);
-        PcsNode **h = PyMem_Realloc(st->heap, (size_t)cap * sizeof *h);
+        PcsNode **p = PyMem_Realloc(st->nodes, (size_t)cap * sizeof(PcsNode *));
+        PcsNode **h = PyMem_Realloc(st->heap, (size_t)cap * sizeof(PcsNode *));
         if (p)
             st->nodes = p;
         if (h)
@@ -80,8 +80,8 @@ static int add_node(run_state *st, PcsNode *n)
     n->heap_pos = -1;
     PyMem_Free(n->buf);
     PyMem_Free(n->buf_stream);
-    n->buf = PyMem_Calloc((size_t)n->n_outputs + 1, sizeof *n->buf);
-    n->buf_stream = PyMem_Calloc((size_t)n->n_outputs + 1, sizeof *n->buf_stream);
+    n->buf = PyMem_Calloc((size_t)n->n_outputs + 1, sizeof(PyObject *));
+    n->buf_stream = PyMem_Calloc((size_t)n->n_outputs + 1, sizeof(cudaStream_t));
     if (!n->buf || !n->buf_stream) {
         PyErr_NoMemory();
         return -1;
@@ -91,6 +91,8 @@ static int add_node(run_state *st, PcsNode *n)
 
 static void heap_push(run_state *st, PcsNode *n)
 {
+    if (!st->heap) /* never: a node is listed (add_node sized the heap) before it is pushed */
+        return;
     int i = st->n_heap++;
     while (i > 0) {
         int p = (i - 1) / 2;
@@ -209,7 +211,7 @@ static PyObject *fit_grad(PcsNode *n, int index, PyObject *g, const pcs_tmeta *m
     }
     PcsTensor *t = (PcsTensor *)g;
     Py_INCREF(g);
-    bool same = t->ndim == m->ndim && !memcmp(t->sizes, m->sizes, (size_t)m->ndim * sizeof(int64_t));
+    bool same = t->ndim == m->ndim && memcmp(t->sizes, m->sizes, (size_t)m->ndim * sizeof(int64_t)) == 0;
     if (!same) {
         int lead = t->ndim - m->ndim;
         bool ok = lead >= 0;
@@ -339,7 +341,7 @@ static int run_tensor_hooks(PyObject *dict, PyObject **g)
         if (!PcsTensor_Check(r) || !PcsTensor_Check(*g) ||
             ((PcsTensor *)r)->ndim != ((PcsTensor *)*g)->ndim ||
             memcmp(((PcsTensor *)r)->sizes, ((PcsTensor *)*g)->sizes,
-                   (size_t)((PcsTensor *)r)->ndim * sizeof(int64_t))) {
+                   (size_t)((PcsTensor *)r)->ndim * sizeof(int64_t)) != 0) {
             Py_DECREF(r);
             PyObject *nm = PyObject_GetAttrString(PyList_GET_ITEM(fns, i), "__name__");
             Py_DECREF(fns);
@@ -577,7 +579,7 @@ static int run_node(PcsNode *n, PyObject **grads)
         PyErr_Format(PyExc_RuntimeError, "%U has no backward", n->name);
         return -1;
     }
-    PyObject **call = PyMem_Calloc((size_t)n->n_outputs + 2, sizeof *call);
+    PyObject **call = PyMem_Calloc((size_t)n->n_outputs + 2, sizeof(PyObject *));
     if (!call) {
         PyErr_NoMemory();
         return -1;
@@ -649,7 +651,7 @@ static int discover(run_state *st, PcsNode **roots, int n_roots)
     } frame;
     int cap = 64, sp = 0;
     frame *stack = PyMem_Malloc((size_t)cap * sizeof *stack);
-    PcsNode **post = PyMem_Malloc(sizeof *post * 64);
+    PcsNode **post = PyMem_Malloc(sizeof(PcsNode *) * 64);
     int n_post = 0, cap_post = 64;
     if (!stack || !post)
         goto oom;
@@ -680,7 +682,7 @@ static int discover(run_state *st, PcsNode **roots, int n_roots)
                 continue;
             }
             if (n_post == cap_post) {
-                PcsNode **p = PyMem_Realloc(post, (size_t)(cap_post *= 2) * sizeof *post);
+                PcsNode **p = PyMem_Realloc(post, (size_t)(cap_post *= 2) * sizeof(PcsNode *));
                 if (!p)
                     goto oom;
                 post = p;
@@ -735,7 +737,7 @@ static int execute(run_state *st)
             if (!rc && n->kind == PCS_NODE_ACCUMULATE) {
                 rc = run_accumulate(st, n);
             } else if (!rc) {
-                grads = PyMem_Calloc((size_t)n->n_edges + 1, sizeof *grads);
+                grads = PyMem_Calloc((size_t)n->n_edges + 1, sizeof(PyObject *));
                 rc = grads ? run_node(n, grads) : (PyErr_NoMemory(), -1);
             }
             if (switched) /* back to the caller's stream */
@@ -792,7 +794,7 @@ static PyObject *root_grad(PcsTensor *t, PyObject *g, int i)
         return NULL;
     }
     PcsTensor *gt = (PcsTensor *)g;
-    if (gt->ndim != t->ndim || memcmp(gt->sizes, t->sizes, (size_t)t->ndim * sizeof(int64_t))) {
+    if (gt->ndim != t->ndim || memcmp(gt->sizes, t->sizes, (size_t)t->ndim * sizeof(int64_t)) != 0) {
         PyObject *a = pcs_size_new(gt->ndim, gt->sizes), *b = pcs_size_new(t->ndim, t->sizes);
         if (a && b)
             PyErr_Format(PyExc_RuntimeError, "Mismatch in shape: grad_output[%d] has a shape of %R and "
@@ -866,8 +868,8 @@ static int setup_inputs(run_state *st, PyObject *inputs)
 {
     st->n_in = (int)PyTuple_GET_SIZE(inputs);
     st->in_edge = PyMem_Calloc((size_t)st->n_in + 1, sizeof *st->in_edge);
-    st->in_t = PyMem_Calloc((size_t)st->n_in + 1, sizeof *st->in_t);
-    st->captured = PyMem_Calloc((size_t)st->n_in + 1, sizeof *st->captured);
+    st->in_t = PyMem_Calloc((size_t)st->n_in + 1, sizeof(PcsTensor *));
+    st->captured = PyMem_Calloc((size_t)st->n_in + 1, sizeof(PyObject *));
     if (!st->in_edge || !st->in_t || !st->captured) {
         PyErr_NoMemory();
         return -1;
@@ -904,9 +906,9 @@ PyObject *pcs_ag_run_backward(PyObject *tensors, PyObject *grads, bool keep_grap
         PyErr_Format(PyExc_RuntimeError, "got %zd tensors and %zd gradients", n_roots, PyTuple_GET_SIZE(grads));
         return NULL;
     }
-    PcsNode **roots = PyMem_Calloc((size_t)n_roots + 1, sizeof *roots);
+    PcsNode **roots = PyMem_Calloc((size_t)n_roots + 1, sizeof(PcsNode *));
     pcs_edge *redge = PyMem_Calloc((size_t)n_roots + 1, sizeof *redge);
-    PyObject **rgrad = PyMem_Calloc((size_t)n_roots + 1, sizeof *rgrad);
+    PyObject **rgrad = PyMem_Calloc((size_t)n_roots + 1, sizeof(PyObject *));
     PyObject *result = NULL;
     bool was = pcs_grad_enabled();
     int rc = (roots && redge && rgrad) ? 0 : (PyErr_NoMemory(), -1);

@@ -143,7 +143,7 @@ static PyObject *function_ctx(PyObject *m, PyObject *const *args, Py_ssize_t nar
         /* only top-level tensors are inputs of a custom Function, as in torch */
         PyObject *a = args[0];
         Py_ssize_t k = PyTuple_GET_SIZE(a);
-        PyObject **flat = PyMem_Calloc((size_t)k + 1, sizeof *flat);
+        PyObject **flat = PyMem_Calloc((size_t)k + 1, sizeof(PyObject *));
         if (!flat) {
             Py_DECREF(n);
             return PyErr_NoMemory();

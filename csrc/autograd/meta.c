@@ -161,7 +161,7 @@ static int set_grad(PyObject *self, PyObject *v, void *c)
             PyErr_SetString(PyExc_RuntimeError, "assigned grad has data of a different type");
             return -1;
         }
-        if (g->ndim != t->ndim || memcmp(g->sizes, t->sizes, (size_t)t->ndim * sizeof(int64_t))) {
+        if (g->ndim != t->ndim || memcmp(g->sizes, t->sizes, (size_t)t->ndim * sizeof(int64_t)) != 0) {
             PyErr_SetString(PyExc_RuntimeError, "assigned grad has data of a different size");
             return -1;
         }

@@ -33,7 +33,7 @@ void pcs_ag_decref(PyObject *o)
     if (decref_depth >= 32) {
         if (n_pending == cap_pending) {
             size_t cap = cap_pending ? 2 * cap_pending : 256;
-            PyObject **p = PyMem_RawRealloc(pending, cap * sizeof *p);
+            PyObject **p = PyMem_RawRealloc(pending, cap * sizeof(PyObject *));
             if (!p) { /* out of memory: recursing is the lesser evil */
                 Py_DECREF(o);
                 return;

@@ -61,7 +61,11 @@ static PyObject *default_node_name(const char *name)
             up = true;
             continue;
         }
-        buf[k++] = up && *p >= 'a' && *p <= 'z' ? (char)(*p - 'a' + 'A') : *p;
+        static const char upper[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+        char c = *p;
+        if (up && c >= 'a' && c <= 'z')
+            c = upper[c - 'a'];
+        buf[k++] = c;
         up = false;
     }
     memcpy(buf + k, "Backward0", 10);
@@ -367,7 +371,7 @@ static PyObject *record(PcsAgOp *w, PyObject *const *args, Py_ssize_t nargs, PyO
         /* split/chunk/unbind can return any number of pieces: every one is
          * recorded (a piece left out would silently not require grad) */
         int cap = (PyTuple_Check(r) || PyList_Check(r)) ? (int)PySequence_Fast_GET_SIZE(r) : 1;
-        if (cap > 64 && !(outs = PyMem_Malloc((size_t)cap * sizeof *outs))) {
+        if (cap > 64 && !(outs = PyMem_Malloc((size_t)cap * sizeof(PyObject *)))) {
             Py_DECREF(n);
             Py_DECREF(r);
             return PyErr_NoMemory();
@@ -430,7 +434,7 @@ static PyObject *agop_slow(PcsAgOp *w, PyObject *const *args, size_t nargsf, PyO
             return NULL;
         }
         Py_ssize_t j = nargs;
-        memcpy(stack, args, (size_t)nargs * sizeof *args);
+        memcpy(stack, args, (size_t)nargs * sizeof(PyObject *));
         ckw = PyTuple_New(nkw - 1);
         if (!ckw)
             return NULL;

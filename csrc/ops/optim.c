@@ -144,7 +144,7 @@ static int check_call(optim_call *c, const char *const *names)
                              names[l], i);
                 return -1;
             }
-            if (t->ndim != p->ndim || memcmp(t->sizes, p->sizes, (size_t)p->ndim * sizeof(int64_t))) {
+            if (t->ndim != p->ndim || memcmp(t->sizes, p->sizes, (size_t)p->ndim * sizeof(int64_t)) != 0) {
                 char a[256], b[256];
                 pcs_shape_str(t->ndim, t->sizes, a, sizeof a);
                 pcs_shape_str(p->ndim, p->sizes, b, sizeof b);
