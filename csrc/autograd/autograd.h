@@ -8,10 +8,14 @@
  *   meta.c    the per-tensor record (requires_grad, grad, grad_fn, hooks)
  *             and the Tensor attributes and methods over it
  *   node.c    the node type, its saved tensors, the ctx API, custom Functions
- *   record.c  the wrappers around every op that record nodes, the formula
- *             registry, the version counter bumps of in-place ops
- *   engine.c  the backward pass: dependency counting, a ready heap, the
- *             stream ordering of the CUDA semantics note
+ *   function.c    the C half of autograd.Function (ctx, wiring)
+ *   record.c      the wrappers around every op that record nodes, the formula
+ *                 registry, the version counter bumps of in-place ops
+ *                 (record_slots.c: the same for the operator slots; record.h)
+ *   fast_formulas.c  C twins of the hottest backward formulas
+ *   engine.c      the backward pass: dependency counting, a ready heap, the
+ *                 stream ordering of the CUDA semantics note (engine_grads.c:
+ *                 a node's gradients, hooks and formula call; engine.h)
  * Ownership: a tensor owns its record, which owns grad and grad_fn (strong);
  * a node owns the nodes its edges point at and the tensors it saved, never
  * the tensors it produced (an output it saves is kept as a separate alias),

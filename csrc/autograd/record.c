@@ -8,7 +8,7 @@
  * name. In-place ops (a name ending in '_', `x[i] = v`, `+=`, out=) also bump
  * the version counter of the memory they wrote, on both paths, which is how
  * a saved tensor that was modified later is caught at backward. */
-#include "autograd/autograd.h"
+#include "autograd/record.h"
 
 #include <string.h>
 
@@ -19,7 +19,7 @@
 /* ---- the formula registry ----------------------------------------------------- */
 
 #define PCS_MAX_SAVE 8
-typedef struct {
+struct pcs_opinfo {
     PyObject *name;      /* op name */
     PyObject *node_name; /* e.g. "MulBackward0" */
     PyObject *formula;   /* NULL: none registered; Py_None: not differentiable */
@@ -27,7 +27,7 @@ typedef struct {
     int n_save;
     int save[PCS_MAX_SAVE];
     bool save_result;
-} pcs_opinfo;
+};
 
 static PyObject *registry = NULL; /* name -> capsule(pcs_opinfo) */
 
@@ -142,42 +142,13 @@ static PyObject *formula_names(PyObject *m, PyObject *noargs)
 
 /* ---- the wrapper object ------------------------------------------------------------ */
 
-enum { K_CALL, K_GET, K_UN, K_BIN, K_POW, K_SETITEM };
-enum { F_INPLACE = 1, F_PASS_RG = 2 }; /* F_PASS_RG: the op itself judges requires_grad= */
-
-typedef struct {
-    PyObject_HEAD
-    vectorcallfunc vectorcall;
-    int kind, flags;
-    PyObject *orig; /* callable (K_CALL) or getset descriptor (K_GET), else NULL */
-    vectorcallfunc orig_vc;
-    unaryfunc un;
-    binaryfunc bin;
-    ternaryfunc pow;
-    objobjargproc setitem;
-    pcs_opinfo *op;
-} PcsAgOp;
 
 static PyObject *str_out, *str_requires_grad;
-
-static inline bool is_rg(PyObject *a)
-{
-    if (PcsTensor_Check(a))
-        return pcs_ag_requires_grad(a);
-    if (PyTuple_CheckExact(a) || PyList_CheckExact(a)) {
-        Py_ssize_t n = PySequence_Fast_GET_SIZE(a);
-        PyObject **it = PySequence_Fast_ITEMS(a);
-        for (Py_ssize_t i = 0; i < n; i++)
-            if (PcsTensor_Check(it[i]) && pcs_ag_requires_grad(it[i]))
-                return true;
-    }
-    return false;
-}
 
 static bool any_rg(PyObject *const *args, Py_ssize_t n)
 {
     for (Py_ssize_t i = 0; i < n; i++)
-        if (is_rg(args[i]))
+        if (pcs_ag_is_rg(args[i]))
             return true;
     return false;
 }
@@ -411,7 +382,7 @@ static PyObject *record(PcsAgOp *w, PyObject *const *args, Py_ssize_t nargs, PyO
 }
 
 /* The slow path: requires_grad= or out= keywords, in-place bumps, records. */
-static PyObject *agop_slow(PcsAgOp *w, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+PyObject *pcs_ag_op_slow(PcsAgOp *w, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
@@ -465,7 +436,7 @@ static PyObject *agop_slow(PcsAgOp *w, PyObject *const *args, size_t nargsf, PyO
     } else {
         for (Py_ssize_t i = 0; i < nkw; i++) {
             PyObject *v = cargs[nargs + i];
-            if (is_rg(v)) {
+            if (pcs_ag_is_rg(v)) {
                 PyErr_Format(PyExc_NotImplementedError,
                              "%U(): a tensor that requires grad passed as keyword '%U' is not "
                              "differentiated by pycuda_sem's autograd; pass it positionally",
@@ -503,7 +474,7 @@ static PyObject *agop_vectorcall(PyObject *self, PyObject *const *args, size_t n
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     if (!kwnames && !(w->flags & F_INPLACE) && !(pcs_grad_enabled() && any_rg(args, nargs)))
         return invoke(w, args, nargsf, kwnames);
-    return agop_slow(w, args, nargsf, kwnames);
+    return pcs_ag_op_slow(w, args, nargsf, kwnames);
 }
 
 static void agop_dealloc(PyObject *self)
@@ -570,7 +541,7 @@ static PyTypeObject PcsAgOp_Type = {
     .tp_doc = "An op wrapped for autograd: records a graph node when an input requires grad.",
 };
 
-static PcsAgOp *agop_new(int kind, const char *opname, bool inplace)
+PcsAgOp *pcs_ag_op_new(int kind, const char *opname, bool inplace)
 {
     pcs_opinfo *op = opinfo_for(opname);
     if (!op)
@@ -589,116 +560,6 @@ static PcsAgOp *agop_new(int kind, const char *opname, bool inplace)
     w->setitem = NULL;
     w->op = op;
     return w;
-}
-
-/* ---- the operator slots ------------------------------------------------------------ */
-
-enum {
-    S_ADD, S_SUB, S_MUL, S_DIV, S_FLOORDIV, S_MOD, S_MATMUL,
-    S_IADD, S_ISUB, S_IMUL, S_IDIV, S_IFLOORDIV, S_IMOD, S_IMATMUL,
-    S_NEG, S_POS, S_ABS, S_POW, S_IPOW, S_GETITEM, S_SETITEM, S_COUNT
-};
-static const char *const slot_names[S_COUNT] = {
-    "add", "sub", "mul", "div", "floor_divide", "remainder", "matmul",
-    "add_", "sub_", "mul_", "div_", "floor_divide_", "remainder_", "matmul_",
-    "neg", "pos", "abs", "pow", "pow_", "__getitem__", "__setitem__",
-};
-static PcsAgOp *slots[S_COUNT];
-static binaryfunc slot_bin[S_COUNT];
-static unaryfunc slot_un[S_COUNT];
-static ternaryfunc slot_pow[S_COUNT];
-static objobjargproc slot_set;
-
-static PyObject *slot2(int s, PyObject *a, PyObject *b)
-{
-    PcsAgOp *w = slots[s];
-    if (!(w->flags & F_INPLACE) && !(pcs_grad_enabled() && (is_rg(a) || is_rg(b))))
-        return slot_bin[s](a, b);
-    PyObject *args[2] = {a, b};
-    return agop_slow(w, args, 2, NULL);
-}
-
-static PyObject *slot1(int s, PyObject *a)
-{
-    if (!(pcs_grad_enabled() && is_rg(a)))
-        return slot_un[s](a);
-    return agop_slow(slots[s], &a, 1, NULL);
-}
-
-#define BIN(S, fname) static PyObject *fname(PyObject *a, PyObject *b) { return slot2(S, a, b); }
-BIN(S_ADD, ag_add) BIN(S_SUB, ag_sub) BIN(S_MUL, ag_mul) BIN(S_DIV, ag_div)
-BIN(S_FLOORDIV, ag_floordiv) BIN(S_MOD, ag_mod) BIN(S_MATMUL, ag_matmul)
-BIN(S_IADD, ag_iadd) BIN(S_ISUB, ag_isub) BIN(S_IMUL, ag_imul) BIN(S_IDIV, ag_idiv)
-BIN(S_IFLOORDIV, ag_ifloordiv) BIN(S_IMOD, ag_imod) BIN(S_IMATMUL, ag_imatmul)
-BIN(S_GETITEM, ag_getitem)
-static PyObject *ag_neg(PyObject *a) { return slot1(S_NEG, a); }
-static PyObject *ag_pos(PyObject *a) { return slot1(S_POS, a); }
-static PyObject *ag_abs(PyObject *a) { return slot1(S_ABS, a); }
-
-static PyObject *powslot(int s, PyObject *a, PyObject *b, PyObject *mod)
-{
-    PcsAgOp *w = slots[s];
-    if (mod != Py_None || (!(w->flags & F_INPLACE) && !(pcs_grad_enabled() && (is_rg(a) || is_rg(b)))))
-        return slot_pow[s](a, b, mod);
-    PyObject *args[2] = {a, b};
-    return agop_slow(w, args, 2, NULL);
-}
-static PyObject *ag_pow(PyObject *a, PyObject *b, PyObject *m) { return powslot(S_POW, a, b, m); }
-static PyObject *ag_ipow(PyObject *a, PyObject *b, PyObject *m) { return powslot(S_IPOW, a, b, m); }
-
-static int ag_setitem(PyObject *x, PyObject *idx, PyObject *v)
-{
-    if (!v) /* del x[i]: the op refuses it */
-        return slot_set(x, idx, v);
-    PyObject *args[3] = {x, idx, v};
-    PyObject *r = agop_slow(slots[S_SETITEM], args, 3, NULL);
-    if (!r)
-        return -1;
-    Py_DECREF(r);
-    return 0;
-}
-
-void pcs_ag_wrap_slots(PyNumberMethods *nb, PyMappingMethods *mp)
-{
-#define WRAPB(S, field, fn) do { if (nb->field) { slot_bin[S] = nb->field; nb->field = fn; } } while (0)
-    WRAPB(S_ADD, nb_add, ag_add);
-    WRAPB(S_SUB, nb_subtract, ag_sub);
-    WRAPB(S_MUL, nb_multiply, ag_mul);
-    WRAPB(S_DIV, nb_true_divide, ag_div);
-    WRAPB(S_FLOORDIV, nb_floor_divide, ag_floordiv);
-    WRAPB(S_MOD, nb_remainder, ag_mod);
-    WRAPB(S_MATMUL, nb_matrix_multiply, ag_matmul);
-    WRAPB(S_IADD, nb_inplace_add, ag_iadd);
-    WRAPB(S_ISUB, nb_inplace_subtract, ag_isub);
-    WRAPB(S_IMUL, nb_inplace_multiply, ag_imul);
-    WRAPB(S_IDIV, nb_inplace_true_divide, ag_idiv);
-    WRAPB(S_IFLOORDIV, nb_inplace_floor_divide, ag_ifloordiv);
-    WRAPB(S_IMOD, nb_inplace_remainder, ag_imod);
-    WRAPB(S_IMATMUL, nb_inplace_matrix_multiply, ag_imatmul);
-#undef WRAPB
-    if (nb->nb_negative) { slot_un[S_NEG] = nb->nb_negative; nb->nb_negative = ag_neg; }
-    if (nb->nb_positive) { slot_un[S_POS] = nb->nb_positive; nb->nb_positive = ag_pos; }
-    if (nb->nb_absolute) { slot_un[S_ABS] = nb->nb_absolute; nb->nb_absolute = ag_abs; }
-    if (nb->nb_power) { slot_pow[S_POW] = nb->nb_power; nb->nb_power = ag_pow; }
-    if (nb->nb_inplace_power) { slot_pow[S_IPOW] = nb->nb_inplace_power; nb->nb_inplace_power = ag_ipow; }
-    if (mp->mp_subscript) { slot_bin[S_GETITEM] = mp->mp_subscript; mp->mp_subscript = ag_getitem; }
-    if (mp->mp_ass_subscript) { slot_set = mp->mp_ass_subscript; mp->mp_ass_subscript = ag_setitem; }
-}
-
-static int make_slot_ops(void)
-{
-    for (int s = 0; s < S_COUNT; s++) {
-        bool inplace = (s >= S_IADD && s <= S_IMATMUL) || s == S_IPOW || s == S_SETITEM;
-        int kind = s == S_POW || s == S_IPOW ? K_POW : s == S_SETITEM ? K_SETITEM
-                 : (s >= S_NEG && s <= S_ABS) ? K_UN : K_BIN;
-        if (!(slots[s] = agop_new(kind, slot_names[s], inplace)))
-            return -1;
-        slots[s]->bin = slot_bin[s];
-        slots[s]->un = slot_un[s];
-        slots[s]->pow = slot_pow[s];
-        slots[s]->setitem = slot_set;
-    }
-    return 0;
 }
 
 /* ---- wrapping the methods, properties and functions ------------------------------ */
@@ -738,7 +599,7 @@ static PyObject *wrap_callable(PyObject *orig, const char *name)
         return NULL;
     size_t len = strlen(name);
     bool inplace = len > 1 && name[len - 1] == '_' && name[0] != '_';
-    PcsAgOp *w = agop_new(K_CALL, name, inplace);
+    PcsAgOp *w = pcs_ag_op_new(K_CALL, name, inplace);
     if (!w)
         return NULL;
     w->orig = Py_NewRef(orig);
@@ -763,7 +624,7 @@ static int wrap_type(PyTypeObject *type)
             goto fail;
         PyObject *w = NULL;
         if (Py_IS_TYPE(v, &PyGetSetDescr_Type) && in_list(name, property_ops)) {
-            PcsAgOp *g = agop_new(K_GET, name, false);
+            PcsAgOp *g = pcs_ag_op_new(K_GET, name, false);
             if (!g)
                 goto fail;
             g->orig = Py_NewRef(v);
@@ -834,7 +695,7 @@ static int wrap_functions(PyObject *module)
 
 int pcs_ag_wrap_module(PyObject *module)
 {
-    if (make_slot_ops() < 0 || wrap_type(&PcsTensor_Type) < 0)
+    if (pcs_ag_make_slot_ops() < 0 || wrap_type(&PcsTensor_Type) < 0)
         return -1;
     return wrap_functions(module);
 }
