@@ -189,3 +189,40 @@ FAMILIES = [act_join, act_shape, act_shape, act_sort, act_sort, act_pair, act_ei
 def act_tensor_api(p):
     """One call of the tensor API of issue 14, family first."""
     return p.r.pick(FAMILIES)(p)
+
+
+def act_autograd(p):
+    """A float64 leaf that requires grad, one call of the tensor API on the
+    program's tensors (the leaf among them), and a backward of every result
+    that requires grad: random ops, random hostile arguments, through the
+    recording wrappers and the engine. Not in FAMILIES (that would change how
+    saved inputs decode): run it with `run_random.py --only act_autograd`."""
+    r = p.r
+    t = p.tensor()
+    p.call("%s.detach().double().requires_grad_()" % p.name(t),
+           lambda: t.detach().double().requires_grad_())
+    built = p.build(r.pick(FAMILIES))
+    if not built:
+        return "pass", lambda: None
+    text, thunk = built
+    how = r.below(4)
+    torch = p.torch
+
+    def run():
+        out = thunk()
+        outs = out if isinstance(out, (tuple, list)) else [out]
+        for o in outs:
+            if not (isinstance(o, torch.Tensor) and o.requires_grad):
+                continue
+            if how == 0:
+                o.sum().backward()
+            elif how == 1:
+                o.sum().backward(create_graph=True)
+            elif how == 2:
+                o.backward(torch.ones_like(o), retain_graph=True)
+                o.backward(torch.ones_like(o))
+            else:
+                leaves = [v for v in p.env if isinstance(v, torch.Tensor) and v.requires_grad]
+                torch.autograd.grad(o.sum(), leaves[-1:], allow_unused=True)
+        return out
+    return "%s  # then backward (%d)" % (text, how), run

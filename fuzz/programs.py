@@ -29,7 +29,7 @@ from values import (  # noqa: F401 (the evil classes are re-exported for replays
     gen_small_int, heavy, shape_small,
 )
 
-from api_actions import act_tensor_api  # noqa: E402
+from api_actions import act_autograd, act_tensor_api  # noqa: E402,F401  (act_autograd: --only)
 
 # ---- the byte reader -----------------------------------------------------------
 
