@@ -3,8 +3,10 @@
 Each section runs the note's idea and prints what happened: where tensors
 live, what runs asynchronously, how streams are ordered, what TF32 costs in
 precision and buys in speed, what the caching allocator reports, how the
-cuFFT plan cache fills, and the best-practice patterns. Without a GPU it shows
-the CPU half and says plainly that the rest needs one.
+cuFFT plan cache fills, and the best-practice patterns; it ends by training a
+small classifier (nn, optim, utils.data), on the GPU when there is one. Without
+a GPU it shows the CPU half, says plainly that the rest needs one, and trains
+on the CPU.
 """
 import os
 import sys
@@ -226,6 +228,43 @@ def best_practices():
     del g
 
 
+def training():
+    """A classifier trained the way a PyTorch script does it: nn.Sequential,
+    CrossEntropyLoss, Adam, a DataLoader over a TensorDataset, batches copied
+    to the device with non_blocking=True (pinned by the loader on CUDA)."""
+    from pycuda_sem import nn
+    from pycuda_sem.utils.data import DataLoader, TensorDataset
+    dev = torch.device("cuda") if cuda.is_available() else torch.device("cpu")
+    section("Training (nn, optim, utils.data) on %s" % dev)
+    if dev.type == "cpu":
+        print("(no GPU here: the same code trains on the CPU; with a GPU it picks cuda)")
+    torch.manual_seed(0)
+    # 2048 points in 20 dimensions, 4 classes from a fixed linear teacher
+    x = torch.randn(2048, 20)
+    y = (x @ torch.randn(20, 4)).argmax(dim=1)
+    loader = DataLoader(TensorDataset(x, y), batch_size=128, shuffle=True,
+                        pin_memory=dev.type == "cuda")
+    model = nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, 4)).to(dev)
+    print(model)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    loss_fn = nn.CrossEntropyLoss()
+    t0 = time.perf_counter()
+    for epoch in range(5):
+        total = torch.zeros((), device=dev)  # summed on the device: no sync per batch
+        for xb, yb in loader:
+            xb, yb = xb.to(dev, non_blocking=True), yb.to(dev, non_blocking=True)
+            loss = loss_fn(model(xb), yb)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += loss.detach() * len(yb)
+        print("epoch %d: mean loss %.4f" % (epoch, total.item() / len(x)))
+    with torch.no_grad():
+        acc = (model(x.to(dev)).argmax(dim=1).cpu() == y).float().mean().item()
+    print("%d steps of Adam in %.2f s; training accuracy %.3f"
+          % (5 * len(loader), time.perf_counter() - t0, acc))
+
+
 def main():
     t0 = time.perf_counter()
     cpu_part()
@@ -233,13 +272,14 @@ def main():
         print("\nNo CUDA GPU on this machine: the GPU sections (placement, asynchronous "
               "execution, streams, TF32, memory, cuFFT, pinned memory) are skipped. Run "
               "`make demo` on a machine with a GPU to see them.")
+        training()
         return
     section("The GPU")
     for i in range(cuda.device_count()):
         p = cuda.get_device_properties(i)
         print("cuda:%d  %s  capability %d.%d  %.1f GiB  %d SMs" % (
             i, p.name, p.major, p.minor, p.total_memory / 2**30, p.multi_processor_count))
-    for part in (placement, asynchronous, streams, tf32, memory, fft_cache, best_practices):
+    for part in (placement, asynchronous, streams, tf32, memory, fft_cache, best_practices, training):
         part()
     print("\nthe tour took %.1f s" % (time.perf_counter() - t0))
 
