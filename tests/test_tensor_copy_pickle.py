@@ -8,35 +8,14 @@ import copy
 import gc
 import pickle
 
-import numpy as np
 import pytest
 
 import pycuda_sem as torch
 from pycuda_sem import cuda
 
+from dtype_helpers import DTYPES, rand, same
+
 nn = torch.nn
-
-DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8",
-          "uint8", "bool", "complex64", "complex128"]
-
-
-def rand(shape, dtype, seed=0, device="cpu"):
-    rng = np.random.default_rng(seed)
-    v = rng.standard_normal(shape) * 10
-    if dtype.startswith("complex"):
-        v = v + 1j * rng.standard_normal(shape)
-    if dtype == "bool":
-        v = v > 0
-    elif dtype in ("int64", "int32", "int16", "int8", "uint8"):
-        v = np.abs(v).astype(np.int64) % 100
-    return torch.tensor(v.tolist(), dtype=getattr(torch, dtype), device=device)
-
-
-def same(a, b):
-    assert a.dtype == b.dtype and tuple(a.shape) == tuple(b.shape) and a.device == b.device
-    if a.dtype == torch.bfloat16:
-        a, b = a.float(), b.float()
-    np.testing.assert_array_equal(a.cpu().numpy(), b.cpu().numpy())
 
 
 def pickled(obj, protocol=pickle.HIGHEST_PROTOCOL):
