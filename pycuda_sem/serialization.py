@@ -12,14 +12,23 @@ maps them back to this package.
 
 Tensors that view one storage are saved once and share it again after load.
 CUDA tensors are copied to the host to be written and return to their device
-(or map_location's) on load.
+(or map_location's) on load. requires_grad is saved in the rebuild call and
+restored (on a new leaf); an nn.Parameter is written as torch writes it,
+`torch._utils._rebuild_parameter(data, requires_grad, hooks)` over a plain
+tensor of its data (`_rebuild_parameter_with_state` when it has attributes),
+and loads as a Parameter. Other Tensor subclasses, and tensors with
+attributes, go through `torch._tensor._rebuild_from_type_v2` as in torch.
+Any other object pickles as pickle does: a whole module by reference to its
+classes (loadable with weights_only=False only).
 
 load(weights_only=True), the default as in torch 2.6+, resolves only the
-names a checkpoint of tensors, numbers, strings and containers needs; any
+names a checkpoint of tensors, Parameters, numbers, strings and containers
+needs (torch's weights-only allow-list, trimmed to what this package has); any
 other global in the pickle raises pickle.UnpicklingError naming it, before
 anything of it runs. weights_only=False allows any global (it can run code
 from the file, as torch warns). Written in Python like torch's own.
 """
+import _compat_pickle
 import collections
 import io
 import os
@@ -29,7 +38,7 @@ import zipfile
 
 import numpy as np
 
-from . import _C
+from . import _C, _tensor_pickle
 
 __all__ = ["save", "load"]
 
@@ -66,6 +75,24 @@ class _Global:
 
 
 _REBUILD = _Global("torch._utils", "_rebuild_tensor_v2")
+_REBUILD_PARAMETER = _Global("torch._utils", "_rebuild_parameter")
+_REBUILD_PARAMETER_WITH_STATE = _Global("torch._utils", "_rebuild_parameter_with_state")
+_REBUILD_FROM_TYPE = _Global("torch._tensor", "_rebuild_from_type_v2")
+
+
+def _parameter_class():
+    # nn builds on this package's top level; import it when first needed
+    from .nn.parameter import Parameter
+    return Parameter
+
+
+def _torch_name_of_class(cls):
+    """torch's name for our Tensor and Parameter classes, else None."""
+    if cls is _C.Tensor:
+        return _Global("torch", "Tensor")
+    if cls is _parameter_class():
+        return _Global("torch.nn.parameter", "Parameter")
+    return None
 
 
 class _StorageRef:
@@ -102,16 +129,43 @@ class _Pickler(pickle._Pickler):
                     obj.numel)
         return None
 
+    def save_global(self, obj, name=None):
+        # the tensor classes by torch's names, as torch writes them (a type
+        # passed to _rebuild_from_type_v2); every other class by its own
+        named = _torch_name_of_class(obj) if isinstance(obj, type) else None
+        if named is None:
+            return super().save_global(obj, name)
+        self._write_global(named)
+        self.memoize(obj)
+
     def reducer_override(self, obj):
         if isinstance(obj, _C.Tensor):
-            return _REBUILD, (self._storage_of(obj), obj.storage_offset(), tuple(obj.shape),
-                              tuple(obj.stride()), False, collections.OrderedDict())
+            return self._reduce_tensor(obj)
         if isinstance(obj, _C.device):
             args = (obj.type,) if obj.index is None else (obj.type, obj.index)
             return _Global("torch", "device"), args
         if isinstance(obj, _C.Size):
             return _Global("torch", "Size"), (list(obj),)
         return NotImplemented
+
+    def _reduce_tensor(self, t):
+        """What torch's Tensor.__reduce_ex__ / Parameter.__reduce_ex__ give t:
+        a Parameter is _rebuild_parameter over its data (a plain tensor,
+        reduced by the next call), a tensor _rebuild_tensor_v2 over its
+        storage; a subclass or a tensor with attributes goes through
+        _rebuild_from_type_v2 with its type and state."""
+        hooks = collections.OrderedDict()  # torch never saves backward hooks
+        state = _tensor_pickle._get_state(t)
+        if isinstance(t, _parameter_class()):
+            args = (t.data, t.requires_grad, hooks)
+            if state:
+                return _REBUILD_PARAMETER_WITH_STATE, args + (state,)
+            return _REBUILD_PARAMETER, args
+        args = (self._storage_of(t), t.storage_offset(), tuple(t.shape), tuple(t.stride()),
+                t.requires_grad, hooks)
+        if type(t) is _C.Tensor and not state:
+            return _REBUILD, args
+        return _REBUILD_FROM_TYPE, (_REBUILD, type(t), args, state)
 
     def _storage_of(self, t):
         st = t.untyped_storage()
@@ -124,6 +178,7 @@ class _Pickler(pickle._Pickler):
                                    "data as different types")
             return ref
         numel = st.nbytes() // t.element_size()
+        t = t.detach()
         base = t.as_strided((numel,), (1,), 0) if numel else t.new_empty(0)
         location = "cpu" if t.device.type == "cpu" else "cuda:%d" % t.device.index
         ref = _StorageRef(str(len(self.storages)), dt, numel, location, base)
@@ -211,20 +266,43 @@ class LoadedStorage:
 
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks,
                        metadata=None):
+    """torch._utils._rebuild_tensor_v2: a leaf viewing the loaded storage.
+    (backward_hooks: torch saves none and ignores them; so do we.)"""
+    if not isinstance(storage, LoadedStorage):
+        raise pickle.UnpicklingError("load(): _rebuild_tensor_v2 expects a storage, got %s"
+                                     % type(storage).__name__)
+    t = storage.tensor.as_strided(tuple(size), tuple(stride), storage_offset)
     if requires_grad:
-        raise NotImplementedError("load(): the checkpoint holds a tensor that requires grad; "
-                                  "pycuda_sem has no autograd yet")
-    return storage.tensor.as_strided(tuple(size), tuple(stride), storage_offset)
+        t.requires_grad_()
+    return t
+
+
+def _check_tensor(data, fname):
+    if not isinstance(data, _C.Tensor):
+        raise pickle.UnpicklingError("load(): %s expects a tensor, got %s"
+                                     % (fname, type(data).__name__))
 
 
 def _rebuild_parameter(data, requires_grad, backward_hooks, *args):
-    # nn.Parameter comes with the training issue; until then a parameter
-    # loads as the tensor of its values.
-    return data
+    """torch._utils._rebuild_parameter: an nn.Parameter over data's memory."""
+    _check_tensor(data, "_rebuild_parameter")
+    return _parameter_class()(data, requires_grad)
+
+
+def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
+    """torch._utils._rebuild_parameter_with_state: the Parameter, then its
+    attributes."""
+    return _tensor_pickle._set_state(_rebuild_parameter(data, requires_grad, backward_hooks),
+                                     state)
 
 
 def _rebuild_from_type_v2(func, new_type, args, state):
-    return func(*args)
+    """torch._tensor._rebuild_from_type_v2: func(*args) as new_type (a Tensor
+    subclass), with state."""
+    if not isinstance(new_type, type) or not issubclass(new_type, _C.Tensor):
+        raise pickle.UnpicklingError("load(): _rebuild_from_type_v2 expects a Tensor "
+                                     "subclass, got %r" % (new_type,))
+    return _tensor_pickle._rebuild_from_type_v2(func, new_type, args, state)
 
 
 def _cuda_available():
@@ -263,11 +341,11 @@ class _Unpickler(pickle.Unpickler):
         ("collections", "OrderedDict"): collections.OrderedDict,
         ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
         ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
+        ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter_with_state,
         ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,
         ("torch", "Size"): _C.Size,
         ("torch", "device"): _C.device,
         ("torch", "Tensor"): _C.Tensor,
-        ("torch.nn.parameter", "Parameter"): _C.Tensor,
         ("builtins", "set"): set, ("builtins", "frozenset"): frozenset,
         ("builtins", "complex"): complex, ("builtins", "slice"): slice,
         ("builtins", "bytearray"): bytearray, ("builtins", "range"): range,
@@ -279,8 +357,17 @@ class _Unpickler(pickle.Unpickler):
         self.weights_only, self.loaded = weights_only, {}
 
     def find_class(self, module, name):
+        # Protocol 2 pickles (torch.save's default) name builtins by their
+        # Python 2 names (__builtin__.set): map them as pickle's own
+        # find_class does, before the allow-list sees them.
+        if (module, name) in _compat_pickle.NAME_MAPPING:
+            module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+        elif module in _compat_pickle.IMPORT_MAPPING:
+            module = _compat_pickle.IMPORT_MAPPING[module]
         if (module, name) in self.SAFE:
             return self.SAFE[(module, name)]
+        if (module, name) == ("torch.nn.parameter", "Parameter"):
+            return _parameter_class()
         if module == "torch" and name in _DTYPE_OF_STORAGE:
             return _StorageType(_DTYPE_OF_STORAGE[name])
         if module == "torch" and isinstance(getattr(_C, name, None), _C.dtype):
@@ -291,9 +378,9 @@ class _Unpickler(pickle.Unpickler):
         if self.weights_only:
             raise pickle.UnpicklingError(
                 "Weights only load failed: the checkpoint asks for the global %s.%s, which "
-                "load(weights_only=True) does not allow (only tensors, numbers, strings and "
-                "containers load). Pass weights_only=False only for a file you trust: it can "
-                "run code." % (module, name))
+                "load(weights_only=True) does not allow (only tensors, Parameters, numbers, "
+                "strings and containers load). Pass weights_only=False only for a file you "
+                "trust: it can run code." % (module, name))
         if module.startswith("torch"):
             module = "pycuda_sem" + module[len("torch"):]
         return super().find_class(module, name)

@@ -13,6 +13,55 @@
 #include "ops/random.h"
 #include "tensor/copy.h"
 
+/* ---- copy and pickle ----------------------------------------------------------
+ * __deepcopy__, __copy__ and __reduce_ex__ are Python (_tensor_pickle.py), as
+ * torch writes them: they run once per tensor, off the hot path, and follow
+ * torch's rules (storage memo, leaves only, rebuild functions) line by line.
+ * The type is static, so Python cannot add them: these forward. */
+
+/* pycuda_sem._tensor_pickle.name (borrowed: the module keeps it), or NULL
+ * with exception. */
+static PyObject *pickle_fn(const char *name)
+{
+    static PyObject *mod = NULL;
+    if (!mod && !(mod = PyImport_ImportModule("pycuda_sem._tensor_pickle")))
+        return NULL;
+    PyObject *f = PyObject_GetAttrString(mod, name);
+    if (!f)
+        return NULL;
+    Py_DECREF(f);
+    return f;
+}
+
+static PyObject *m_deepcopy(PyObject *self, PyObject *memo)
+{
+    PyObject *f = pickle_fn("deepcopy");
+    return f ? PyObject_CallFunctionObjArgs(f, self, memo, NULL) : NULL;
+}
+
+static PyObject *m_copy(PyObject *self, PyObject *unused)
+{
+    PCS_UNUSED(unused);
+    PyObject *f = pickle_fn("shallow_copy");
+    return f ? PyObject_CallOneArg(f, self) : NULL;
+}
+
+static PyObject *m_reduce_ex(PyObject *self, PyObject *proto)
+{
+    PyObject *f = pickle_fn("reduce_ex");
+    return f ? PyObject_CallFunctionObjArgs(f, self, proto, NULL) : NULL;
+}
+
+static PyMethodDef pickle_methods[] = {
+    {"__deepcopy__", m_deepcopy, METH_O,
+     "copy.deepcopy: a leaf with its own copy of the storage (views copied with one "
+     "memo share it), requires_grad and grad copied."},
+    {"__copy__", m_copy, METH_NOARGS, "copy.copy: a new leaf sharing this tensor's memory."},
+    {"__reduce_ex__", m_reduce_ex, METH_O,
+     "pickle: the storage's bytes (from the host), dtype, device, geometry, requires_grad."},
+    {NULL, NULL, 0, NULL},
+};
+
 static size_t count_methods(const PyMethodDef *m)
 {
     size_t n = 0;
@@ -37,7 +86,7 @@ int pcs_tensor_type_init(PyObject *m)
     const PyMethodDef *parts[] = {pcs_tensor_core_methods, pcs_tensor_view_methods,
                                   pcs_tensor_copy_methods, pcs_tensor_random_methods, pcs_tensor_blas_methods,
                                   pcs_tensor_ops_methods, pcs_tensor_factory_methods,
-                                  pcs_ag_tensor_methods};
+                                  pcs_ag_tensor_methods, pickle_methods};
     size_t total = 1;
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
         total += count_methods(parts[i]);

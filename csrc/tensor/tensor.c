@@ -300,6 +300,10 @@ PyGetSetDef pcs_tensor_core_getset[] = {
     {"itemsize", get_itemsize, NULL, "Bytes per element.", NULL},
     {"__array_interface__", get_array_interface, NULL,
      "NumPy's array interface (CPU tensors only).", NULL},
+    /* A static type gets no __dict__ descriptor from tp_dictoffset alone;
+     * copy and pickle (_tensor_pickle.py) carry the attributes through it. */
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict,
+     "The tensor's Python attributes.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -3,7 +3,9 @@
 A Parameter is a real Tensor subclass made by Tensor._make_subclass: it shares
 the memory of the tensor it wraps, is a leaf, and requires grad by default.
 Ops on it return plain Tensors, as in torch."""
-from .. import _C
+import collections
+
+from .. import _C, _tensor_pickle
 
 __all__ = ["Parameter"]
 
@@ -31,9 +33,21 @@ class Parameter(_C.Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     def __reduce_ex__(self, proto):
-        # pickles as "rebuild a Parameter from this tensor's data"
-        return (_rebuild_parameter, (self.data, self.requires_grad))
+        # pickles as "rebuild a Parameter from this tensor's data", with its
+        # attributes when it has any, as torch's Parameter.__reduce_ex__
+        state = _tensor_pickle._get_state(self)
+        hooks = collections.OrderedDict()  # torch's (never saved) backward hooks
+        if not state:
+            return (_rebuild_parameter, (self.data, self.requires_grad, hooks))
+        return (_rebuild_parameter_with_state, (self.data, self.requires_grad, hooks, state))
 
 
-def _rebuild_parameter(data, requires_grad):
+def _rebuild_parameter(data, requires_grad, backward_hooks=None):
+    """torch._utils._rebuild_parameter."""
     return Parameter(data, requires_grad)
+
+
+def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
+    """torch._utils._rebuild_parameter_with_state: the Parameter, then its
+    attributes."""
+    return _tensor_pickle._set_state(Parameter(data, requires_grad), state)
