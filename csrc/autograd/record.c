@@ -260,7 +260,7 @@ static int mark_view(PcsTensor *out, PyObject *const *args, Py_ssize_t nargs)
 
 static int check_inplace(PcsAgOp *w, PyObject *self)
 {
-    if (!PcsTensor_Check(self))
+    if (!self || !PcsTensor_Check(self))
         return 0;
     pcs_meta *m = pcs_ag_meta(self);
     if (!m)
@@ -315,7 +315,7 @@ static PyObject *record(PcsAgOp *w, PyObject *const *args, Py_ssize_t nargs, PyO
     if (!n)
         return NULL;
     PyObject *clone = NULL;
-    if (inplace && save_self && PcsTensor_Check(self))
+    if (inplace && save_self && self && PcsTensor_Check(self))
         clone = (PyObject *)pcs_tensor_contiguous((PcsTensor *)self, true);
     if ((inplace && save_self && !clone) ||
         pcs_node_set_inputs(n, args, nargs, nargs <= (Py_ssize_t)(sizeof save) ? save : NULL, clone) < 0) {
@@ -337,7 +337,7 @@ static PyObject *record(PcsAgOp *w, PyObject *const *args, Py_ssize_t nargs, PyO
     if (inplace) {
         bump(self);
         outs[0] = self;
-        k = PcsTensor_Check(self) ? 1 : 0;
+        k = (self && PcsTensor_Check(self)) ? 1 : 0;
     } else {
         /* split/chunk/unbind can return any number of pieces: every one is
          * recorded (a piece left out would silently not require grad) */
