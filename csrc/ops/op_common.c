@@ -164,3 +164,14 @@ PyTypeObject *pcs_return_type_new(PyStructSequence_Desc *desc)
     PyType_Modified(tp);
     return tp;
 }
+
+PyObject *pcs_py_attr(PyObject **cache, const char *module, const char *name)
+{
+    if (!*cache && !(*cache = PyImport_ImportModule(module)))
+        return NULL;
+    PyObject *f = PyObject_GetAttrString(*cache, name);
+    if (!f)
+        return NULL;
+    Py_DECREF(f); /* the module keeps it */
+    return f;
+}

@@ -149,6 +149,10 @@ int pcs_int_arg_or(PyObject *o, int64_t dflt, int64_t *out);
 /* torch's RuntimeError "Expected all tensors to be on the same device, but
  * found at least two devices, cuda:0 and cpu!"; returns -1. */
 int pcs_device_mismatch(int a, int b);
+/* Attribute `name` of Python module `module` (imported once into *cache),
+ * borrowed (the module keeps it), or NULL with exception: how the C side
+ * reaches the parts written in Python. */
+PyObject *pcs_py_attr(PyObject **cache, const char *module, const char *name);
 /* "[2, 3]" for messages. */
 void pcs_shape_str(int ndim, const int64_t *sizes, char *buf, size_t n);
 /* A view of t narrowed to [start, start + len) along dim. */

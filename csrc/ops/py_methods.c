@@ -13,13 +13,7 @@
 static PyObject *math_fn(const char *name)
 {
     static PyObject *mod = NULL;
-    if (!mod && !(mod = PyImport_ImportModule("pycuda_sem._math")))
-        return NULL;
-    PyObject *f = PyObject_GetAttrString(mod, name);
-    if (!f)
-        return NULL;
-    Py_DECREF(f);
-    return f;
+    return pcs_py_attr(&mod, "pycuda_sem._math", name);
 }
 
 static PyObject *call_with_self(const char *name, PyObject *self, PyObject *const *args,

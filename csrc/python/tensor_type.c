@@ -24,13 +24,7 @@
 static PyObject *pickle_fn(const char *name)
 {
     static PyObject *mod = NULL;
-    if (!mod && !(mod = PyImport_ImportModule("pycuda_sem._tensor_pickle")))
-        return NULL;
-    PyObject *f = PyObject_GetAttrString(mod, name);
-    if (!f)
-        return NULL;
-    Py_DECREF(f);
-    return f;
+    return pcs_py_attr(&mod, "pycuda_sem._tensor_pickle", name);
 }
 
 static PyObject *m_deepcopy(PyObject *self, PyObject *memo)

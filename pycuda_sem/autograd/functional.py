@@ -160,6 +160,19 @@ def _fill_in_zeros(grads, refs, strict, create_graph, stage):
 
 # ---- public API ----------------------------------------------------------------------------
 
+
+def _finish(outputs, of, wrt, v, like, create_graph, strict, stage, is_outputs_tuple, result_tuple):
+    """The last step every product function shares: the gradients of `of`
+    with respect to `wrt` weighted by v (zeros where unused, shaped like
+    `like`), post-processed together with the outputs."""
+    with set_grad_enabled(True if create_graph else _C.is_grad_enabled()):
+        grad_res = _autograd_grad(of, wrt, v, create_graph=create_graph)
+        result = _fill_in_zeros(grad_res, like, strict, create_graph, stage)
+    outputs = _grad_postprocess(outputs, create_graph)
+    result = _grad_postprocess(result, create_graph)
+    return (_tuple_postprocess(outputs, is_outputs_tuple),
+            _tuple_postprocess(result, result_tuple))
+
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), v^T J): the vector-Jacobian product at ``inputs``.
     ``v`` may be omitted when func returns a single one-element tensor."""
@@ -177,13 +190,8 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         elif len(outputs) != 1 or outputs[0].nelement() != 1:
             raise RuntimeError("The vector v can only be None if the user-provided function "
                                "returns a single Tensor with a single element.")
-    with set_grad_enabled(True if create_graph else _C.is_grad_enabled()):
-        grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return (_tuple_postprocess(outputs, is_outputs_tuple),
-            _tuple_postprocess(result, is_inputs_tuple))
+    return _finish(outputs, outputs, inputs, v, inputs, create_graph, strict, "back",
+                   is_outputs_tuple, is_inputs_tuple)
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -208,13 +216,8 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         grad_outputs = tuple(_C.zeros_like(out, requires_grad=True) for out in outputs)
         grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
-    with set_grad_enabled(True if create_graph else _C.is_grad_enabled()):
-        grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return (_tuple_postprocess(outputs, is_outputs_tuple),
-            _tuple_postprocess(result, is_outputs_tuple))
+    return _finish(outputs, grad_inputs, grad_outputs, v, outputs, create_graph, strict, "back_trick",
+                   is_outputs_tuple, is_outputs_tuple)
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
@@ -340,13 +343,8 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
     with enable_grad():
         is_inputs_tuple, is_outputs_tuple, inputs, v, outputs, jac = _scalar_function_grad(
             func, inputs, v, create_graph, strict, "vhp")
-    with set_grad_enabled(True if create_graph else _C.is_grad_enabled()):
-        grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return (_tuple_postprocess(outputs, is_outputs_tuple),
-            _tuple_postprocess(result, is_inputs_tuple))
+    return _finish(outputs, jac, inputs, v, inputs, create_graph, strict, "double_back",
+                   is_outputs_tuple, is_inputs_tuple)
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -358,10 +356,5 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
         grad_jac = tuple(_C.zeros_like(inp, requires_grad=True) for inp in inputs)
         double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
         _check_requires_grad(jac, "hessian", strict=strict)
-    with set_grad_enabled(True if create_graph else _C.is_grad_enabled()):
-        grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back_trick")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return (_tuple_postprocess(outputs, is_outputs_tuple),
-            _tuple_postprocess(result, is_inputs_tuple))
+    return _finish(outputs, double_back, grad_jac, v, inputs, create_graph, strict, "double_back_trick",
+                   is_outputs_tuple, is_inputs_tuple)
