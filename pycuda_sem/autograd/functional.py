@@ -216,7 +216,8 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         grad_outputs = tuple(_C.zeros_like(out, requires_grad=True) for out in outputs)
         grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
-    return _finish(outputs, grad_inputs, grad_outputs, v, outputs, create_graph, strict, "back_trick",
+    return _finish(outputs, grad_inputs, grad_outputs, v,
+                   outputs, create_graph, strict, "back_trick",
                    is_outputs_tuple, is_outputs_tuple)
 
 
@@ -356,5 +357,6 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
         grad_jac = tuple(_C.zeros_like(inp, requires_grad=True) for inp in inputs)
         double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
         _check_requires_grad(jac, "hessian", strict=strict)
-    return _finish(outputs, double_back, grad_jac, v, inputs, create_graph, strict, "double_back_trick",
+    return _finish(outputs, double_back, grad_jac, v,
+                   inputs, create_graph, strict, "double_back_trick",
                    is_outputs_tuple, is_inputs_tuple)
