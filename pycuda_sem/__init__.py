@@ -124,3 +124,4 @@ from . import serialization  # noqa: E402,F401
 # ---- torch.utils (hooks; utils.data loads on first use) and torch.multiprocessing -------
 from . import utils  # noqa: E402,F401
 from . import multiprocessing  # noqa: E402,F401
+from . import distributed  # noqa: E402,F401 - pure Python; NCCL loads on first use

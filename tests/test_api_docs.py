@@ -7,6 +7,7 @@ import pycuda_sem.backends
 import pycuda_sem.backends.cuda
 import pycuda_sem.backends.cudnn
 import pycuda_sem.cuda
+import pycuda_sem.distributed
 import pycuda_sem.fft
 import pycuda_sem.linalg
 import pycuda_sem.nn
@@ -27,7 +28,8 @@ MODULES = [pycuda_sem, pycuda_sem.cuda, pycuda_sem.backends, pycuda_sem.backends
            pycuda_sem.backends.cudnn, pycuda_sem.fft, pycuda_sem.version, pycuda_sem.random,
            pycuda_sem.linalg, pycuda_sem.testing, pycuda_sem.nn, pycuda_sem.nn.functional,
            pycuda_sem.nn.init, pycuda_sem.nn.utils, pycuda_sem.nn.parallel,
-           pycuda_sem.optim, pycuda_sem.optim.lr_scheduler, pycuda_sem.utils.data]
+           pycuda_sem.optim, pycuda_sem.optim.lr_scheduler, pycuda_sem.utils.data,
+           pycuda_sem.distributed]
 
 ENV_VARS = ["CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "PYTORCH_NO_CUDA_MEMORY_CACHING",
             "PYCUDA_SEM_ARCH", "PYCUDA_SEM_JOBS", "CUDA_HOME"]
@@ -52,6 +54,15 @@ def test_every_public_name_is_documented():
     assert not missing, "docs/api.md does not mention: " + ", ".join(missing)
 
 
+def test_multiprocessing_additions_are_documented():
+    # The module re-exports the standard multiprocessing (documented by Python);
+    # only the names it adds are checked.
+    import pycuda_sem.multiprocessing as mp
+    words = _words()
+    own = [n for n in mp.__all__ if n not in __import__("multiprocessing").__all__]
+    assert own and [n for n in own if n not in words] == []
+
+
 def test_every_public_tensor_method_is_documented():
     words = _words()
     missing = [n for n in dir(pycuda_sem.Tensor) if not n.startswith("_") and n not in words]
@@ -63,7 +74,9 @@ def test_class_members_are_documented():
     classes = [pycuda_sem.cuda.Stream, pycuda_sem.cuda.Event, pycuda_sem.UntypedStorage,
                pycuda_sem.device, pycuda_sem.dtype, pycuda_sem.Size,
                pycuda_sem.backends.cuda.cuFFTPlanCache, pycuda_sem.optim.Optimizer,
-               pycuda_sem.optim.lr_scheduler.LRScheduler]
+               pycuda_sem.optim.lr_scheduler.LRScheduler, pycuda_sem.distributed.TCPStore,
+               pycuda_sem.distributed.FileStore, pycuda_sem.distributed.PrefixStore,
+               pycuda_sem.distributed.Work, pycuda_sem.distributed.ProcessGroup]
     missing = ["%s.%s" % (c.__name__, n) for c in classes for n in vars(c)
                if not n.startswith("_") and n not in words]
     assert not missing, "docs/api.md does not mention: " + ", ".join(missing)

@@ -49,9 +49,9 @@ int pcs_require_cuda(void)
 {
     if (g_bad_fork) {
         PyErr_SetString(PyExc_RuntimeError,
-                        "Cannot re-initialize CUDA in forked subprocess: this process was "
-                        "forked after its parent used CUDA. To use CUDA with "
-                        "multiprocessing, use the 'spawn' start method");
+                        "Cannot re-initialize CUDA in forked subprocess. To use CUDA with "
+                        "multiprocessing, you must use the 'spawn' start method (this "
+                        "process was forked after its parent used CUDA)");
         return -1;
     }
     if (pcs_device_count() > 0)
@@ -716,6 +716,24 @@ static PyObject *py_is_initialized(PyObject *m, PyObject *noargs)
     return PyBool_FromLong(g_device_count > 0);
 }
 
+/* torch.cuda._is_in_bad_fork(): multiprocessing checks it before it sends CUDA work. */
+static PyObject *py_is_in_bad_fork(PyObject *m, PyObject *noargs)
+{
+    PCS_UNUSED(m);
+    PCS_UNUSED(noargs);
+    return PyBool_FromLong(g_bad_fork);
+}
+
+/* Tests only: mark CUDA as used, so that the fork rule can be tested on a
+ * machine without a GPU (call it in a throwaway process: it cannot be undone). */
+static PyObject *py_mark_cuda_used_for_tests(PyObject *m, PyObject *noargs)
+{
+    PCS_UNUSED(m);
+    PCS_UNUSED(noargs);
+    g_cuda_used = true;
+    Py_RETURN_NONE;
+}
+
 static PyObject *py_init(PyObject *m, PyObject *noargs)
 {
     PCS_UNUSED(m);
@@ -754,6 +772,10 @@ static PyMethodDef device_functions[] = {
     {"is_initialized", py_is_initialized, METH_NOARGS,
      "is_initialized()\n\nTrue once CUDA has been looked up and a GPU found."},
     {"init", py_init, METH_NOARGS, "init()\n\nInitialise CUDA now (it is otherwise lazy)."},
+    {"_is_in_bad_fork", py_is_in_bad_fork, METH_NOARGS,
+     "_is_in_bad_fork()\n\nTrue in a child forked after its parent used CUDA."},
+    {"_mark_cuda_used_for_tests", py_mark_cuda_used_for_tests, METH_NOARGS,
+     "_mark_cuda_used_for_tests()\n\nTests only: behave as if CUDA had been used here."},
     {NULL, NULL, 0, NULL},
 };
 

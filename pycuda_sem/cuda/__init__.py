@@ -9,6 +9,7 @@ from .. import _C
 from .._C import (  # noqa: F401
     OutOfMemoryError,
     is_available, device_count, current_device, set_device, is_initialized, init,
+    _is_in_bad_fork,
     get_device_name, get_device_capability, get_device_properties,
     synchronize, mem_get_info, can_device_access_peer,
     Stream, ExternalStream, StreamContext, Event,

@@ -1,14 +1,25 @@
 """torch.multiprocessing: the standard multiprocessing module, with CPU
 tensors sent between processes through shared memory (a POSIX shared-memory
 file per tensor, mapped by the receiver, never pickled bytes). CUDA tensors
-cannot be sent (no CUDA IPC here)."""
+cannot be sent (no CUDA IPC here).
+
+spawn/start_processes (spawn.py) run a function in several processes and
+raise the child's error in the parent. A child forked after its parent used
+CUDA cannot use CUDA (the C fork handler in device.c marks it): it raises
+torch's "Cannot re-initialize CUDA in forked subprocess" error."""
 import multiprocessing as _mp
 from multiprocessing import *  # noqa: F401,F403 - torch.multiprocessing re-exports it
 
 from ..utils.data import _shm  # noqa: F401 - registers the tensor reductions
+from .spawn import (  # noqa: F401
+    spawn, start_processes, ProcessContext, SpawnContext, ProcessException,
+    ProcessRaisedException, ProcessExitedException,
+)
 
 __all__ = list(_mp.__all__) + ["get_sharing_strategy", "set_sharing_strategy",
-                               "get_all_sharing_strategies"]
+                               "get_all_sharing_strategies", "spawn", "start_processes",
+                               "ProcessContext", "SpawnContext", "ProcessException",
+                               "ProcessRaisedException", "ProcessExitedException"]
 
 _STRATEGIES = {"file_system"}  # names of /dev/shm files, as torch's file_system
 
