@@ -17,9 +17,13 @@ NVLS = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
 KEYS = ["RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR",
         "MASTER_PORT", "TORCHELASTIC_RUN_ID"] + list(NVLS)
 
+# one write() per record: the workers share the launcher's stdout, and with
+# PYTHONUNBUFFERED print's text and newline would be two writes that another
+# worker's record can land between
 PRINT_ENV = """
 import json, os, sys
-print(json.dumps({"env": {k: os.environ.get(k) for k in %r}, "argv": sys.argv[1:]}), flush=True)
+sys.stdout.write(json.dumps({"env": {k: os.environ.get(k) for k in %r}, "argv": sys.argv[1:]}) + "\\n")
+sys.stdout.flush()
 """ % KEYS
 
 
@@ -102,10 +106,10 @@ def test_failing_rank_stops_the_others(tmp_path):
 SIGNALS = """
 import os, signal, sys, time
 def on_term(signum, frame):
-    print("rank %s got signal %d" % (os.environ["RANK"], signum), flush=True)
+    os.write(1, b"rank %s got signal %d\\n" % (os.environ["RANK"].encode(), signum))
     sys.exit(0)
 signal.signal(signal.SIGTERM, on_term)
-print("ready", flush=True)
+os.write(1, b"ready\\n")  # one write: the workers share the pipe
 time.sleep(60)
 """
 
