@@ -147,3 +147,13 @@ def test_grad_mode_is_per_thread_during_backward():
     y2.sum().backward(create_graph=True)
     assert seen == [False, True]
     assert torch.is_grad_enabled()
+
+
+def test_printing_shows_grad_fn_and_requires_grad():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    assert repr(x) == "tensor([1., 2.], requires_grad=True)"
+    assert repr(x * 2) == "tensor([2., 4.], grad_fn=<MulBackward0>)"
+    assert repr((x * 2).sum()) == "tensor(6., grad_fn=<SumBackward0>)"
+    assert repr(x.detach()) == "tensor([1., 2.])"
+    with torch.no_grad():
+        assert repr(x * 2) == "tensor([2., 4.])"
