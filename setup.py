@@ -76,8 +76,12 @@ class BuildExt(build_ext):
 
         def compile_one(obj, src, ext, cc_args, extra_postargs, pp_opts):
             if src.endswith(".cu"):
+                # hidden visibility: CUB/Thrust/libcu++ instantiate inline
+                # variables and vtables (cuda::cuda_error, nvtx statics) that
+                # would otherwise be exported as process-wide GNU_UNIQUE
+                # symbols, shared with torch's own copies of the same names
                 cmd = [NVCC, "-c", src, "-o", obj, "-O3", "-std=c++17",
-                       "--compiler-options", "-fPIC,-Wall,-Wextra",
+                       "--compiler-options", "-fPIC,-Wall,-Wextra,-fvisibility=hidden",
                        "-I" + os.path.join(HERE, "csrc")] + gencode_flags()
                 if os.environ.get("PYCUDA_SEM_DEBUG"):
                     cmd += ["-lineinfo"]
