@@ -101,3 +101,15 @@ def test_still_correct_after_all_that():
     x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
     (x * x).sum().backward()
     assert x.grad.tolist() == [2.0, 4.0, 6.0]
+
+
+def test_requires_grad_keyword_only_where_torch_takes_it():
+    assert torch.zeros(2, requires_grad=True).requires_grad
+    assert torch.rand(2, requires_grad=True).is_leaf
+    assert torch.ones(2).new_full((3,), 2.0, requires_grad=True).requires_grad
+    with pytest.raises(TypeError, match="requires_grad"):
+        torch.add(torch.ones(2), 1, requires_grad=True)
+    with pytest.raises(TypeError, match="requires_grad"):
+        torch.as_tensor([1.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="floating point"):
+        torch.zeros(2, dtype=torch.int64, requires_grad=True)

@@ -381,80 +381,56 @@ static PyObject *record(PcsAgOp *w, PyObject *const *args, Py_ssize_t nargs, PyO
     return r;
 }
 
-/* The slow path: requires_grad= or out= keywords, in-place bumps, records. */
+/* The slow path: requires_grad= or out= keywords, in-place bumps, records.
+ * requires_grad= reaches the op itself (the factories accept it, every other
+ * op refuses it as torch does); a result it accepted is marked here. */
 PyObject *pcs_ag_op_slow(PcsAgOp *w, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     PyObject *rg = NULL, *out = NULL;
-    PyObject *stack[64];
-    PyObject *const *cargs = args;
-    PyObject *ckw = kwnames;
     PyObject *kwargs = NULL, *r = NULL;
-    /* requires_grad= is handled here (the factories never see it) */
     for (Py_ssize_t i = 0; i < nkw; i++) {
         PyObject *k = PyTuple_GET_ITEM(kwnames, i);
-        if (kw_is(k, str_requires_grad, "requires_grad") && !(w->flags & F_PASS_RG))
+        if (kw_is(k, str_requires_grad, "requires_grad"))
             rg = args[nargs + i];
         else if (kw_is(k, str_out, "out"))
             out = args[nargs + i];
     }
-    if (rg) {
-        if (nargs + nkw > 64) {
-            PyErr_SetString(PyExc_TypeError, "too many arguments");
-            return NULL;
-        }
-        Py_ssize_t j = nargs;
-        memcpy(stack, args, (size_t)nargs * sizeof(PyObject *));
-        ckw = PyTuple_New(nkw - 1);
-        if (!ckw)
-            return NULL;
-        for (Py_ssize_t i = 0, q = 0; i < nkw; i++) {
-            PyObject *k = PyTuple_GET_ITEM(kwnames, i);
-            if (args[nargs + i] == rg && kw_is(k, str_requires_grad, "requires_grad"))
-                continue;
-            PyTuple_SET_ITEM(ckw, q++, Py_NewRef(k));
-            stack[j++] = args[nargs + i];
-        }
-        if (nkw == 1)
-            Py_SETREF(ckw, NULL);
-        cargs = stack;
-        nkw--;
-    }
-    bool need = pcs_grad_enabled() && any_rg(cargs, nargs + nkw);
+    bool need = pcs_grad_enabled() && any_rg(args, nargs + nkw);
     if (need && out && out != Py_None) {
         PyErr_Format(PyExc_RuntimeError, "%U(): functions with out=... arguments don't support "
                      "automatic differentiation, but one of the arguments requires grad.", w->op->name);
-        goto done;
+        return NULL;
     }
     if (!need) {
-        r = invoke(w, cargs, (size_t)nargs, ckw);
+        r = invoke(w, args, (size_t)nargs, kwnames);
         if (r && (w->flags & F_INPLACE) && nargs)
-            bump(cargs[0]);
+            bump(args[0]);
         if (r && out)
             bump(out);
     } else {
         for (Py_ssize_t i = 0; i < nkw; i++) {
-            PyObject *v = cargs[nargs + i];
+            PyObject *v = args[nargs + i];
             if (pcs_ag_is_rg(v)) {
                 PyErr_Format(PyExc_NotImplementedError,
                              "%U(): a tensor that requires grad passed as keyword '%U' is not "
                              "differentiated by pycuda_sem's autograd; pass it positionally",
-                             w->op->name, PyTuple_GET_ITEM(ckw, i));
+                             w->op->name, PyTuple_GET_ITEM(kwnames, i));
                 goto done;
             }
             if (!kwargs && !(kwargs = PyDict_New()))
                 goto done;
-            if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(ckw, i), v) < 0)
+            if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, i), v) < 0)
                 goto done;
         }
-        r = record(w, cargs, nargs, ckw, kwargs);
+        r = record(w, args, nargs, kwnames, kwargs);
     }
-    if (r && rg) {
+    if (r && rg && PcsTensor_Check(r)) {
         int on = PyObject_IsTrue(rg);
         if (on < 0)
             Py_CLEAR(r);
-        else if (on && PcsTensor_Check(r) && !pcs_ag_differentiable_dtype(((PcsTensor *)r)->dtype)) {
+        else if (on && !pcs_ag_differentiable_dtype(((PcsTensor *)r)->dtype)) {
             PyErr_SetString(PyExc_RuntimeError,
                             "Only Tensors of floating point and complex dtype can require gradients");
             Py_CLEAR(r);
@@ -463,8 +439,6 @@ PyObject *pcs_ag_op_slow(PcsAgOp *w, PyObject *const *args, size_t nargsf, PyObj
     }
 done:
     Py_XDECREF(kwargs);
-    if (ckw != kwnames)
-        Py_XDECREF(ckw);
     return r;
 }
 
@@ -604,8 +578,6 @@ static PyObject *wrap_callable(PyObject *orig, const char *name)
         return NULL;
     w->orig = Py_NewRef(orig);
     w->orig_vc = vc;
-    if (!strcmp(name, "as_tensor") || !strcmp(name, "from_numpy")) /* torch refuses it there */
-        w->flags |= F_PASS_RG;
     return (PyObject *)w;
 }
 

@@ -9,7 +9,7 @@
 typedef struct pcs_opinfo pcs_opinfo;
 
 enum { K_CALL, K_GET, K_UN, K_BIN, K_POW, K_SETITEM };
-enum { F_INPLACE = 1, F_PASS_RG = 2 }; /* F_PASS_RG: the op itself judges requires_grad= */
+enum { F_INPLACE = 1 };
 
 typedef struct {
     PyObject_HEAD

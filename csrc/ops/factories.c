@@ -62,13 +62,10 @@ int pcs_factory_opts_parse(PyObject *const *args, Py_ssize_t nargs, PyObject *kw
                 return -1;
             o->pinned = p;
         } else if (PyUnicode_CompareWithASCIIString(k, "requires_grad") == 0) {
-            int p = PyObject_IsTrue(v);
-            if (p != 0) {
-                if (p > 0)
-                    PyErr_SetString(PyExc_NotImplementedError,
-                                    "requires_grad=True: pycuda_sem has no autograd");
+            /* accepted here; the autograd layer's wrapper of the factory
+             * marks the result (ops know nothing about autograd) */
+            if (PyObject_IsTrue(v) < 0)
                 return -1;
-            }
         } else if (PyUnicode_CompareWithASCIIString(k, "out") == 0) {
             if (v != Py_None) {
                 PyErr_Format(PyExc_NotImplementedError, "%s(out=...) is not supported", fname);

@@ -417,11 +417,9 @@ static int parse_opts(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, con
             return -1;
         o->pinned = p;
     }
-    /* NOLINT(pcs-errors): -1 takes the error path too, only its message is replaced */
-    if ((v = pcs_arg(args, nargs, kw, -1, "requires_grad")) && PyObject_IsTrue(v)) {
-        PyErr_SetString(PyExc_NotImplementedError, "requires_grad=True: pycuda_sem has no autograd");
+    /* requires_grad= is accepted; the autograd layer's wrapper marks the result */
+    if ((v = pcs_arg(args, nargs, kw, -1, "requires_grad")) && PyObject_IsTrue(v) < 0)
         return -1;
-    }
     if ((v = pcs_arg(args, nargs, kw, -1, "out")) && v != Py_None) {
         PyErr_Format(PyExc_NotImplementedError, "%s(out=...) is not supported", fname);
         return -1;
