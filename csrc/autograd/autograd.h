@@ -145,6 +145,8 @@ void pcs_ag_tmeta_of(const PcsTensor *t, pcs_tmeta *m);
 /* New tensor aliasing t's memory and geometry, without a record. */
 PcsTensor *pcs_ag_alias(PcsTensor *t);
 bool pcs_ag_differentiable_dtype(int dtype);
+/* A RemovableHandle for fn as a new entry of *dict (created on first use). */
+PyObject *pcs_ag_add_hook(PyObject **dict, PyObject *fn);
 extern PyGetSetDef pcs_ag_tensor_getset[];
 extern PyMethodDef pcs_ag_tensor_methods[];
 
@@ -174,8 +176,6 @@ void pcs_ag_wrap_slots(PyNumberMethods *nb, PyMappingMethods *mp);
 /* Wraps every op method/property of Tensor and op function of the module. */
 int pcs_ag_wrap_module(PyObject *module);
 int pcs_record_init(PyObject *module);
-/* Runs an op callable with grad mode off. */
-PyObject *pcs_ag_call_nograd(PyObject *fn, PyObject *const *args, size_t nargsf, PyObject *kwnames);
 
 /* ---- fast_formulas.c ------------------------------------------------------ */
 pcs_cformula pcs_ag_cformula(const char *name);

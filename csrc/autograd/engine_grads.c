@@ -25,11 +25,6 @@ static PyObject *zeros_for(const pcs_tmeta *m)
     return z;
 }
 
-static void shape_str(int ndim, const int64_t *s, char *buf, size_t n)
-{
-    pcs_shape_str(ndim, s, buf, n);
-}
-
 /* g reduced/cast/moved to what input `m` needs (new ref), or NULL. */
 static PyObject *fit_grad(PcsNode *n, int index, PyObject *g, const pcs_tmeta *m)
 {
@@ -64,8 +59,8 @@ static PyObject *fit_grad(PcsNode *n, int index, PyObject *g, const pcs_tmeta *m
             Py_XDECREF(dims);
             Py_DECREF(g);
             char got[256], want[256];
-            shape_str(t->ndim, t->sizes, got, sizeof got);
-            shape_str(m->ndim, m->sizes, want, sizeof want);
+            pcs_shape_str(t->ndim, t->sizes, got, sizeof got);
+            pcs_shape_str(m->ndim, m->sizes, want, sizeof want);
             PyErr_Format(PyExc_RuntimeError, "Function %U returned an invalid gradient at index %d - "
                          "got %s but expected shape compatible with %s", n->name, index, got, want);
             return NULL;

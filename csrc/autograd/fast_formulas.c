@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
+#include "ops/ops.h"
 
 #define N(o) ((PcsNode *)(o))
 
@@ -176,12 +177,8 @@ static PyObject *f_relu(PcsNode *n, PyObject *g) /* where(result > 0, g, 0) */
     PyObject *mask = res && zero ? PyObject_RichCompare(res, zero, Py_GT) : NULL;
     PyObject *r = NULL;
     if (mask) {
-        static PyObject *where = NULL;
-        if (!where) {
-            PyObject *mod = PyImport_ImportModule("pycuda_sem._C");
-            where = mod ? PyObject_GetAttrString(mod, "where") : NULL;
-            Py_XDECREF(mod);
-        }
+        static PyObject *mod = NULL;
+        PyObject *where = pcs_py_attr(&mod, "pycuda_sem._C", "where");
         PyObject *args[3] = {mask, g, zero};
         r = where ? PyObject_Vectorcall(where, args, 3, NULL) : NULL;
     }

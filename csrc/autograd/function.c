@@ -128,6 +128,28 @@ static bool any_requires_grad(PyObject *args)
     return false;
 }
 
+/* The inputs of a custom Function: its top-level tensor args (tensors inside
+ * lists are not inputs, as in torch). Recorded only when grad mode is on and
+ * one of them requires grad; otherwise the ctx stays without inputs. */
+static int take_inputs(PcsNode *n, PyObject *args)
+{
+    if (!PyTuple_Check(args) || !pcs_grad_enabled() || !any_requires_grad(args))
+        return 0;
+    Py_ssize_t k = PyTuple_GET_SIZE(args);
+    PyObject **flat = PyMem_Calloc((size_t)k + 1, sizeof(PyObject *));
+    if (!flat) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < k; i++) {
+        PyObject *x = PyTuple_GET_ITEM(args, i);
+        flat[i] = (PyTuple_Check(x) || PyList_Check(x)) ? Py_None : x;
+    }
+    int rc = pcs_node_set_inputs(n, flat, k, NULL, NULL);
+    PyMem_Free(flat);
+    return rc;
+}
+
 /* _FunctionCtx(args=()): a ctx whose inputs are already known, so forward
  * can read needs_input_grad. */
 static PyObject *function_ctx(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
@@ -137,28 +159,8 @@ static PyObject *function_ctx(PyObject *m, PyObject *const *args, Py_ssize_t nar
     if (!name && !(name = PyUnicode_InternFromString("FunctionBackward")))
         return NULL;
     PcsNode *n = pcs_node_new(PCS_NODE_FUNCTION, name);
-    if (!n)
-        return NULL;
-    if (nargs >= 1 && PyTuple_Check(args[0]) && pcs_grad_enabled() && any_requires_grad(args[0])) {
-        /* only top-level tensors are inputs of a custom Function, as in torch */
-        PyObject *a = args[0];
-        Py_ssize_t k = PyTuple_GET_SIZE(a);
-        PyObject **flat = PyMem_Calloc((size_t)k + 1, sizeof(PyObject *));
-        if (!flat) {
-            Py_DECREF(n);
-            return PyErr_NoMemory();
-        }
-        for (Py_ssize_t i = 0; i < k; i++) {
-            PyObject *x = PyTuple_GET_ITEM(a, i);
-            flat[i] = (PyTuple_Check(x) || PyList_Check(x)) ? Py_None : x;
-        }
-        int rc = pcs_node_set_inputs(n, flat, k, NULL, NULL);
-        PyMem_Free(flat);
-        if (rc < 0) {
-            Py_DECREF(n);
-            return NULL;
-        }
-    }
+    if (n && nargs >= 1 && take_inputs(n, args[0]) < 0)
+        Py_CLEAR(n);
     return (PyObject *)n;
 }
 
@@ -259,26 +261,8 @@ static PyObject *function_wire(PyObject *m, PyObject *const *a, Py_ssize_t nargs
         PyErr_SetString(PyExc_RuntimeError, "this ctx was already used by a Function call");
         return NULL;
     }
-    if (!n->amap && PyTuple_GET_SIZE(args) && pcs_grad_enabled()) {
-        /* a ctx made without its args: take the inputs now */
-        PyObject *a2[1] = {args};
-        PyObject *tmp = function_ctx(NULL, a2, 1);
-        if (!tmp)
-            return NULL;
-        PcsNode *t = N(tmp);
-        if (t->amap) { /* move the inputs over */
-            n->n_args = t->n_args; n->amap = t->amap; t->amap = NULL;
-            n->n_edges = t->n_edges; n->edges = t->edges; t->edges = NULL; t->n_edges = 0;
-            n->in_meta = t->in_meta; t->in_meta = NULL;
-            n->elem = t->elem; t->elem = NULL;
-            n->device = t->device; n->stream = t->stream;
-            Py_XSETREF(n->args, t->args);
-            t->args = NULL;
-            pcs_saved *sv = t->saved; /* none: no arg is kept */
-            PCS_UNUSED(sv);
-        }
-        Py_DECREF(tmp);
-    }
+    if (!n->amap && take_inputs(n, args) < 0) /* a ctx made without its args */
+        return NULL;
     bool diff = false;
     for (int i = 0; i < n->n_edges; i++)
         diff |= n->edges[i].fn != NULL;

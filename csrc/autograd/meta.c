@@ -8,6 +8,7 @@
 
 #include "autograd/grad_mode.h"
 #include "core/dtype.h"
+#include "ops/ops.h"
 
 static void meta_free(PcsTensor *t)
 {
@@ -316,29 +317,24 @@ static PyObject *m_retain_grad(PyObject *self, PyObject *noargs)
     Py_RETURN_NONE;
 }
 
-/* A RemovableHandle (pycuda_sem.utils.hooks) for a new entry of `dict`. */
-static PyObject *add_hook(PyObject *dict, PyObject *fn)
+/* A RemovableHandle (pycuda_sem.utils.hooks) for fn as a new entry of
+ * *dict (made on first use): the tensor hooks here and the node hooks of
+ * node.c share it. */
+PyObject *pcs_ag_add_hook(PyObject **dict, PyObject *fn)
 {
-    static PyObject *handle_cls = NULL;
-    if (!handle_cls) {
-        PyObject *mod = PyImport_ImportModule("pycuda_sem.utils.hooks");
-        if (!mod)
-            return NULL;
-        handle_cls = PyObject_GetAttrString(mod, "RemovableHandle");
-        Py_DECREF(mod);
-        if (!handle_cls)
-            return NULL;
-    }
-    PyObject *h = PyObject_CallOneArg(handle_cls, dict);
-    if (!h)
-        return NULL;
-    PyObject *id = PyObject_GetAttrString(h, "id");
-    if (!id || PyDict_SetItem(dict, id, fn) < 0) {
-        Py_XDECREF(id);
-        Py_DECREF(h);
+    static PyObject *mod = NULL;
+    if (!PyCallable_Check(fn)) {
+        PyErr_SetString(PyExc_TypeError, "the hook must be callable");
         return NULL;
     }
-    Py_DECREF(id);
+    if (!*dict && !(*dict = PyDict_New()))
+        return NULL;
+    PyObject *cls = pcs_py_attr(&mod, "pycuda_sem.utils.hooks", "RemovableHandle");
+    PyObject *h = cls ? PyObject_CallOneArg(cls, *dict) : NULL;
+    PyObject *id = h ? PyObject_GetAttrString(h, "id") : NULL;
+    if (!id || PyDict_SetItem(*dict, id, fn) < 0)
+        Py_CLEAR(h);
+    Py_XDECREF(id);
     return h;
 }
 
@@ -369,7 +365,7 @@ static PyObject *m_register_hook(PyObject *self, PyObject *fn)
             Py_DECREF(entry);
         }
     }
-    return add_hook(m->hooks, fn);
+    return pcs_ag_add_hook(&m->hooks, fn);
 }
 
 static PyObject *m_register_post_accumulate_grad_hook(PyObject *self, PyObject *fn)
@@ -387,7 +383,7 @@ static PyObject *m_register_post_accumulate_grad_hook(PyObject *self, PyObject *
     }
     if (!m->post_hooks && !(m->post_hooks = PyDict_New()))
         return NULL;
-    return add_hook(m->post_hooks, fn);
+    return pcs_ag_add_hook(&m->post_hooks, fn);
 }
 
 /* backward(gradient=None, retain_graph=None, create_graph=False, inputs=None) */

@@ -541,32 +541,14 @@ static PyObject *node_name(PyObject *self, PyObject *noargs)
     return Py_NewRef(N(self)->name);
 }
 
-static PyObject *node_add_hook(PyObject **dict, PyObject *fn)
-{
-    if (!PyCallable_Check(fn)) {
-        PyErr_SetString(PyExc_TypeError, "the hook must be callable");
-        return NULL;
-    }
-    if (!*dict && !(*dict = PyDict_New()))
-        return NULL;
-    PyObject *mod = PyImport_ImportModule("pycuda_sem.utils.hooks");
-    PyObject *h = mod ? PyObject_CallMethod(mod, "RemovableHandle", "O", *dict) : NULL;
-    Py_XDECREF(mod);
-    PyObject *id = h ? PyObject_GetAttrString(h, "id") : NULL;
-    if (!id || PyDict_SetItem(*dict, id, fn) < 0)
-        Py_CLEAR(h);
-    Py_XDECREF(id);
-    return h;
-}
-
 static PyObject *node_register_hook(PyObject *self, PyObject *fn)
 {
-    return node_add_hook(&N(self)->post_hooks, fn);
+    return pcs_ag_add_hook(&N(self)->post_hooks, fn);
 }
 
 static PyObject *node_register_prehook(PyObject *self, PyObject *fn)
 {
-    return node_add_hook(&N(self)->pre_hooks, fn);
+    return pcs_ag_add_hook(&N(self)->pre_hooks, fn);
 }
 
 static PyObject *node_repr(PyObject *self)

@@ -158,17 +158,6 @@ static bool kw_is(PyObject *k, PyObject *interned, const char *s)
     return k == interned || PyUnicode_CompareWithASCIIString(k, s) == 0;
 }
 
-PyObject *pcs_ag_call_nograd(PyObject *fn, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    bool was = pcs_grad_enabled();
-    if (was)
-        pcs_set_grad_enabled(false);
-    PyObject *r = PyObject_Vectorcall(fn, args, nargsf, kwnames);
-    if (was)
-        pcs_set_grad_enabled(true);
-    return r;
-}
-
 static PyObject *invoke(PcsAgOp *w, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     switch (w->kind) {
