@@ -69,9 +69,10 @@ static PyObject *fit_grad(PcsNode *n, int index, PyObject *g, const pcs_tmeta *m
         if (PyList_GET_SIZE(dims)) {
             PyObject *dt = PyList_AsTuple(dims);
             PyObject *args[3] = {g, dt, Py_True};
-            PyObject *sum_name = PyUnicode_FromString("sum");
+            static PyObject *sum_name = NULL;
+            if (!sum_name)
+                sum_name = PyUnicode_InternFromString("sum");
             r = dt && sum_name ? PyObject_VectorcallMethod(sum_name, args, 3, NULL) : NULL;
-            Py_XDECREF(sum_name);
             Py_XDECREF(dt);
             Py_DECREF(g);
         }

@@ -137,15 +137,19 @@ static PyObject *f_neg(PcsNode *n, PyObject *g)
     return tuple1(PyNumber_Negative(g));
 }
 
-static PyObject *method(PyObject *self, const char *name, PyObject *arg1)
+/* The method names the C twins call, made once (these run per node). */
+enum { M_EXPAND, M_T, M_MM, M_RESHAPE, M_COUNT };
+static const char *const method_names[M_COUNT] = {"expand", "t", "mm", "reshape"};
+static PyObject *method_strs[M_COUNT];
+
+/* self.<method>(arg1) (arg1 may be NULL), through the op wrappers, so the
+ * call records under create_graph. */
+static PyObject *method(PyObject *self, int which, PyObject *arg1)
 {
-    PyObject *s = PyUnicode_InternFromString(name);
-    if (!s)
+    if (!method_strs[which] && !(method_strs[which] = PyUnicode_InternFromString(method_names[which])))
         return NULL;
     PyObject *args[2] = {self, arg1};
-    PyObject *r = PyObject_VectorcallMethod(s, args, arg1 ? 2 : 1, NULL);
-    Py_DECREF(s);
-    return r;
+    return PyObject_VectorcallMethod(method_strs[which], args, arg1 ? 2 : 1, NULL);
 }
 
 static PyObject *input_shape(PcsNode *n, int i)
@@ -159,7 +163,7 @@ static PyObject *f_sum(PcsNode *n, PyObject *g) /* the full sum: g expanded back
     if (!plain(n, 1) || n->amap[0].flat < 0)
         return Py_NewRef(Py_NotImplemented);
     PyObject *shape = input_shape(n, 0);
-    PyObject *r = shape ? method(g, "expand", shape) : NULL;
+    PyObject *r = shape ? method(g, M_EXPAND, shape) : NULL;
     Py_XDECREF(shape);
     return tuple1(r);
 }
@@ -197,13 +201,13 @@ static PyObject *f_mm(PcsNode *n, PyObject *g) /* (g @ b.T, a.T @ g) */
         return Py_NewRef(Py_NotImplemented);
     PyObject *ga = NONE(), *gb = NONE();
     if (needs(n, 0)) {
-        PyObject *bt = method(b, "t", NULL);
-        Py_SETREF(ga, bt ? method(g, "mm", bt) : NULL);
+        PyObject *bt = method(b, M_T, NULL);
+        Py_SETREF(ga, bt ? method(g, M_MM, bt) : NULL);
         Py_XDECREF(bt);
     }
     if (ga && needs(n, 1)) {
-        PyObject *at = method(a, "t", NULL);
-        Py_SETREF(gb, at ? method(at, "mm", g) : NULL);
+        PyObject *at = method(a, M_T, NULL);
+        Py_SETREF(gb, at ? method(at, M_MM, g) : NULL);
         Py_XDECREF(at);
     }
     return tuple2(ga, gb);
@@ -213,7 +217,7 @@ static PyObject *f_t(PcsNode *n, PyObject *g)
 {
     if (!plain(n, 1))
         return Py_NewRef(Py_NotImplemented);
-    return tuple1(method(g, "t", NULL));
+    return tuple1(method(g, M_T, NULL));
 }
 
 static PyObject *f_reshape(PcsNode *n, PyObject *g) /* view/reshape: back to the input's shape */
@@ -227,7 +231,7 @@ static PyObject *f_reshape(PcsNode *n, PyObject *g) /* view/reshape: back to the
             return Py_NewRef(Py_NotImplemented);
     }
     PyObject *shape = input_shape(n, 0);
-    PyObject *r = shape ? method(g, "reshape", shape) : NULL;
+    PyObject *r = shape ? method(g, M_RESHAPE, shape) : NULL;
     Py_XDECREF(shape);
     return tuple1(r);
 }
