@@ -161,6 +161,31 @@ def _fill_in_zeros(grads, refs, strict, create_graph, stage):
 # ---- public API ----------------------------------------------------------------------------
 
 
+
+def _outputs_of(func, inputs, strict, fn_name):
+    """func(*inputs) as a tuple (and whether it was one), each output
+    checked to require grad where strict asks for it."""
+    outputs = func(*inputs)
+    is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
+                                          fn_name)
+    _check_requires_grad(outputs, "outputs", strict=strict)
+    return is_outputs_tuple, outputs
+
+
+def _inputs_and_v(inputs, v, create_graph, fn_name):
+    """The inputs as a tuple ready to differentiate, and v checked against
+    them (None is allowed only for a single one-element input)."""
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
+    inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+    if v is not None:
+        _, v = _as_tuple(v, "v", fn_name)
+        v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
+        _validate_v(v, inputs, is_inputs_tuple)
+    elif len(inputs) != 1 or inputs[0].nelement() != 1:
+        raise RuntimeError("The vector v can only be None if the input to the user-provided "
+                           "function is a single Tensor with a single element.")
+    return is_inputs_tuple, inputs, v
+
 def _finish(outputs, of, wrt, v, like, create_graph, strict, stage, is_outputs_tuple, result_tuple):
     """The last step every product function shares: the gradients of `of`
     with respect to `wrt` weighted by v (zeros where unused, shaped like
@@ -179,10 +204,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                              "vjp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
+        is_outputs_tuple, outputs = _outputs_of(func, inputs, strict, "vjp")
         if v is not None:
             _, v = _as_tuple(v, "v", "vjp")
             v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
@@ -198,19 +220,8 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), J v): the Jacobian-vector product, by the double-backward
     trick. ``v`` may be omitted when the input is a single one-element tensor."""
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "jvp")
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, inputs, is_inputs_tuple)
-        elif len(inputs) != 1 or inputs[0].nelement() != 1:
-            raise RuntimeError("The vector v can only be None if the input to the user-provided "
-                               "function is a single Tensor with a single element.")
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                              "jvp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
+        is_inputs_tuple, inputs, v = _inputs_and_v(inputs, v, create_graph, "jvp")
+        is_outputs_tuple, outputs = _outputs_of(func, inputs, strict, "jvp")
         # the backward is linear in grad_outputs: their value does not matter
         # (zeros, which hold no inf or nan), only the graph through them
         grad_outputs = tuple(_C.zeros_like(out, requires_grad=True) for out in outputs)
@@ -243,10 +254,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                              "jacobian")
-        _check_requires_grad(outputs, "outputs", strict=strict)
+        is_outputs_tuple, outputs = _outputs_of(func, inputs, strict, "jacobian")
         if vectorize and strict:
             raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
                                "`vectorized=True` are not supported together. Please either set "
@@ -316,19 +324,8 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
 def _scalar_function_grad(func, inputs, v, create_graph, strict, fn_name):
     """The first half of vhp/hvp: preprocessed inputs and v, func's output,
     and its gradient built with create_graph=True."""
-    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
-    inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-    if v is not None:
-        _, v = _as_tuple(v, "v", fn_name)
-        v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-        _validate_v(v, inputs, is_inputs_tuple)
-    elif len(inputs) != 1 or inputs[0].nelement() != 1:
-        raise RuntimeError("The vector v can only be None if the input to the user-provided "
-                           "function is a single Tensor with a single element.")
-    outputs = func(*inputs)
-    is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                          fn_name)
-    _check_requires_grad(outputs, "outputs", strict=strict)
+    is_inputs_tuple, inputs, v = _inputs_and_v(inputs, v, create_graph, fn_name)
+    is_outputs_tuple, outputs = _outputs_of(func, inputs, strict, fn_name)
     if is_outputs_tuple or not isinstance(outputs[0], _Tensor):
         raise RuntimeError("The function given to %s should return a single Tensor" % fn_name)
     if outputs[0].nelement() != 1:
