@@ -2,9 +2,10 @@
 
 No nbclient, no kernel: the .ipynb JSON is read, its code cells are executed
 in order in one namespace, and for each cell the runner captures stdout,
-stderr, the value of a final expression (as Jupyter displays it) and any
-exception. Each notebook runs in a fresh interpreter of its own, so that
-statistics such as memory_allocated() start from zero as in a new kernel.
+stderr, the value of a final expression (as Jupyter displays it: a matplotlib
+figure as a PNG) and any exception. Each notebook runs in a fresh interpreter
+of its own, so that statistics such as memory_allocated() start from zero as
+in a new kernel.
 
 A code cell whose first line is `# needs-gpus: N` is run only when at least N
 GPUs are visible; otherwise its output says that it was skipped and why.
@@ -16,6 +17,7 @@ GPUs are visible; otherwise its output says that it was skipped and why.
 """
 import argparse
 import ast
+import base64
 import contextlib
 import datetime
 import io
@@ -70,7 +72,14 @@ def run_cell(source, namespace, filename):
         outputs.append({"output_type": "stream", "name": "stdout", "text": _lines(out.getvalue())})
     if err.getvalue():
         outputs.append({"output_type": "stream", "name": "stderr", "text": _lines(err.getvalue())})
-    if result is not None:
+    if result is not None and hasattr(result, "savefig"):
+        # a matplotlib figure as the last expression: shown as Jupyter shows it, a PNG
+        png = io.BytesIO()
+        result.savefig(png, format="png", dpi=80)
+        outputs.append({"output_type": "display_data", "metadata": {},
+                        "data": {"image/png": base64.b64encode(png.getvalue()).decode("ascii"),
+                                 "text/plain": _lines(repr(result))}})
+    elif result is not None:
         outputs.append({"output_type": "execute_result", "execution_count": None, "metadata": {},
                         "data": {"text/plain": _lines(repr(result))}})
     if error:

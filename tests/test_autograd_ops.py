@@ -109,6 +109,8 @@ add(C("add", R(3), R(3), kw=dict(alpha=2.5), tag="alpha"),
     C("where", mask([[True, False, True], [False, True, True]]), R(2, 3), R(3), gg=True),
     C("where", R(2, 3), mask([True, False, True]), R(3), via="m", tag="method"),
     C("where", mask([True, False]), R(2), 0.5, tag="scalar"),
+    # relu's one-pass backward, which the C formula calls: linear in grad, flat in result
+    C("_threshold_backward", R(2, 3), R(2, 3), gg=True),
     C("clamp", R(3, 4), -1.0, 1.0, gg=True),
     C("clamp", R(3, 4), R(3, 4), R(3, 4), tag="tensors"),
     C("clamp", R(4), kw=dict(min=-0.7), tag="min"),
@@ -384,3 +386,18 @@ def test_registry_names_exist():
     slots = {"pos", "__getitem__", "__setitem__", "matmul_", "floor_divide_"}
     for n in _formulas.REGISTRY:
         assert hasattr(_C, n) or hasattr(_C.Tensor, n) or n in slots, n
+
+
+# ---- relu's backward: torch's threshold_backward, on both paths ------------------------------
+
+@needs_engine
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_relu_backward_lets_nan_through(device, create_graph):
+    # 0 where the result is <= 0, the incoming gradient elsewhere, NaN included
+    # (create_graph takes the Python formula, the plain backward the C one)
+    x = torch.tensor([-1.5, 0.0, float("nan"), 2.0, 3.5], device=device, requires_grad=True)
+    g, = torch.autograd.grad(torch.relu(x), x, torch.tensor([5.0, 6.0, 7.0, 8.0, 9.0], device=device),
+                             create_graph=create_graph)
+    assert g.device.type == device
+    assert g.tolist() == [0.0, 0.0, 7.0, 8.0, 9.0]

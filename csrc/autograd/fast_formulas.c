@@ -7,6 +7,7 @@
  * alpha=, a rounding_mode=, dims to sum over, a missing saved tensor) returns
  * Py_NotImplemented and the Python formula runs instead. */
 #include "autograd/autograd.h"
+#include "autograd/grad_mode.h"
 
 #include <string.h>
 
@@ -168,27 +169,21 @@ static PyObject *f_sum(PcsNode *n, PyObject *g) /* the full sum: g expanded back
     return tuple1(r);
 }
 
-static PyObject *f_relu(PcsNode *n, PyObject *g) /* where(result > 0, g, 0) */
+static PyObject *f_relu(PcsNode *n, PyObject *g) /* 0 where result <= 0, else g: one pass */
 {
-    if (!plain(n, 1))
+    /* create_graph: the Python formula, whose where() is differentiable */
+    if (!plain(n, 1) || pcs_grad_enabled())
         return Py_NewRef(Py_NotImplemented);
     PyObject *res = PyObject_GetAttrString((PyObject *)n, "result");
     if (res == Py_None) {
         Py_DECREF(res);
         return Py_NewRef(Py_NotImplemented);
     }
-    PyObject *zero = PyLong_FromLong(0);
-    PyObject *mask = res && zero ? PyObject_RichCompare(res, zero, Py_GT) : NULL;
-    PyObject *r = NULL;
-    if (mask) {
-        static PyObject *mod = NULL;
-        PyObject *where = pcs_py_attr(&mod, "pycuda_sem._C", "where");
-        PyObject *args[3] = {mask, g, zero};
-        r = where ? PyObject_Vectorcall(where, args, 3, NULL) : NULL;
-    }
+    static PyObject *mod = NULL;
+    PyObject *fn = res ? pcs_py_attr(&mod, "pycuda_sem._C", "_threshold_backward") : NULL;
+    PyObject *args[2] = {g, res};
+    PyObject *r = fn ? PyObject_Vectorcall(fn, args, 2, NULL) : NULL;
     Py_XDECREF(res);
-    Py_XDECREF(zero);
-    Py_XDECREF(mask);
     return tuple1(r);
 }
 

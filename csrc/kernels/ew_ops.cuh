@@ -180,6 +180,7 @@ template <int OP, class C> __device__ __forceinline__ auto bop(C a, C b, C alpha
         if constexpr (std::is_same_v<C, float>) return atan2f(a, b);
         else return C(atan2((double)a, (double)b));
     }
+    else if constexpr (OP == PCS_BOP_THRESHOLD_BWD) return b <= C(0) ? C(0) : a;
     else if constexpr (OP == PCS_BOP_EQ) return a == b;
     else if constexpr (OP == PCS_BOP_NE) return a != b;
     else if constexpr (OP == PCS_BOP_LT) return a < b;

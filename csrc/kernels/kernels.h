@@ -103,11 +103,13 @@ void pcs_launch_fft_scale(void *data, int is_double, int64_t n, double s_even, d
 
 /* Binary ops. Output dtype: bool for EQ..LOGICAL_XOR, else the compute dtype.
  * ADD_ALPHA is a + alpha * b (alpha in scalars[2]); DIV_TRUNC/DIV_FLOOR are
- * div's rounding modes; REMAINDER and DIV_FLOOR follow Python's signs. */
+ * div's rounding modes; REMAINDER and DIV_FLOOR follow Python's signs.
+ * THRESHOLD_BWD(g, r) is relu's backward in one pass: r <= 0 ? 0 : g (a NaN
+ * in r lets g through, as torch's threshold_backward). */
 typedef enum {
     PCS_BOP_ADD = 0, PCS_BOP_SUB, PCS_BOP_ADD_ALPHA, PCS_BOP_MUL, PCS_BOP_DIV,
     PCS_BOP_DIV_TRUNC, PCS_BOP_DIV_FLOOR, PCS_BOP_REMAINDER, PCS_BOP_POW,
-    PCS_BOP_MAXIMUM, PCS_BOP_MINIMUM, PCS_BOP_ATAN2,
+    PCS_BOP_MAXIMUM, PCS_BOP_MINIMUM, PCS_BOP_ATAN2, PCS_BOP_THRESHOLD_BWD,
     PCS_BOP_EQ, PCS_BOP_NE, PCS_BOP_LT, PCS_BOP_LE, PCS_BOP_GT, PCS_BOP_GE,
     PCS_BOP_LOGICAL_AND, PCS_BOP_LOGICAL_OR, PCS_BOP_LOGICAL_XOR,
     PCS_BOP_BITWISE_AND, PCS_BOP_BITWISE_OR, PCS_BOP_BITWISE_XOR,

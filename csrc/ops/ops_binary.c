@@ -27,7 +27,8 @@ typedef struct {
 enum {
     B_ADD, B_SUB, B_MUL, B_DIV, B_TRUE_DIVIDE, B_FLOOR_DIVIDE, B_REMAINDER, B_POW, B_MAXIMUM,
     B_MINIMUM, B_ATAN2, B_EQ, B_NE, B_LT, B_LE, B_GT, B_GE, B_LOGICAL_AND, B_LOGICAL_OR,
-    B_LOGICAL_XOR, B_BITWISE_AND, B_BITWISE_OR, B_BITWISE_XOR, B_LSHIFT, B_RSHIFT, B_COUNT
+    B_LOGICAL_XOR, B_BITWISE_AND, B_BITWISE_OR, B_BITWISE_XOR, B_LSHIFT, B_RSHIFT, B_THRESHOLD_BWD,
+    B_COUNT
 };
 
 static const bin_spec bins[B_COUNT] = {
@@ -56,6 +57,9 @@ static const bin_spec bins[B_COUNT] = {
     [B_BITWISE_XOR] = {"bitwise_xor", PCS_BOP_BITWISE_XOR, K_BITWISE},
     [B_LSHIFT] = {"bitwise_left_shift", PCS_BOP_LSHIFT, K_BITWISE},
     [B_RSHIFT] = {"bitwise_right_shift", PCS_BOP_RSHIFT, K_BITWISE},
+    /* relu's backward (autograd's fast formula): one pass instead of a
+     * comparison and a where */
+    [B_THRESHOLD_BWD] = {"threshold_backward", PCS_BOP_THRESHOLD_BWD, K_NOCOMPLEX},
 };
 
 /* ------------------------------------------------------------------------ */
@@ -465,6 +469,12 @@ static PyObject *m_lerp_(PyObject *s, PyObject *const *a, Py_ssize_t n, PyObject
 
 BIN_LIST(BIN_WRAPPERS)
 
+static PyObject *f_threshold_backward(PyObject *m, PyObject *const *a, Py_ssize_t n, PyObject *kw)
+{
+    PCS_UNUSED(m);
+    return binary_entry(B_THRESHOLD_BWD, NULL, a, n, kw, false);
+}
+
 #define FK (METH_FASTCALL | METH_KEYWORDS)
 #define FN(f) (PyCFunction)(void (*)(void))(f)
 #define TM_ENTRY(name, which)                                                                      \
@@ -512,5 +522,7 @@ PyMethodDef pcs_ops_binary_functions[] = {
     {"clamp", FN(f_clamp), FK, "clamp(input, min=None, max=None, *, out=None)."},
     {"clip", FN(f_clamp), FK, "Alias of clamp."},
     {"lerp", FN(f_lerp), FK, "lerp(input, end, weight, *, out=None)."},
+    {"_threshold_backward", FN(f_threshold_backward), FK,
+     "_threshold_backward(grad, result): relu's backward, 0 where result <= 0 else grad."},
     {NULL, NULL, 0, NULL},
 };

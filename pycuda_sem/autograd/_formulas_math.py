@@ -66,7 +66,14 @@ def _abs(ctx, g):
 
 @formula("relu relu_", result=True)
 def _relu(ctx, g):
-    return (_C.where(ctx.result > 0, g, 0),)
+    # torch's threshold_backward: 0 where result <= 0, so a NaN lets g through
+    return (_C.where(ctx.result <= 0, 0.0, g),)
+
+
+@formula("_threshold_backward", save=(1,))
+def _threshold_backward(ctx, g):
+    # relu's one-pass backward (the C formula's): linear in grad, flat in result
+    return (_C._threshold_backward(g, ctx.args[1]), None)
 
 
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
