@@ -141,8 +141,9 @@ else:
 fig
 """),
         md("""
-Every tensor of the run is gone once the names are deleted: the caching allocator's
-statistics are back to zero.
+Every tensor of the run is gone once the names are deleted. What stays allocated is
+the cuBLAS workspace (32 MiB on Hopper, 4 MiB before it): the first matrix product took
+it from the caching allocator, and it lives as long as its cuBLAS handle, as in torch.
 """),
         code("""
 del net, optimizer, loss, xb, yb, x_test, y_test
