@@ -74,13 +74,13 @@ def big_cases():
 def host_cases():
     """Host time at 1024 elements (a host loop: what a call costs to launch)."""
     s = _lib("x = LIB.ones(1024, device='cuda'); idx = LIB.arange(1024, device='cuda'); "
-             "i2 = idx.view(1024); m = x > 0")
+             "i2 = idx.view(1024); m = x > 0; src = LIB.ones(1024, device='cuda')")
     s["cupy"] = "x = cupy.ones(1024, dtype=cupy.float32); idx = cupy.arange(1024); m = x > 0"
     rows = []
     for name, ours, cp in (("x[idx]", "x[idx]", "x[idx]"),
                            ("index_select(0, idx)", "x.index_select(0, idx)", "cupy.take(x, idx)"),
                            ("gather(0, idx)", "x.gather(0, i2)", None),
-                           ("scatter_add_(0, idx, x)", "x.scatter_add_(0, idx, x)", None),
+                           ("scatter_add_(0, idx, src)", "x.scatter_add_(0, idx, src)", None),
                            ("x[idx] = 1.0", "x.__setitem__(idx, 1.0)", None),
                            ("x[m] (mask)", "x[m]", "x[m]"),
                            ("nonzero()", "x.nonzero()", "cupy.nonzero(x)")):
