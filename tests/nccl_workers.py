@@ -202,9 +202,17 @@ def _mlp(seed, unused=False):
     torch.manual_seed(seed)
     layers = [torch.nn.Linear(8, 32), torch.nn.Tanh(), torch.nn.Linear(32, 4)]
     m = torch.nn.Sequential(*layers)
-    if unused:
-        m.extra = torch.nn.Linear(8, 8)
-    return m
+    return _WithUnused(m) if unused else m
+
+
+class _WithUnused(torch.nn.Module):
+    def __init__(self, body):
+        super().__init__()
+        self.body = body
+        self.extra = torch.nn.Linear(8, 8)  # never used by forward
+
+    def forward(self, x):
+        return self.body(x)
 
 
 def _batch(seed, n=16):
@@ -263,7 +271,7 @@ def ddp(rank, port):
         for step in range(2):
             model.zero_grad()
             torch.nn.functional.mse_loss(model(_cuda(xa[sl])), _cuda(ya[sl])).backward()
-        assert model.module[0].weight.grad is not None
+        assert model.module.body[0].weight.grad is not None
         # without it, the unfinished reduction is reported by the next forward
         model = torch.nn.parallel.DistributedDataParallel(_mlp(2, unused=True).cuda(),
                                                           device_ids=[rank])

@@ -136,3 +136,111 @@ def test_dead_peer_raises_within_timeout(tmp_path, mode):
     elapsed, outcome = out.read_text().splitlines()[:2]
     assert outcome.startswith("RuntimeError") and "timeout" in outcome, outcome
     assert float(elapsed) < 9.0, elapsed  # the timeout is 3 s; a hang would never return
+
+
+# ---- CPU: DDP's bucketing over a one-rank test backend ------------------------------------------
+
+class _OneRank(dist.ProcessGroup):
+    """A group of one rank whose collectives are identities (an average over
+    one rank is the value): enough to run DDP's hooks, buckets and final
+    copy on the CPU. It records what DDP asked for."""
+
+    def __init__(self, store, rank, size):
+        super().__init__(store, rank, size)
+        self.calls = []
+
+    def allreduce(self, tensors, op=dist.ReduceOp.SUM):
+        self.calls.append(("allreduce", int(op), tensors[0].numel()))
+        return dist.Work(tensors)
+
+    def _broadcast_many(self, tensors, root=0):
+        self.calls.append(("broadcast", len(tensors)))
+        return dist.Work(tensors)
+
+
+@pytest.fixture
+def one_rank_ddp(monkeypatch):
+    from pycuda_sem.nn.parallel import distributed as ddp_mod
+    monkeypatch.setattr(ddp_mod, "_REQUIRE_CUDA", False)
+    monkeypatch.setitem(dist._backends, "nccl", _backend._BackendPlugin(
+        lambda store, rank, size, timeout, **kw: _OneRank(store, rank, size), ["cpu", "cuda"]))
+    dist.init_process_group("nccl", store=dist.HashStore(), rank=0, world_size=1)
+    yield pycuda_sem.nn.parallel.DistributedDataParallel
+    dist.destroy_process_group()
+
+
+def _mlp_cpu(seed, unused=False):
+    pycuda_sem.manual_seed(seed)
+    m = pycuda_sem.nn.Sequential(pycuda_sem.nn.Linear(4, 8), pycuda_sem.nn.Tanh(),
+                                 pycuda_sem.nn.Linear(8, 2))
+    return _WithUnused(m) if unused else m
+
+
+class _WithUnused(pycuda_sem.nn.Module):
+    def __init__(self, body):
+        super().__init__()
+        self.body = body
+        self.extra = pycuda_sem.nn.Linear(3, 3)  # never used by forward
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def _loss(model, seed):
+    g = pycuda_sem.Generator().manual_seed(seed)
+    x, y = pycuda_sem.randn(6, 4, generator=g), pycuda_sem.randn(6, 2, generator=g)
+    return pycuda_sem.nn.functional.mse_loss(model(x), y)
+
+
+@pytest.mark.parametrize("cap_mb,as_view", [(25, False), (1e-6, False), (1e-6, True)])
+def test_ddp_buckets_one_rank_equal_plain_training(one_rank_ddp, cap_mb, as_view):
+    ref = _mlp_cpu(0)
+    model = one_rank_ddp(_mlp_cpu(0), bucket_cap_mb=cap_mb, gradient_as_bucket_view=as_view)
+    pg = dist.group.WORLD
+    n_buckets = len(model._buckets)
+    assert n_buckets == (1 if cap_mb == 25 else 4)  # one parameter a bucket when tiny
+    # reverse parameter order: the last parameter is in the first bucket
+    assert model._buckets[0].params[0] is list(model.module.parameters())[-1]
+    opt = pycuda_sem.optim.SGD(model.parameters(), lr=0.1)
+    ref_opt = pycuda_sem.optim.SGD(ref.parameters(), lr=0.1)
+    for step in range(3):
+        pg.calls.clear()
+        opt.zero_grad()
+        _loss(model, step).backward()
+        assert [c[0] for c in pg.calls] == ["allreduce"] * n_buckets
+        assert all(c[1] == int(dist.ReduceOp.AVG) for c in pg.calls)
+        opt.step()
+        ref_opt.zero_grad()
+        _loss(ref, step).backward()
+        ref_opt.step()
+    for p, q in zip(model.module.parameters(), ref.parameters()):
+        assert pycuda_sem.allclose(p, q, atol=1e-6)
+    assert list(model.state_dict())[0].startswith("module.")
+
+
+def test_ddp_no_sync_one_rank(one_rank_ddp):
+    model = one_rank_ddp(_mlp_cpu(1))
+    pg = dist.group.WORLD
+    pg.calls.clear()
+    with model.no_sync():
+        _loss(model, 0).backward()
+    assert pg.calls == []
+    _loss(model, 1).backward()
+    assert [c[0] for c in pg.calls] == ["allreduce"]
+    ref = _mlp_cpu(1)
+    _loss(ref, 0).backward()
+    _loss(ref, 1).backward()
+    for p, q in zip(model.module.parameters(), ref.parameters()):
+        assert pycuda_sem.allclose(p.grad, q.grad, atol=1e-6)
+
+
+def test_ddp_unused_parameters_one_rank(one_rank_ddp):
+    model = one_rank_ddp(_mlp_cpu(2, unused=True), find_unused_parameters=True)
+    for step in range(2):
+        model.zero_grad()
+        _loss(model, step).backward()
+    assert model.module.body[0].weight.grad is not None
+    model = one_rank_ddp(_mlp_cpu(2, unused=True))
+    _loss(model, 0).backward()
+    with pytest.raises(RuntimeError, match="Expected to have finished reduction"):
+        _loss(model, 1)

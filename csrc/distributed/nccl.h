@@ -66,8 +66,8 @@ int pcs_nccl_comm_abort(PcsNcclComm *c, const char *reason);
 int pcs_nccl_comm_check_alive(PcsNcclComm *c);
 
 /* NCCL's asynchronous error of a live communicator: 0 none (also when it is
- * gone already), 1 an error (RuntimeError set, the communicator aborted),
- * -1 failure. */
+ * gone already), or -1 with RuntimeError: the error (the communicator is
+ * then aborted) or a failure to ask. */
 int pcs_nccl_comm_check_async(PcsNcclComm *c);
 
 int pcs_nccl_init(PyObject *module);

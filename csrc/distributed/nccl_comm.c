@@ -167,7 +167,7 @@ void pcs_nccl_comm_give_event(PcsNcclComm *c, cudaEvent_t ev)
 {
     if (c->n_free == c->cap_free) {
         int cap = c->cap_free ? 2 * c->cap_free : 16;
-        cudaEvent_t *p = cap <= 1024 ? PyMem_Realloc(c->free_events, cap * sizeof *p) : NULL;
+        cudaEvent_t *p = cap <= 1024 ? PyMem_Realloc(c->free_events, (size_t)cap * sizeof(cudaEvent_t)) : NULL;
         if (!p) {
             (void)cudaEventDestroy(ev); /* pool full: give it to the driver */
             return;
@@ -236,7 +236,7 @@ int pcs_nccl_comm_check_async(PcsNcclComm *c)
         return -1;
     PyErr_Format(PyExc_RuntimeError,
                  "%s (a peer process probably failed); the communicator was aborted", reason);
-    return 1;
+    return -1;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -102,20 +102,18 @@ static PyObject *Work_is_completed(PcsNcclWork *w, PyObject *noargs)
     return q < 0 ? NULL : PyBool_FromLong(q);
 }
 
-static PyObject *Work_wait_host(PcsNcclWork *w, PyObject *args)
+/* The host waits for w (see the header); 0, or -1 with RuntimeError. */
+static int wait_host(PcsNcclWork *w, double timeout)
 {
-    double timeout;
-    if (!PyArg_ParseTuple(args, "d:_wait_host", &timeout))
-        return NULL;
     long sleep_ns = 20000; /* back off from 20 us to 1 ms: quick ops stay quick */
     for (;;) {
         if (pcs_nccl_comm_check_alive(w->comm) < 0) /* aborted meanwhile (the watchdog) */
-            return NULL;
+            return -1;
         int q = query(w);
         if (q != 0)
-            return q < 0 ? NULL : Py_NewRef(Py_True);
+            return q < 0 ? -1 : 0;
         if (pcs_nccl_comm_check_async(w->comm) != 0)
-            return NULL;
+            return -1;
         double ran = pcs_nccl_now() - w->start;
         if (timeout >= 0 && ran > timeout) {
             char reason[256];
@@ -123,11 +121,12 @@ static PyObject *Work_wait_host(PcsNcclWork *w, PyObject *args)
                      "Watchdog caught collective operation timeout: %s ran for %.0f milliseconds "
                      "before timing out", w->name, ran * 1e3);
             if (pcs_nccl_comm_abort(w->comm, reason) < 0)
-                return NULL;
-            return PyErr_Format(PyExc_RuntimeError,
-                                "%s (rank %d of %d; a peer process probably failed or never "
-                                "joined the collective); the NCCL communicator was aborted",
-                                reason, w->comm->rank, w->comm->size);
+                return -1;
+            PyErr_Format(PyExc_RuntimeError,
+                         "%s (rank %d of %d; a peer process probably failed or never joined the "
+                         "collective); the NCCL communicator was aborted", reason, w->comm->rank,
+                         w->comm->size);
+            return -1;
         }
         struct timespec ts = {0, sleep_ns};
         Py_BEGIN_ALLOW_THREADS
@@ -135,9 +134,19 @@ static PyObject *Work_wait_host(PcsNcclWork *w, PyObject *args)
         Py_END_ALLOW_THREADS
         if (sleep_ns < 1000000)
             sleep_ns *= 2;
-        if (PyErr_CheckSignals() < 0)
-            return NULL;
+        if (PyErr_CheckSignals() < 0) /* Ctrl-C: KeyboardInterrupt */
+            return -1;
     }
+}
+
+static PyObject *Work_wait_host(PcsNcclWork *w, PyObject *args)
+{
+    double timeout;
+    if (!PyArg_ParseTuple(args, "d:_wait_host", &timeout))
+        return NULL;
+    if (wait_host(w, timeout) < 0)
+        return NULL;
+    Py_RETURN_TRUE;
 }
 
 static PyObject *Work_elapsed(PcsNcclWork *w, PyObject *noargs)

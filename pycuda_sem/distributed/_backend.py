@@ -283,7 +283,7 @@ def _load_nccl():
             return _nccl_path
         except RuntimeError as e:
             _nccl_error = str(e)
-    raise RuntimeError(_nccl_error if "libnccl" in _nccl_error else
+    raise RuntimeError(_nccl_error if _nccl_error.startswith("the NCCL backend needs") else
                        "the NCCL backend needs libnccl.so.2, which could not be loaded (%s). "
                        "Install the nvidia-nccl-cu13 wheel or put NCCL on LD_LIBRARY_PATH."
                        % _nccl_error)

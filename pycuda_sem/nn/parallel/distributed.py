@@ -28,6 +28,10 @@ from ..modules.module import Module
 
 __all__ = ["DistributedDataParallel"]
 
+# The NCCL backend moves CUDA memory only; the CPU tests of the bucketing turn
+# this off with a test backend whose all-reduce of one rank is the identity.
+_REQUIRE_CUDA = True
+
 _UNFINISHED = (
     "Expected to have finished reduction in the prior iteration before starting a new one. "
     "This error indicates that your module has parameters that were not used in producing loss. "
@@ -99,7 +103,7 @@ class DistributedDataParallel(Module):
                              "devices, but input module parameters locate in %s."
                              % sorted(str(d) for d in devices))
         device = next(iter(devices))
-        if device.type != "cuda":
+        if device.type != "cuda" and _REQUIRE_CUDA:
             raise RuntimeError("DistributedDataParallel with the NCCL backend needs the module "
                                "on a CUDA device (found %s): move it with "
                                "module.to('cuda:<local rank>') first" % device)
@@ -109,7 +113,8 @@ class DistributedDataParallel(Module):
             raise ValueError("device_ids can only be None or contain a single element: the "
                              "module's device (%s), got %s" % (device, device_ids))
         self.device = device
-        self.device_ids = [device.index] if device_ids is not None else None
+        self.device_ids = [device.index] if device_ids is not None and device.type == "cuda" \
+            else None
         self.output_device = device if output_device is None else _C.device(
             "cuda", output_device) if isinstance(output_device, int) else _C.device(output_device)
         self.dim = dim
@@ -146,18 +151,22 @@ class DistributedDataParallel(Module):
 
     def _build_buckets(self):
         from ... import zeros
-        buckets, open_by_dtype = [], {}
+        # torch's rule: a parameter joins the open bucket of its dtype, which
+        # closes once it holds bucket_cap bytes or more
+        buckets, open_by_dtype, filled = [], {}, {}
         for i in reversed(range(len(self._params))):
             p = self._params[i]
             b = open_by_dtype.get(p.dtype)
-            nbytes = p.numel() * p.element_size()
-            if b is None or (b.params and b.pending + nbytes > self.bucket_bytes_cap):
+            if b is None:
                 b = _Bucket()
                 buckets.append(b)
                 open_by_dtype[p.dtype] = b
+                filled[id(b)] = 0
             b.params.append(p)
             b.indices.append(i)
-            b.pending += nbytes  # bytes while building, a count afterwards
+            filled[id(b)] += p.numel() * p.element_size()
+            if filled[id(b)] >= self.bucket_bytes_cap:
+                del open_by_dtype[p.dtype]
         self._bucket_of = [None] * len(self._params)
         self._slot_of = [None] * len(self._params)
         for k, b in enumerate(buckets):
