@@ -244,8 +244,9 @@ def ddp(rank, port):
                 ref_opt.zero_grad()
                 torch.nn.functional.mse_loss(ref(_cuda(x)), _cuda(y)).backward()
                 ref_opt.step()
+            # float32 sums in another order over 3 steps: 1e-5 relative
             for p, q in zip(model.module.parameters(), ref.parameters()):
-                _close(p, q.detach().cpu().numpy(), rtol=1e-5, atol=1e-6)
+                _close(p, q.detach().cpu().numpy(), rtol=1e-5, atol=1e-5)
             assert list(model.state_dict())[0].startswith("module.")
         # no_sync: accumulate a micro-batch locally, average on the next backward
         ref = _mlp(1).cuda()
@@ -259,11 +260,11 @@ def ddp(rank, port):
         torch.nn.functional.mse_loss(ref(_cuda(xa)), _cuda(ya)).backward()
         torch.nn.functional.mse_loss(ref(_cuda(xb)), _cuda(yb)).backward()
         for p, q in zip(model.module.parameters(), ref.parameters()):
-            _close(p.grad, q.grad.cpu().numpy(), rtol=1e-5, atol=1e-6)
+            _close(p.grad, q.grad.cpu().numpy(), rtol=1e-5, atol=1e-5)
         ref_a = _mlp(1).cuda()
         torch.nn.functional.mse_loss(ref_a(_cuda(xa[sl])), _cuda(ya[sl])).backward()
         for g, q in zip(g_local, ref_a.parameters()):  # no_sync did not communicate
-            np.testing.assert_allclose(g, q.grad.cpu().numpy(), rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(g, q.grad.cpu().numpy(), rtol=1e-5, atol=1e-5)
         # find_unused_parameters: a parameter outside the graph does not block
         model = torch.nn.parallel.DistributedDataParallel(_mlp(2, unused=True).cuda(),
                                                           device_ids=[rank],

@@ -134,7 +134,9 @@ def test_dead_peer_raises_within_timeout(tmp_path, mode):
     mp.spawn(nccl_workers.dead_peer, args=(free_port(), mode, str(out)),
              nprocs=nccl_workers.WORLD)
     elapsed, outcome = out.read_text().splitlines()[:2]
-    assert outcome.startswith("RuntimeError") and "timeout" in outcome, outcome
+    # the timeout, or NCCL noticing the closed connection first
+    assert outcome.startswith("RuntimeError") and ("timeout" in outcome or "asynchronous error"
+                                                   in outcome), outcome
     assert float(elapsed) < 9.0, elapsed  # the timeout is 3 s; a hang would never return
 
 

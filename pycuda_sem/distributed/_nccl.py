@@ -210,10 +210,17 @@ class ProcessGroupNCCL(ProcessGroup):
 
     def _run(self, name, device, ops, outputs, blocking=False):
         w = self._comm(device).run(name, ops, outputs)
+        # Works of one communicator finish in order (one stream): drop the
+        # finished ones from the left, so that they (and their events and
+        # outputs) are freed now, not at the watchdog's next poll. The watchdog
+        # pops too; if the two race, a popped unfinished work is still covered
+        # by the later works queued behind it.
         pending = self._pending
-        if self._watchdog is None:  # else the watchdog trims the queue
+        try:
             while pending and pending[0].is_completed():
                 pending.popleft()
+        except IndexError:
+            pass
         pending.append(w)
         return _WorkNCCL(w, self, blocking)
 
