@@ -67,7 +67,7 @@ class _Lib:
 def _collectives(libs, n, quick):
     rows = []
     sizes = [8 * 8 ** k for k in range(11)] if not quick else [8, 8 * 1024, 8 << 20]
-    sizes = [s for s in sizes if s <= (1 << 30)] + ([1 << 30] if not quick else [])
+    sizes = [s for s in sizes if s <= (1 << 30)]  # 8 B .. 1 GiB (8 * 8**9 = 2**30)
     for dtype_name in ("float32", "bfloat16"):
         for nbytes in sizes:
             row = {"op": "all_reduce", "dtype": dtype_name, "bytes": nbytes}

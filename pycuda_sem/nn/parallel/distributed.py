@@ -146,8 +146,13 @@ class DistributedDataParallel(Module):
         tensors = [t.detach() for t in tensors if t.numel()]
         if not tensors or self.process_group.size() == 1:
             return
+        pg = self.process_group
         with no_grad():
-            self.process_group._broadcast_many(tensors, 0).wait()
+            if hasattr(pg, "_broadcast_many"):  # NCCL: one group for all of them
+                pg._broadcast_many(tensors, 0).wait()
+            else:
+                for t in tensors:
+                    pg.broadcast([t], 0).wait()
 
     def _build_buckets(self):
         from ... import zeros
