@@ -46,11 +46,14 @@ def _env_flag(name):
     return v not in ("", "0")
 
 
+_RED = {op: int(op) for op in _NCCL_REDUCE_OPS}
+
+
 def _red(op):
-    op = ReduceOp.RedOpType(op)
-    if op not in _NCCL_REDUCE_OPS:
-        raise ValueError("Cannot use ReduceOp.%s with NCCL" % op.name)
-    return int(op)
+    r = _RED.get(op)  # a dict lookup: this is on every collective's path
+    if r is None:
+        raise ValueError("Cannot use ReduceOp.%s with NCCL" % ReduceOp.RedOpType(op).name)
+    return r
 
 
 class _WorkNCCL(Work):
@@ -315,7 +318,9 @@ class ProcessGroupNCCL(ProcessGroup):
         if self._watchdog is not None:
             self._watchdog.stop()
         # Finish what is in flight (a collective not done within the timeout
-        # aborts its communicator), then free the communicators.
+        # aborts its communicator), then free the communicators with
+        # ncclCommAbort, as torch's shutdown: ncclCommDestroy finalizes with
+        # the peers and can block on one that has already exited.
         try:
             while self._pending:
                 w = self._pending.popleft()
@@ -324,7 +329,7 @@ class ProcessGroupNCCL(ProcessGroup):
         finally:
             for comm in self._comms.values():
                 if not comm.aborted:
-                    comm.destroy()
+                    comm.abort("the process group was destroyed")
             self._comms.clear()
 
 
