@@ -292,9 +292,11 @@ def ddp(rank, port):
 
 def dead_peer(rank, port, mode, result_path):
     """Rank 1 leaves after the first collective; rank 0's next one must fail
-    within the group's timeout (3 s), not hang. mode 'wait': Work.wait(timeout)
-    blocks the host; mode 'watchdog': a plain synchronize, the watchdog aborts."""
-    _init(rank, port, timeout=timedelta(seconds=3))
+    within the group's timeout (5 s), not hang. mode 'wait': Work.wait(timeout)
+    blocks the host; mode 'watchdog': a plain synchronize, the watchdog aborts.
+    (5 s, not less: the rendezvous shares the timeout, and both processes
+    must start within it.)"""
+    _init(rank, port, timeout=timedelta(seconds=5))
     t = torch.ones(1024, device="cuda")
     dist.all_reduce(t)
     torch.cuda.synchronize()
@@ -305,7 +307,7 @@ def dead_peer(rank, port, mode, result_path):
     try:
         if mode == "wait":
             w = dist.all_reduce(t, async_op=True)
-            w.wait(timeout=timedelta(seconds=3))
+            w.wait(timeout=timedelta(seconds=5))
         else:
             dist.all_reduce(t)
             torch.cuda.synchronize()

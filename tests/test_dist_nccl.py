@@ -137,7 +137,7 @@ def test_dead_peer_raises_within_timeout(tmp_path, mode):
     # the timeout, or NCCL noticing the closed connection first
     assert outcome.startswith("RuntimeError") and ("timeout" in outcome or "asynchronous error"
                                                    in outcome), outcome
-    assert float(elapsed) < 9.0, elapsed  # the timeout is 3 s; a hang would never return
+    assert float(elapsed) < 15.0, elapsed  # the timeout is 5 s; a hang would never return
 
 
 # ---- CPU: DDP's bucketing over a one-rank test backend ------------------------------------------

@@ -8,9 +8,11 @@ order backward usually produces their gradients), one dtype a bucket; each
 bucket owns a flat buffer. A post-accumulate-grad hook on every parameter
 copies its fresh .grad into its slot; when the last slot of a bucket is
 filled, the bucket is all-reduced (ReduceOp.AVG) asynchronously on the NCCL
-stream, so communication overlaps the rest of backward. When the last bucket
-has been launched, the caller's stream waits for every bucket and the
-averaged values are copied back into .grad (or .grad becomes a view of the
+stream, so communication overlaps the rest of backward (buckets are launched
+in index order, so that every rank issues the same collectives in the same
+order, as torch's reducer does). When the last bucket has been launched,
+the caller's stream waits for every bucket and the averaged values are
+copied back into .grad (or .grad becomes a view of the
 bucket with gradient_as_bucket_view=True).
 
 no_sync() skips all of that (gradients accumulate locally; the first
@@ -260,10 +262,15 @@ class DistributedDataParallel(Module):
         b.pending -= 1
         if b.pending:
             return
+        # Buckets are launched in index order, whatever order they fill in:
+        # every rank must issue the same collectives in the same order.
         from ... import distributed as dist
-        b.work = self.process_group.allreduce([b.buffer], dist.ReduceOp.AVG)
-        self._launched += 1
-        if self._launched == len(self._buckets):
+        buckets = self._buckets
+        while self._launched < len(buckets) and buckets[self._launched].pending == 0:
+            nb = buckets[self._launched]
+            nb.work = self.process_group.allreduce([nb.buffer], dist.ReduceOp.AVG)
+            self._launched += 1
+        if self._launched == len(buckets):
             self._finalize()
 
     def _finalize(self):
