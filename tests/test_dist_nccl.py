@@ -390,3 +390,54 @@ def test_op_lists_ddp_two_ranks(fake_comm, monkeypatch):
     for r in range(2):
         for p, q in zip(res[r], ref.parameters()):
             assert T.allclose(p, q.detach(), atol=1e-5), (r, p, q)
+
+
+def test_watchdog_aborts_and_raises_in_the_groups_thread(monkeypatch):
+    """A collective that never finishes: past the group's timeout the
+    watchdog aborts the communicator and raises DistBackendError in the
+    thread that made the group (simulated communicator, CPU)."""
+    import time
+    import types
+    from datetime import timedelta
+    from pycuda_sem.distributed import _nccl
+
+    class Stuck:
+        def __init__(self, comm):
+            self.comm, self.name, self.t0 = comm, "all_reduce", time.monotonic()
+
+        def is_completed(self):
+            return False
+
+        def elapsed(self):
+            return time.monotonic() - self.t0
+
+        def wait(self):
+            return True
+
+    class StuckComm:
+        def __init__(self, uid, size, rank, device):
+            self.aborted = False
+
+        def run(self, name, ops, outputs):
+            return Stuck(self)
+
+        def check_async_error(self):
+            pass
+
+        def abort(self, reason=None):
+            self.aborted = True
+
+    monkeypatch.setenv("TORCH_NCCL_WATCHDOG_POLL_S", "0.01")
+    monkeypatch.setattr(_nccl, "_C", lambda: types.SimpleNamespace(
+        _NcclComm=StuckComm, _nccl_unique_id=lambda: bytes(128)))
+    pg = _nccl.ProcessGroupNCCL(dist.HashStore(), 0, 1, timeout=timedelta(seconds=0.2))
+    work = pg.allreduce([pycuda_sem.ones(2)])
+    start = time.monotonic()
+    with pytest.raises(dist.DistBackendError, match="Watchdog caught collective operation timeout"):
+        while time.monotonic() - start < 10:
+            time.sleep(0.005)
+    assert time.monotonic() - start < 5
+    assert work._w.comm.aborted
+    with pytest.raises(dist.DistBackendError, match="failed and cannot run more.*Watchdog"):
+        pg.allreduce([pycuda_sem.ones(2)])
+    pg._watchdog.stop()

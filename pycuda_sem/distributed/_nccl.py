@@ -16,8 +16,9 @@ group's store), and watches for failures:
 - A watchdog thread per group polls the unfinished works every
   TORCH_NCCL_WATCHDOG_POLL_S (0.1 s): on NCCL's asynchronous error or a work
   older than the group's timeout it aborts the communicator (the kernels
-  waiting on a dead peer return) and raises RuntimeError in the main thread,
-  so a failed peer never leaves the others hanging in a synchronize.
+  waiting on a dead peer return) and raises RuntimeError in the thread that
+  created the group, so a failed peer never leaves the others hanging in a
+  synchronize.
 """
 import collections
 import ctypes
@@ -27,6 +28,7 @@ import time
 from datetime import timedelta
 
 from ._backend import ProcessGroup, ReduceOp, Work
+from ._store import DistBackendError
 
 __all__ = ["ProcessGroupNCCL"]
 
@@ -90,13 +92,22 @@ class _WorkNCCL(Work):
             timeout = None
         if self._blocking or timeout is not None or self._pg._blocking_wait:
             t = timeout if timeout is not None else self._pg._timeout
-            secs = t.total_seconds() if isinstance(t, timedelta) else float(t)
-            self._w._wait_host(secs)
+            self._wait_host(t.total_seconds() if isinstance(t, timedelta) else float(t))
         self._w.wait()
         return True
 
+    def _wait_host(self, secs):
+        # While the host waits here this thread raises by itself: the watchdog
+        # then only aborts, it does not raise a second exception into it.
+        pg = self._pg
+        pg._host_waiting += 1
+        try:
+            self._w._wait_host(secs)
+        finally:
+            pg._host_waiting -= 1
+
     def synchronize(self):
-        self._w._wait_host(self._pg._timeout.total_seconds())
+        self._wait_host(self._pg._timeout.total_seconds())
 
     def block_current_stream(self):
         self._w.wait()
@@ -111,14 +122,15 @@ class _WorkNCCL(Work):
 
 class _Watchdog:
     """Polls the unfinished works of one group; on a timeout or an NCCL
-    asynchronous error aborts the communicator and raises in the main thread."""
+    asynchronous error aborts the communicator and raises in the thread that
+    made the group."""
 
     def __init__(self, pg):
         self._pg = pg
         self._pending = pg._pending
         self._stop = threading.Event()
         self._poll = float(os.environ.get("TORCH_NCCL_WATCHDOG_POLL_S", "0.1"))
-        self._main = threading.main_thread().ident
+        self._owner = pg._owner  # the thread that made the group: it runs the collectives
         self._thread = threading.Thread(target=self._run, name="pycuda_sem-nccl-watchdog",
                                         daemon=True)
         self._thread.start()
@@ -144,8 +156,8 @@ class _Watchdog:
                                  "collective); the NCCL communicator was aborted"
                                  % (w.name, self._pg.rank(), w.elapsed() * 1e3,
                                     self._pg._timeout))
-                        # the exception first: the abort lets a main thread blocked in
-                        # a synchronize go on, and it must raise at once
+                        # the exception first: the abort lets a thread blocked in a
+                        # synchronize go on, and it must raise at once
                         self._fail(error)
                         w.comm.abort(error)
                         return
@@ -159,15 +171,18 @@ class _Watchdog:
     def _fail(self, message):
         self._pending.clear()
         self._pg._failure = message
-        self._raise_in_main(message)
+        if not self._pg._host_waiting:
+            self._raise_in_owner(message)
 
-    def _raise_in_main(self, message):
-        # The main thread may be blocked in a synchronize on a stream that
+    def _raise_in_owner(self, message):
+        # The group's thread may be blocked in a synchronize on a stream that
         # waited on the dead collective: the abort lets it return, and the
         # exception set here is raised there at its next bytecode.
-        exc = type("DistBackendError", (RuntimeError,),
-                   {"__init__": lambda self, *a: RuntimeError.__init__(self, message)})
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._main), ctypes.py_object(exc))
+        # (an exception class, not an instance, is what can be sent: this one
+        # carries the message; a DistBackendError, hence a RuntimeError)
+        exc = type("DistBackendError", (DistBackendError,),
+                   {"__init__": lambda self, *a: DistBackendError.__init__(self, message)})
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._owner), ctypes.py_object(exc))
 
 
 class ProcessGroupNCCL(ProcessGroup):
@@ -182,6 +197,8 @@ class ProcessGroupNCCL(ProcessGroup):
         self._n_comms = 0
         self._blocking_wait = _env_flag("TORCH_NCCL_BLOCKING_WAIT")
         self._failure = None
+        self._host_waiting = 0  # > 0 while a Work._wait_host blocks the host
+        self._owner = threading.get_ident()
         self._pending = collections.deque()  # unfinished _NcclWorks, oldest first
         self._watchdog = None
         self._lock = threading.Lock()
@@ -194,8 +211,6 @@ class ProcessGroupNCCL(ProcessGroup):
         comm = self._comms.get(device)
         if comm is not None:
             return comm
-        if self._failure:
-            raise RuntimeError(self._failure)
         c = _C()
         with self._lock:
             key = "nccl/unique_id/%d" % self._n_comms
@@ -212,6 +227,9 @@ class ProcessGroupNCCL(ProcessGroup):
         return comm
 
     def _run(self, name, device, ops, outputs, blocking=False):
+        if self._failure:  # the watchdog gave up on this group
+            raise DistBackendError("this NCCL process group failed and cannot run more "
+                                   "collectives: %s" % self._failure)
         w = self._comm(device).run(name, ops, outputs)
         # Works of one communicator finish in order (one stream): drop the
         # finished ones from the left, so that they (and their events and
