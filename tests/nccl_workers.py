@@ -58,7 +58,16 @@ def collectives(rank, port):
         w.wait()
         _close(t, np.sum(np.stack(xs), axis=0))
         torch.cuda.synchronize()
-        assert w.is_completed()
+        assert w.is_completed() and w.is_success()
+        assert w.result()[0] is t
+        t = _cuda(xs[rank])
+        out = torch.empty((WORLD * shape[0], shape[1]), device="cuda")
+        works = [dist.broadcast(t, src=1, async_op=True),
+                 dist.all_gather_into_tensor(out, _cuda(xs[rank]), async_op=True)]
+        for w in works:
+            w.wait()
+        _close(t, xs[1])
+        _close(out, np.concatenate(xs))
         # integers and bfloat16
         ints = [np.arange(10, dtype=np.int64) * (r + 1) for r in range(WORLD)]
         t = _cuda(ints[rank])
@@ -225,7 +234,7 @@ def ddp(rank, port):
     _init(rank, port)
     try:
         for bucket_cap_mb, as_view in ((25, False), (0.0005, False), (0.0005, True)):
-            ref = _mlp(0).cuda()
+            ref = _mlp(10).cuda()  # rank 0's initial module
             local = _mlp(rank + 10).cuda()  # different on each rank: DDP broadcasts rank 0's
             model = torch.nn.parallel.DistributedDataParallel(
                 local, device_ids=[rank], bucket_cap_mb=bucket_cap_mb,
