@@ -470,23 +470,23 @@ static PyObject *Comm_run(PcsNcclComm *c, PyObject *args)
     if (pcs_nccl_comm_take_event(c, &end) < 0)
         goto out_guard;
     ncclComm_t comm = c->comm;
-    ncclResult_t r = ncclSuccess, r2 = ncclSuccess;
-    const char *failed = NULL;
+    ncclResult_t r = ncclSuccess;
+    const char *failed = "ncclGroupStart";
+    bool grouped = nops > 1;
     Py_BEGIN_ALLOW_THREADS
-    if (nops > 1) {
+    if (grouped)
         r = n->GroupStart();
-        failed = "ncclGroupStart";
-    }
-    for (Py_ssize_t i = 0; i < nops && r == ncclSuccess; i++) {
-        r = enqueue(n, comm, c->stream, &ops[i]);
+    if (r == ncclSuccess) {
         failed = "an NCCL collective";
-    }
-    if (nops > 1) {
-        /* a group once started must be ended, even after a failed call */
-        r2 = n->GroupEnd();
-        if (r == ncclSuccess) {
-            r = r2;
-            failed = "ncclGroupEnd";
+        for (Py_ssize_t i = 0; i < nops && r == ncclSuccess; i++)
+            r = enqueue(n, comm, c->stream, &ops[i]);
+        if (grouped) {
+            /* a started group must be ended, even after a failed call */
+            ncclResult_t r2 = n->GroupEnd();
+            if (r == ncclSuccess) {
+                r = r2;
+                failed = "ncclGroupEnd";
+            }
         }
     }
     Py_END_ALLOW_THREADS
