@@ -139,7 +139,8 @@ if os.environ.get("PYCUDA_SEM_SANITIZE"):
 if os.environ.get("PYCUDA_SEM_FUZZ"):
     c_flags += ["-fsanitize=address,fuzzer-no-link", "-fno-omit-frame-pointer", "-O1", "-g"]
 
-# One folder a layer (csrc/core, runtime, tensor, ops, python; kernels for .cu).
+# One folder a layer (csrc/core, runtime, tensor, ops, autograd, distributed, python;
+# kernels for .cu). NCCL is not linked: csrc/runtime/nccl_lib.c dlopens it at first use.
 sources = sorted(glob.glob("csrc/*/*.c")) + sorted(glob.glob("csrc/kernels/*.cu"))
 
 ext = Extension(

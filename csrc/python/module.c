@@ -20,6 +20,8 @@
 #include "ops/ops.h"
 #include "autograd/autograd.h"
 #include "autograd/grad_mode.h"
+#include "distributed/nccl.h"
+#include "runtime/nccl_lib.h"
 
 #include "runtime/memory.h"
 int pcs_dtype_init(PyObject *module);  /* dtype.c */
@@ -89,6 +91,10 @@ PyMODINIT_FUNC PyInit__C(void)
      * registered above so that calls on tensors that require grad record */
     if (pcs_meta_init() < 0 || pcs_node_init(m) < 0 || pcs_function_init(m) < 0 ||
         pcs_record_init(m) < 0 || pcs_engine_init(m) < 0 || pcs_ag_wrap_module(m) < 0)
+        goto fail;
+    /* NCCL (loaded at first use) and its communicators, after the autograd
+     * wrapping: collectives are not differentiable ops */
+    if (pcs_nccl_lib_init(m) < 0 || pcs_nccl_init(m) < 0)
         goto fail;
     return m;
 fail:

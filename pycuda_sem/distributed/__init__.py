@@ -1,12 +1,12 @@
 """torch.distributed: process groups over NCCL, their rendezvous and stores.
 
-What works today: the stores (TCPStore, FileStore, PrefixStore, HashStore),
-the rendezvous of init_process_group (env://, tcp://, file://, store=), the
-group bookkeeping (ranks, new_group, barrier over the store, destroy) and the
-launcher (`python -m pycuda_sem.distributed.run`). The collectives check their
-arguments and call the group's backend; the NCCL backend, the only one meant
-to exist, is a hook in _backend.py that raises until its C part is written.
-Nothing imports or loads NCCL until a process group asks for it.
+The stores (TCPStore, FileStore, PrefixStore, HashStore), the rendezvous of
+init_process_group (env://, tcp://, file://, store=), the group bookkeeping
+(ranks, new_group, destroy), the launcher (`python -m
+pycuda_sem.distributed.run`) and the collectives, which check their
+arguments and call the group's backend: NCCL, the only one (ProcessGroupNCCL
+in _nccl.py over the C communicator of csrc/distributed/). Nothing imports or
+loads NCCL until a process group asks for it.
 """
 from ._backend import (  # noqa: F401
     Backend, ReduceOp, reduce_op, Work, ProcessGroup,
@@ -29,7 +29,7 @@ from ._collectives import (  # noqa: F401
     broadcast_object_list, all_gather_object,
 )
 from .rendezvous import rendezvous, register_rendezvous_handler  # noqa: F401
-from ._backend import _backends  # noqa: F401 - the registry; 'nccl' is the C backend's hook
+from ._backend import _backends  # noqa: F401 - the registry of backends ('nccl': ProcessGroupNCCL)
 
 
 def is_available():

@@ -3,11 +3,10 @@ operations (ReduceOp), the handle of an asynchronous collective (Work), the
 interface a backend implements (ProcessGroup) and the registry that maps a
 backend name to the function that creates one.
 
-Only NCCL will be a real backend here; its entry in `_backends` is the hook
-the C collectives plug into. Until then creating it says what is missing.
-CPU collectives (gloo) are deliberately not provided.
+Only NCCL is a real backend here (ProcessGroupNCCL, _nccl.py, over the C
+communicator of csrc/distributed/). CPU collectives (gloo) are deliberately
+not provided.
 """
-import ctypes
 import enum
 import os
 import site
@@ -105,8 +104,8 @@ reduce_op = reduce_op()
 
 class Work:
     """torch.distributed.Work: returned by a collective with async_op=True.
-    This base is a finished, successful work; NCCL's will hold the CUDA event
-    the collective recorded on its stream."""
+    This base is a finished, successful work; NCCL's (_nccl._WorkNCCL) holds
+    the CUDA event the collective recorded on its stream."""
 
     def __init__(self, result=None, source_rank=-1):
         self._result = list(result or [])
@@ -209,7 +208,7 @@ class ProcessGroup:
 
     def barrier(self):
         """Over the store: backends without a device barrier need nothing
-        more. NCCL's will be an all_reduce of one element, as torch's."""
+        more. NCCL's is an all_reduce of one element, as torch's."""
         from .distributed_c10d import _store_based_barrier
         _store_based_barrier(self._store, self._rank, self._size, "barrier",
                              self._timeout or timedelta(minutes=30))
@@ -236,42 +235,58 @@ class _BackendPlugin:
 
 
 _NCCL_SONAME = "libnccl.so.2"
-_nccl_lib = None  # the loaded library, or the error text of the first attempt
+_nccl_path = None   # the path the C loader opened, once loaded
+_nccl_error = None  # why loading failed (tried once)
 
 
 def _nccl_candidates():
-    yield _NCCL_SONAME  # the loader's path (LD_LIBRARY_PATH, ldconfig)
-    dirs = list(sys.path)
+    """Where libnccl.so.2 may be, best first: the nvidia-nccl wheel (torch's
+    dependency; when torch is imported first this is the copy it loaded), the
+    loader's own search (LD_LIBRARY_PATH, ldconfig), the CUDA toolkit."""
+    import importlib.util
+    dirs = []
     try:
-        dirs += site.getsitepackages() + [site.getusersitepackages()]
+        spec = importlib.util.find_spec("nvidia")
+        dirs += list(spec.submodule_search_locations or []) if spec else []
+    except (ImportError, ValueError):
+        pass
+    roots = list(sys.path)
+    try:
+        roots += site.getsitepackages() + [site.getusersitepackages()]
     except AttributeError:  # virtualenv's old site module
         pass
-    seen = set()
+    dirs += [os.path.join(d, "nvidia") for d in roots if d]
+    out = []
     for d in dirs:
-        p = os.path.join(d, "nvidia", "nccl", "lib", _NCCL_SONAME)
-        if p not in seen and os.path.isfile(p):
-            seen.add(p)
-            yield p
+        p = os.path.join(d, "nccl", "lib", _NCCL_SONAME)
+        if p not in out and os.path.isfile(p):
+            out.append(p)
+    out.append(_NCCL_SONAME)
+    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        for lib in ("lib64", "lib"):
+            p = os.path.join(home, lib, _NCCL_SONAME) if home else None
+            if p and p not in out and os.path.isfile(p):
+                out.append(p)
+    return out
 
 
 def _load_nccl():
-    """The NCCL library (ctypes.CDLL), loaded on first call; raises
-    RuntimeError saying where it looked when it cannot be loaded."""
-    global _nccl_lib
-    if isinstance(_nccl_lib, ctypes.CDLL):
-        return _nccl_lib
-    if _nccl_lib is None:
-        errors = []
-        for cand in _nccl_candidates():
-            try:
-                _nccl_lib = ctypes.CDLL(cand)
-                return _nccl_lib
-            except OSError as e:
-                errors.append(str(e))
-        _nccl_lib = "; ".join(errors) or "not found"
-    raise RuntimeError("the NCCL backend is not available yet in pycuda_sem: %s could not be "
-                       "loaded (%s). Install the nvidia-nccl-cu13 wheel or put NCCL on "
-                       "LD_LIBRARY_PATH." % (_NCCL_SONAME, _nccl_lib))
+    """The path of the NCCL library, loaded by the C side (dlopen) on the
+    first call; RuntimeError saying where it looked when it cannot be loaded."""
+    global _nccl_path, _nccl_error
+    if _nccl_path is not None:
+        return _nccl_path
+    if _nccl_error is None:
+        from .. import _C
+        try:
+            _nccl_path = _C._nccl_load(_nccl_candidates())
+            return _nccl_path
+        except RuntimeError as e:
+            _nccl_error = str(e)
+    raise RuntimeError(_nccl_error if _nccl_error.startswith("the NCCL backend needs") else
+                       "the NCCL backend needs libnccl.so.2, which could not be loaded (%s). "
+                       "Install the nvidia-nccl-cu13 wheel or put NCCL on LD_LIBRARY_PATH."
+                       % _nccl_error)
 
 
 def is_nccl_available():
@@ -310,13 +325,11 @@ def _check_nccl(device_id=None):
 
 
 def _create_nccl(store, rank, world_size, timeout, device_id=None):
-    """The hook of the NCCL backend. It will return a ProcessGroup whose
-    collectives are C calls into NCCL on a per-device NCCL stream."""
+    """The NCCL backend: a ProcessGroupNCCL (_nccl.py; the collectives are C
+    calls into NCCL on an internal stream per device)."""
     _check_nccl(device_id)
-    raise NotImplementedError(
-        "the NCCL backend of pycuda_sem has no collectives yet: ProcessGroupNCCL (the "
-        "communicator from ncclCommInitRank over the store, and all_reduce, broadcast, "
-        "all_gather, reduce_scatter and send/recv on an NCCL stream) is not written yet")
+    from ._nccl import ProcessGroupNCCL
+    return ProcessGroupNCCL(store, rank, world_size, timeout, device_id=device_id)
 
 
 def _no_gloo(*args, **kwargs):

@@ -16,4 +16,4 @@ from . import functional  # noqa: F401
 from . import init  # noqa: F401
 from . import utils  # noqa: F401
 from . import parallel  # noqa: F401
-from .parallel import DataParallel  # noqa: F401
+from .parallel import DataParallel, DistributedDataParallel  # noqa: F401
