@@ -151,10 +151,18 @@ ext = Extension(
     library_dirs=[CUDA_LIB],
     runtime_library_dirs=[CUDA_LIB],
     # cudart is linked statically so the module does not depend on where the
-    # runtime library lives; cuBLAS and cuFFT are shared libraries.
-    libraries=["cudart_static", "cublas", "cublasLt", "cufft", "rt", "dl", "pthread", "stdc++"],
+    # runtime library lives; cuBLAS and cuFFT are shared libraries. The C++
+    # runtime is named by its soname: a plain -lstdc++ takes libstdc++.a where
+    # the compiler has no libstdc++.so link (the GPU machine), and that copy's
+    # exported locale facet ids (std::numpunct<char>::id ...) then captured
+    # libstdc++.so.6's own references, so a later `import torch` crashed
+    # formatting a number. --exclude-libs keeps every symbol of the static
+    # archives (cudart_static's too) out of the module's dynamic table.
+    libraries=["cudart_static", "cublas", "cublasLt", "cufft", "rt", "dl", "pthread",
+               ":libstdc++.so.6"],
     extra_compile_args={"c": c_flags},
-    extra_link_args=(["-fsanitize=address,undefined"] if os.environ.get("PYCUDA_SEM_SANITIZE") else []),
+    extra_link_args=["-Wl,--exclude-libs,ALL"]
+    + (["-fsanitize=address,undefined"] if os.environ.get("PYCUDA_SEM_SANITIZE") else []),
     depends=sorted(glob.glob("csrc/**/*.h", recursive=True))
     + sorted(glob.glob("csrc/**/*.cuh", recursive=True)),
     define_macros=[("PY_SSIZE_T_CLEAN", None)],
