@@ -110,10 +110,20 @@ template <class T> struct StoreLse {
 template <class V, class O, class Op>
 int scan_by_row(V vals, O out, Op op, int64_t n, int64_t len, char *ws, size_t *ws_bytes, cudaStream_t s)
 {
-    auto keys = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), RowOf{len});
     size_t tmp_bytes = 0;
-    cudaError_t e = cub::DeviceScan::InclusiveScanByKey(nullptr, tmp_bytes, keys, vals, out, op, n,
-                                                        cuda::std::equal_to<>{}, s);
+    cudaError_t e;
+    if (len >= n) {
+        // one row: a plain scan, with no keys to carry and compare
+        e = cub::DeviceScan::InclusiveScan(nullptr, tmp_bytes, vals, out, op, n, s);
+        if (e != cudaSuccess || !ws) {
+            *ws_bytes = tmp_bytes;
+            return (int)e;
+        }
+        return n == 0 ? 0 : (int)cub::DeviceScan::InclusiveScan(ws, tmp_bytes, vals, out, op, n, s);
+    }
+    auto keys = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), RowOf{len});
+    e = cub::DeviceScan::InclusiveScanByKey(nullptr, tmp_bytes, keys, vals, out, op, n,
+                                            cuda::std::equal_to<>{}, s);
     if (e != cudaSuccess || !ws) {
         *ws_bytes = tmp_bytes;
         return (int)e;
