@@ -137,11 +137,12 @@ def use_deterministic_algorithms(mode, *, warn_only=False):
     sort-based path (bitwise reproducible); with False (the default)
     float32/float64 sums use atomicAdd, as torch's default kernels do."""
     global _deterministic_warn_only
-    if not isinstance(mode, bool):
+    import builtins
+    if not isinstance(mode, builtins.bool):  # `bool` here is the dtype
         raise RuntimeError("use_deterministic_algorithms expects a bool, but got %s"
                            % type(mode).__name__)
     _C._set_deterministic_algorithms(mode)
-    _deterministic_warn_only = bool(warn_only) and mode
+    _deterministic_warn_only = mode and not not warn_only
 
 
 def are_deterministic_algorithms_enabled():
