@@ -57,7 +57,8 @@ static err_slot *err_take(void)
         cudaError_t e = cudaHostGetDevicePointer(&d, h, 0);
         err_slot *s = e == cudaSuccess ? PyMem_Calloc(ERR_CHUNK, sizeof *s) : NULL;
         if (!s) {
-            cudaFreeHost(h);
+            cudaError_t fe = cudaFreeHost(h); /* best effort: the first error is the one raised */
+            (void)fe;
             if (e != cudaSuccess)
                 pcs_cuda_error(e, "cudaHostGetDevicePointer", __FILE__, __LINE__);
             else
