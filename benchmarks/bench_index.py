@@ -4,9 +4,13 @@ boolean-mask select of 1 GiB with half the mask true, side by side with
 torch (and CuPy where it has the op), plus host time at 1024 elements.
 
 GB/s counts the bytes each op must move (indices read, values read and
-written once). pycuda_sem checks the range of CUDA index tensors with one
-small synchronising read back per call (docs/api.md), which the figures
-include; torch checks with a device-side assert instead.
+written once). pycuda_sem checks the range of CUDA index tensors through a
+record in host-mapped pinned memory that the kernel writes only on a bad
+index, and waits for the stream once per call to raise in the same call
+(docs/api.md), which the figures include; torch checks with a device-side
+assert instead. Float sums (scatter_add_, index_put_(accumulate=True)) use
+atomicAdd by default, as torch's do; the rows marked "deterministic" time
+the sort-based path that use_deterministic_algorithms(True) selects.
 
 Run with the others by `make bench`, or alone:
     python3 benchmarks/bench_index.py
@@ -65,6 +69,11 @@ def big_cases():
              "y.scatter_add_(0, idx, src)", None, mat, n * 4 * (8 + 4 + 8)),
         _big("index_put_(accumulate=True), 2^24 values into 1024", "y.index_put_((idx,), v, accumulate=True)",
              "y.index_put_((idx,), v, accumulate=True)", None, dup, n * (8 + 4)),
+        _big("index_put_(accumulate=True), 2^24 values into 1024, deterministic",
+             "pcs.use_deterministic_algorithms(True); y.index_put_((idx,), v, accumulate=True); "
+             "pcs.use_deterministic_algorithms(False)",
+             "torch.use_deterministic_algorithms(True); y.index_put_((idx,), v, accumulate=True); "
+             "torch.use_deterministic_algorithms(False)", None, dup, n * (8 + 4)),
         _big("x[mask] 1 GiB float32, half true", "x[m]", "x[m]", "x[m]", mask, gib * (4 + 1 + 2)),
         _big("masked_select 1 GiB float32, half true", "x.masked_select(m)", "x.masked_select(m)",
              None, mask, gib * (4 + 1 + 2)),

@@ -125,3 +125,31 @@ from . import serialization  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 from . import multiprocessing  # noqa: E402,F401
 from . import distributed  # noqa: E402,F401 - pure Python; NCCL loads on first use
+
+
+# ---- torch.use_deterministic_algorithms: the CUDA scatters read the flag ----------------
+_deterministic_warn_only = False
+
+
+def use_deterministic_algorithms(mode, *, warn_only=False):
+    """As torch: with mode True, the float sums of CUDA
+    index_put_(accumulate=True), index_add_ and scatter_add_ take the
+    sort-based path (bitwise reproducible); with False (the default)
+    float32/float64 sums use atomicAdd, as torch's default kernels do."""
+    global _deterministic_warn_only
+    import builtins
+    if not isinstance(mode, builtins.bool):  # `bool` here is the dtype
+        raise RuntimeError("use_deterministic_algorithms expects a bool, but got %s"
+                           % type(mode).__name__)
+    _C._set_deterministic_algorithms(mode)
+    _deterministic_warn_only = mode and not not warn_only
+
+
+def are_deterministic_algorithms_enabled():
+    """Whether use_deterministic_algorithms(True) is in force."""
+    return _C._get_deterministic_algorithms()
+
+
+def is_deterministic_algorithms_warn_only_enabled():
+    """Whether use_deterministic_algorithms(True, warn_only=True) is in force."""
+    return _deterministic_warn_only

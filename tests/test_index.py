@@ -517,3 +517,54 @@ def test_scatter_reduce_bad_reduce_and_raising_include_self():
         torch.scatter_reduce(x, 0, idx, x, "x", include_self=BadBool())
     with pytest.raises(ValueError, match="no truth"):
         torch.scatter_reduce(x, 0, idx, x, "sum", include_self=BadBool())
+
+
+def test_use_deterministic_algorithms_flag():
+    assert torch.are_deterministic_algorithms_enabled() is False
+    assert torch.is_deterministic_algorithms_warn_only_enabled() is False
+    try:
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        assert torch.are_deterministic_algorithms_enabled() is True
+        assert torch.is_deterministic_algorithms_warn_only_enabled() is True
+        # the CPU results do not depend on it
+        y = torch.zeros(4).index_put_((T([0, 0, 3]),), T([1.0, 2.0, 3.0], torch.float32), accumulate=True)
+        assert y.tolist() == [3.0, 0.0, 0.0, 3.0]
+    finally:
+        torch.use_deterministic_algorithms(False)
+    assert torch.are_deterministic_algorithms_enabled() is False
+    assert torch.is_deterministic_algorithms_warn_only_enabled() is False
+    with pytest.raises(RuntimeError, match="expects a bool"):
+        torch.use_deterministic_algorithms(1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.int32,
+                                   torch.uint8, torch.bool, torch.float16], ids=str)
+def test_setitem_whole_mask_number(dtype):
+    """x[mask] = number with a mask of x's shape (the masked_fill_ path), and
+    the cases that keep the general path (a float into an integer tensor, an
+    int into bool, a mask of fewer dims), against NumPy."""
+    rng = np.random.default_rng(21)
+    a = rng.integers(0, 3, size=(5, 4)).astype(np.float64)
+    m = rng.random((5, 4)) < 0.5
+    npdt = np.bool_ if dtype == torch.bool else {torch.float32: np.float32, torch.float64: np.float64,
+                                                  torch.int64: np.int64, torch.int32: np.int32,
+                                                  torch.uint8: np.uint8, torch.float16: np.float16}[dtype]
+    for value in (1, True, 0, 2.5) if dtype != torch.bool else (True, False, 1):
+        x = T(a).to(dtype)
+        want = a.astype(npdt)
+        x[T(m)] = value
+        want[m] = value
+        np.testing.assert_array_equal(x.numpy(), want)
+        v = T(a).to(dtype)  # a non-contiguous view is written through
+        wv = a.astype(npdt)
+        v.t()[T(m.T)] = value
+        wv.T[m.T] = value
+        np.testing.assert_array_equal(v.numpy(), wv)
+        r = T(a).to(dtype)  # a row mask: the general path
+        wr = a.astype(npdt)
+        r[T(m[:, 0])] = value
+        wr[m[:, 0]] = value
+        np.testing.assert_array_equal(r.numpy(), wr)
+    x = T(a)
+    with pytest.raises(IndexError, match="The shape of the mask"):
+        x[T(m[:4])] = 1.0

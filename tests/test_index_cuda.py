@@ -140,7 +140,16 @@ def test_against_torch_ops():
         np.testing.assert_array_equal(p.cpu().numpy(), t.cpu().numpy())
 
 
-def test_accumulate_is_deterministic():
+@pytest.fixture
+def deterministic():
+    pcs.use_deterministic_algorithms(True)
+    try:
+        yield
+    finally:
+        pcs.use_deterministic_algorithms(False)
+
+
+def test_accumulate_is_deterministic(deterministic):
     rng = np.random.default_rng(11)
     n = 1 << 18
     idx = C(rng.integers(0, 64, size=n))
@@ -210,3 +219,106 @@ def test_big_and_strided():
     y = C(a).t()
     y[C(m)] = 0.0
     np.testing.assert_array_equal(y.cpu().numpy(), np.where(m, 0, a.T))
+
+
+def test_accumulate_default_uses_atomics_like_torch():
+    """Default (no deterministic algorithms): float sums by atomicAdd, close to
+    the float64 sum; integer sums exact; the sort path for the other dtypes."""
+    assert not pcs.are_deterministic_algorithms_enabled()
+    rng = np.random.default_rng(12)
+    n = 1 << 16
+    i = rng.integers(-64, 64, size=n)
+    idx = C(i)
+    for dt, npdt in ((pcs.float32, np.float32), (pcs.float64, np.float64)):
+        v = rng.standard_normal(n).astype(npdt)
+        want = np.zeros(64)
+        np.add.at(want, i % 64, v.astype(np.float64))
+        r = pcs.zeros(64, device="cuda", dtype=dt).index_put_((idx,), C(v), accumulate=True)
+        np.testing.assert_allclose(r.cpu().numpy(), want, rtol=1e-4, atol=1e-3)
+        s = pcs.zeros(64, device="cuda", dtype=dt).scatter_add_(0, idx % 64, C(v))
+        np.testing.assert_allclose(s.cpu().numpy(), want, rtol=1e-4, atol=1e-3)
+        a = pcs.zeros(64, device="cuda", dtype=dt).index_add_(0, idx, C(v), alpha=2)
+        np.testing.assert_allclose(a.cpu().numpy(), 2 * want, rtol=1e-4, atol=2e-3)
+    for dt, npdt in ((pcs.int64, np.int64), (pcs.int32, np.int32), (pcs.int16, np.int16)):
+        v = rng.integers(-100, 100, size=n).astype(npdt)
+        want = np.zeros(64, dtype=np.int64)
+        np.add.at(want, i % 64, v.astype(np.int64))
+        r = pcs.zeros(64, device="cuda", dtype=dt).index_put_((idx,), C(v), accumulate=True)
+        assert r.cpu().numpy().astype(np.int64).tolist() == want.astype(npdt).astype(np.int64).tolist()
+    if HAVE_TORCH:
+        v = rng.standard_normal(n).astype(np.float32)
+        ref = _torch.zeros(64, device="cuda").index_put_(
+            (_torch.from_numpy(i).cuda(),), _torch.from_numpy(v).cuda(), accumulate=True)
+        got = pcs.zeros(64, device="cuda").index_put_((idx,), C(v), accumulate=True)
+        np.testing.assert_allclose(got.cpu().numpy(), ref.cpu().numpy(), rtol=1e-4, atol=1e-3)
+
+
+def test_setitem_number_with_duplicates():
+    """x[idx] = number: one plain-store pass; every duplicate writes the same."""
+    rng = np.random.default_rng(13)
+    for dt in (pcs.float32, pcs.float64, pcs.int32, pcs.int64, pcs.float16, pcs.int8):
+        a = rng.integers(0, 9, size=(50, 3)).astype(np.float64)
+        i = rng.integers(-50, 50, size=200)
+        x, xc = C(a).to(dt), pcs.tensor(a).to(dt)
+        x[C(i)] = 7
+        xc[pcs.tensor(i)] = 7
+        np.testing.assert_array_equal(x.cpu().to(pcs.float64).numpy(), xc.to(pcs.float64).numpy())
+        x.index_fill_(1, C([0, 2, 0]), -1)
+        xc.index_fill_(1, pcs.tensor([0, 2, 0]), -1)
+        np.testing.assert_array_equal(x.cpu().to(pcs.float64).numpy(), xc.to(pcs.float64).numpy())
+
+
+@pytest.mark.parametrize("dtype", [pcs.float32, pcs.float16, pcs.int8, pcs.float64, pcs.complex64],
+                         ids=str)
+def test_row_gather_fast_path(dtype):
+    """One contiguous index tensor picking contiguous rows (x[idx],
+    index_select(0), take, embedding-like): 16/8/4/2/1-byte accesses as the
+    alignment allows, against the CPU."""
+    rng = np.random.default_rng(14)
+    for shape in ((1000,), (257, 1), (300, 3), (300, 4), (100, 5, 7), (64, 16), (33, 8, 2)):
+        a = (rng.standard_normal(shape) * 10).astype(np.float64)
+        xc = pcs.tensor(a).to(dtype)
+        x = xc.cuda()
+        i = rng.integers(-shape[0], shape[0], size=(37,))
+        i2 = rng.integers(-shape[0], shape[0], size=(5, 6))
+        for got, want in ((x[C(i)], xc[pcs.tensor(i)]),
+                          (x[C(i2)], xc[pcs.tensor(i2)]),
+                          (x.index_select(0, C(i % shape[0])), xc.index_select(0, pcs.tensor(i % shape[0]))),
+                          (x.take(C(i2)), xc.take(pcs.tensor(i2))),
+                          (x[1:][C(i % (shape[0] - 1))], xc[1:][pcs.tensor(i % (shape[0] - 1))]),
+                          (x[C(i), ...], xc[pcs.tensor(i), ...])):
+            assert got.shape == want.shape
+            np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+        if len(shape) > 1:  # rows not contiguous: the general kernel
+            got, want = x[:, :1][C(i)], xc[:, :1][pcs.tensor(i)]
+            np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+            got, want = x.t()[:, C(i)] if len(shape) == 2 else x[:, C([0, -1])], \
+                xc.t()[:, pcs.tensor(i)] if len(shape) == 2 else xc[:, pcs.tensor([0, -1])]
+            np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+    if dtype == pcs.float32:
+        x = C(np.arange(12.0, dtype=np.float32).reshape(4, 3))
+        for call in (lambda: x[C([0, 4])], lambda: x.index_select(0, C([-5])),
+                     lambda: x[C([[1, 2], [3, 9]])]):
+            with pytest.raises(IndexError, match="out of bounds for dimension 0 with size 4"):
+                call()
+        assert x[C([3, -4])].cpu().tolist() == [[9.0, 10.0, 11.0], [0.0, 1.0, 2.0]]
+
+
+def test_mask_fast_paths():
+    """x[mask] with a whole-shape mask is masked_select; x[mask] = number is
+    masked_fill_ (no synchronisation), same results as the general path."""
+    rng = np.random.default_rng(15)
+    for shape in ((1000,), (30, 7), (4, 5, 6)):
+        a = rng.standard_normal(shape).astype(np.float32)
+        m = rng.random(shape) < 0.4
+        x, mc = C(a), C(m)
+        np.testing.assert_array_equal(x[mc].cpu().numpy(), a[m])
+        np.testing.assert_array_equal(x[(mc,)].cpu().numpy(), a[m])
+        np.testing.assert_array_equal(x.t()[mc.t()].cpu().numpy(), a.T[m.T])
+        y = x.clone()
+        y[mc] = 2.5
+        np.testing.assert_array_equal(y.cpu().numpy(), np.where(m, np.float32(2.5), a))
+        z = C(a).to(pcs.int32)
+        z[mc] = -4
+        np.testing.assert_array_equal(z.cpu().numpy(), np.where(m, -4, a.astype(np.int32)))
+    assert C(np.zeros((0, 3), np.float32))[C(np.zeros((0, 3), bool))].shape == (0,)

@@ -2,12 +2,14 @@
 // launchers of index.h.
 //
 // Every op reduces to element offsets (index.h says how): one kernel turns
-// the geometry into offsets and records each index tensor's min and max, so
-// the host checks the range with one 8-byte-per-tensor read back and no
-// device-side assert (which would kill the context). Gathers move bytes per
-// element size; scatters sort the offsets (CUB radix sort, stable) and reduce
-// each run of equal offsets in index order in one thread: no float atomics,
-// so results do not vary from run to run, and the last write wins for SET.
+// the geometry into offsets (or gathers through them directly), reporting a
+// bad index in a host-mapped record, so the host checks the range without a
+// copy and no device-side assert (which would kill the context) runs.
+// Gathers move bytes per element size (whole rows with 16-byte accesses in
+// the common one-index case); deterministic scatters sort the offsets (CUB
+// radix sort, stable) and reduce each run of equal offsets in index order in
+// one thread; the default ADD of int32/int64/float32/float64 and SET use
+// atomics / plain stores instead (index_exec.c decides).
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
@@ -34,20 +36,19 @@ inline dim3 grid_for(int64_t n, int block)
 // ---------------------------------------------------------------------------
 // Offsets, and the gather that reads through them
 
-__global__ void minmax_init(int64_t *mm, int n)
+// A bad index: recorded in the host-mapped record (rare; plain stores, any
+// one bad value per index tensor will do).
+__device__ __noinline__ void report_bad(pcs_index_err *err, int k, int64_t v)
 {
-    int k = threadIdx.x;
-    if (k < n) {
-        mm[2 * k] = cuda::std::numeric_limits<int64_t>::max();
-        mm[2 * k + 1] = cuda::std::numeric_limits<int64_t>::min();
-    }
+    err->value[k] = v;
+    err->bad[k] = 1;
 }
 
-// The offset of result element i (index.h's formula); lo/hi collect each
-// index tensor's raw values. I: the type coordinates are split in (32 bits
-// when the result has under 2^31 elements: divisions cost a third).
-template <class I>
-__device__ __forceinline__ int64_t index_offset(const pcs_index_geom &g, I i, int64_t *lo, int64_t *hi)
+// The offset of result element i (index.h's formula). I: the type
+// coordinates are split in (32 bits when the result has under 2^31
+// elements: divisions cost a third).
+template <class I, bool REPORT = true>
+__device__ __forceinline__ int64_t index_offset(const pcs_index_geom &g, I i, pcs_index_err *err)
 {
     I rem = i;
     int64_t off = g.base, ioff[PCS_MAX_DIMS];
@@ -62,77 +63,156 @@ __device__ __forceinline__ int64_t index_offset(const pcs_index_geom &g, I i, in
     }
     for (int k = 0; k < g.nidx; k++) {
         int64_t v = g.idx[k][ioff[k]];
-        lo[k] = v < lo[k] ? v : lo[k];
-        hi[k] = v > hi[k] ? v : hi[k];
         int64_t w = v < 0 ? v + g.isize[k] : v;
-        if (w < 0 || w >= g.isize[k])
-            w = 0; // out of range: reported by minmax, never followed
+        if (w < 0 || w >= g.isize[k]) {
+            if constexpr (REPORT)
+                report_bad(err, k, v);
+            w = 0; // out of range: reported, never followed
+        }
         off += w * g.wstride[k];
     }
     return off;
 }
 
-__device__ __forceinline__ void minmax_start(int n, int64_t *lo, int64_t *hi)
-{
-    for (int k = 0; k < n; k++) {
-        lo[k] = cuda::std::numeric_limits<int64_t>::max();
-        hi[k] = cuda::std::numeric_limits<int64_t>::min();
-    }
-}
-
-// One atomic per warp and index tensor; every lane of the block reaches it
-// (grid-stride loops, no early return), as the shuffles need.
-__device__ __forceinline__ void minmax_flush(int n, const int64_t *lo, const int64_t *hi, int64_t *mm)
-{
-    for (int k = 0; k < n; k++) {
-        int64_t a = lo[k], b = hi[k];
-        for (int s = 16; s > 0; s /= 2) {
-            int64_t x = __shfl_down_sync(0xffffffffu, a, s);
-            int64_t y = __shfl_down_sync(0xffffffffu, b, s);
-            a = x < a ? x : a;
-            b = y > b ? y : b;
-        }
-        if ((threadIdx.x & 31) == 0) {
-            atomicMin((long long *)&mm[2 * k], (long long)a);
-            atomicMax((long long *)&mm[2 * k + 1], (long long)b);
-        }
-    }
-}
+constexpr int UNROLL = 4;
 
 template <class I>
-__global__ void __launch_bounds__(256) offsets_kernel(pcs_index_geom g, int64_t *out, I n, int64_t *mm)
+__global__ void __launch_bounds__(256) offsets_kernel(pcs_index_geom g, int64_t *out, I n, pcs_index_err *err)
 {
-    int64_t lo[PCS_MAX_DIMS], hi[PCS_MAX_DIMS];
-    minmax_start(g.nidx, lo, hi);
     const I step = (I)gridDim.x * blockDim.x;
-    for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
-        out[i] = index_offset<I>(g, i, lo, hi);
-    minmax_flush(g.nidx, lo, hi, mm);
+    for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        int64_t o = index_offset<I>(g, i, err);
+        if (out) // else only the range check (before an atomic scatter)
+            out[i] = o;
+    }
 }
 
-// x[idx], gather, index_select, take in one pass: no offsets in memory. A
-// bad index reads element 0 (in bounds); the host discards the result.
+// x[idx], gather, take in one pass: no offsets in memory; UNROLL elements a
+// thread (a block covers UNROLL * 256 consecutive ones, each access still
+// coalesced), the index loads of all of them issued before the dependent
+// reads of src. A bad index reads element 0 (in bounds); the host discards
+// the result.
 template <class E, class I>
-__global__ void __launch_bounds__(256) gather_fused(pcs_index_geom g, E *out, const E *src, I n, int64_t *mm)
+__global__ void __launch_bounds__(256) gather_fused(pcs_index_geom g, E *out, const E *src, I n, pcs_index_err *err)
 {
-    int64_t lo[PCS_MAX_DIMS], hi[PCS_MAX_DIMS];
-    minmax_start(g.nidx, lo, hi);
-    const I step = (I)gridDim.x * blockDim.x;
-    for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
-        out[i] = src[index_offset<I>(g, i, lo, hi)];
-    minmax_flush(g.nidx, lo, hi, mm);
+    const I step = (I)gridDim.x * blockDim.x * UNROLL;
+    for (I i0 = (I)blockIdx.x * blockDim.x * UNROLL + threadIdx.x; i0 < n; i0 += step) {
+        int64_t off[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            I i = i0 + (I)u * blockDim.x;
+            off[u] = i < n ? index_offset<I>(g, i, err) : 0;
+        }
+        E v[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++)
+            if (i0 + (I)u * blockDim.x < n)
+                v[u] = src[off[u]];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++)
+            if (i0 + (I)u * blockDim.x < n)
+                out[i0 + (I)u * blockDim.x] = v[u];
+    }
+}
+
+inline dim3 grid_unrolled(int64_t n, int block)
+{
+    return grid_for((n + UNROLL - 1) / UNROLL, block);
 }
 
 template <class E>
-void gather_geom(const pcs_index_geom *g, void *out, const void *src, int64_t n, int64_t *mm,
+void gather_geom(const pcs_index_geom *g, void *out, const void *src, int64_t n, pcs_index_err *err,
                  cudaStream_t st)
 {
-    if (n <= INT32_MAX)
-        launch_kernel(gather_fused<E, uint32_t>, grid_for(n, 256), 256, st, *g, (E *)out,
-                      (const E *)src, (uint32_t)n, mm);
+    if (n <= INT32_MAX - 4 * 256 * UNROLL)
+        launch_kernel(gather_fused<E, uint32_t>, grid_unrolled(n, 256), 256, st, *g, (E *)out,
+                      (const E *)src, (uint32_t)n, err);
     else
-        launch_kernel(gather_fused<E, int64_t>, grid_for(n, 256), 256, st, *g, (E *)out,
-                      (const E *)src, n, mm);
+        launch_kernel(gather_fused<E, int64_t>, grid_unrolled(n, 256), 256, st, *g, (E *)out,
+                      (const E *)src, n, err);
+}
+
+// Rows: V-byte chunks; chunk e of the result is chunk c = e % per of row
+// r = e / per, read from src row wrap(idx[r]). per == 1 (one chunk a row,
+// the x[idx] case) skips the division.
+template <class V, bool ONE>
+__global__ void __launch_bounds__(256) gather_rows_kernel(const int64_t *__restrict__ idx, int64_t isize,
+                                                          V *__restrict__ out, const char *__restrict__ src,
+                                                          int64_t base, int64_t wbytes, int64_t per,
+                                                          int64_t total, pcs_index_err *err)
+{
+    const int64_t step = (int64_t)gridDim.x * blockDim.x * UNROLL;
+    for (int64_t e0 = (int64_t)blockIdx.x * blockDim.x * UNROLL + threadIdx.x; e0 < total; e0 += step) {
+        const V *p[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            int64_t e = e0 + (int64_t)u * blockDim.x;
+            int64_t r = ONE ? e : e / per, c = ONE ? 0 : e - r * per;
+            int64_t v = e < total ? idx[r] : 0;
+            int64_t w = v < 0 ? v + isize : v;
+            if (w < 0 || w >= isize) {
+                report_bad(err, 0, v);
+                w = 0;
+            }
+            p[u] = (const V *)(src + base + w * wbytes) + c;
+        }
+        V x[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++)
+            if (e0 + (int64_t)u * blockDim.x < total)
+                x[u] = *p[u];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++)
+            if (e0 + (int64_t)u * blockDim.x < total)
+                out[e0 + (int64_t)u * blockDim.x] = x[u];
+    }
+}
+
+template <class V>
+void gather_rows(const int64_t *idx, int64_t nrows, int64_t isize, void *out, const void *src,
+                 int64_t base, int64_t wbytes, int64_t rowbytes, pcs_index_err *err, cudaStream_t st)
+{
+    int64_t per = rowbytes / (int64_t)sizeof(V), total = nrows * per;
+    if (per == 1)
+        launch_kernel(gather_rows_kernel<V, true>, grid_unrolled(total, 256), 256, st, idx, isize,
+                      (V *)out, (const char *)src, base, wbytes, per, total, err);
+    else
+        launch_kernel(gather_rows_kernel<V, false>, grid_unrolled(total, 256), 256, st, idx, isize,
+                      (V *)out, (const char *)src, base, wbytes, per, total, err);
+}
+
+// ---------------------------------------------------------------------------
+// Scatter without sorting: atomics (ADD) or plain stores (SET)
+
+// The offsets computed on the fly (the range was checked by a first pass):
+// no offsets array in memory, no sort.
+template <class T, class I>
+__global__ void __launch_bounds__(256) scatter_atomic_kernel(pcs_index_geom g, T *dst, const T *vals, I n,
+                                                             int add)
+{
+    const I step = (I)gridDim.x * blockDim.x;
+    for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        int64_t o = index_offset<I, false>(g, i, nullptr);
+        if (!add) {
+            dst[o] = vals[i];
+        } else if constexpr (std::is_same_v<T, int64_t>) {
+            atomicAdd((unsigned long long *)(dst + o), (unsigned long long)vals[i]);
+        } else if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, float> ||
+                             std::is_same_v<T, double>) {
+            atomicAdd(dst + o, vals[i]);
+        }
+    }
+}
+
+template <class T>
+void scatter_atomic(const pcs_index_geom *g, void *dst, const void *vals, int64_t n, int add, cudaStream_t st)
+{
+    if (n <= INT32_MAX)
+        launch_kernel(scatter_atomic_kernel<T, uint32_t>, grid_for(n, 256), 256, st, *g, (T *)dst,
+                      (const T *)vals, (uint32_t)n, add);
+    else
+        launch_kernel(scatter_atomic_kernel<T, int64_t>, grid_for(n, 256), 256, st, *g, (T *)dst,
+                      (const T *)vals, n, add);
 }
 
 // ---------------------------------------------------------------------------
@@ -234,33 +314,67 @@ int select_flagged(void *temp, size_t *bytes, const void *in, const bool *flags,
 } // namespace
 
 extern "C" int pcs_launch_index_offsets(const pcs_index_geom *g, int64_t *out, int64_t n,
-                                        int64_t *minmax, cudaStream_t stream)
+                                        pcs_index_err *err, cudaStream_t stream)
 {
-    if (g->nidx > 0)
-        launch_kernel(minmax_init, dim3(1), dim3(32), stream, minmax, g->nidx);
     if (n <= 0)
         return 0;
     if (n <= INT32_MAX)
-        launch_kernel(offsets_kernel<uint32_t>, grid_for(n, 256), 256, stream, *g, out, (uint32_t)n, minmax);
+        launch_kernel(offsets_kernel<uint32_t>, grid_for(n, 256), 256, stream, *g, out, (uint32_t)n, err);
     else
-        launch_kernel(offsets_kernel<int64_t>, grid_for(n, 256), 256, stream, *g, out, n, minmax);
+        launch_kernel(offsets_kernel<int64_t>, grid_for(n, 256), 256, stream, *g, out, n, err);
     return 0;
 }
 
 extern "C" int pcs_launch_index_gather_geom(const pcs_index_geom *g, void *out, const void *src,
-                                            int itemsize, int64_t n, int64_t *minmax,
+                                            int itemsize, int64_t n, pcs_index_err *err,
                                             cudaStream_t stream)
 {
-    if (g->nidx > 0)
-        launch_kernel(minmax_init, dim3(1), dim3(32), stream, minmax, g->nidx);
     if (n <= 0)
         return 0;
     switch (itemsize) {
-    case 1: gather_geom<uint8_t>(g, out, src, n, minmax, stream); return 0;
-    case 2: gather_geom<uint16_t>(g, out, src, n, minmax, stream); return 0;
-    case 4: gather_geom<uint32_t>(g, out, src, n, minmax, stream); return 0;
-    case 8: gather_geom<uint64_t>(g, out, src, n, minmax, stream); return 0;
-    case 16: gather_geom<Bytes16>(g, out, src, n, minmax, stream); return 0;
+    case 1: gather_geom<uint8_t>(g, out, src, n, err, stream); return 0;
+    case 2: gather_geom<uint16_t>(g, out, src, n, err, stream); return 0;
+    case 4: gather_geom<uint32_t>(g, out, src, n, err, stream); return 0;
+    case 8: gather_geom<uint64_t>(g, out, src, n, err, stream); return 0;
+    case 16: gather_geom<Bytes16>(g, out, src, n, err, stream); return 0;
+    default: return -1;
+    }
+}
+
+extern "C" int pcs_launch_index_gather_rows(const int64_t *idx, int64_t nrows, int64_t isize, void *out,
+                                            const void *src, int64_t base, int64_t wbytes,
+                                            int64_t rowbytes, pcs_index_err *err, cudaStream_t stream)
+{
+    if (nrows <= 0 || rowbytes <= 0)
+        return 0;
+    uint64_t a = (uint64_t)(uintptr_t)src | (uint64_t)(uintptr_t)out | (uint64_t)base |
+                 (uint64_t)wbytes | (uint64_t)rowbytes;
+    if (a % 16 == 0)
+        gather_rows<Bytes16>(idx, nrows, isize, out, src, base, wbytes, rowbytes, err, stream);
+    else if (a % 8 == 0)
+        gather_rows<uint64_t>(idx, nrows, isize, out, src, base, wbytes, rowbytes, err, stream);
+    else if (a % 4 == 0)
+        gather_rows<uint32_t>(idx, nrows, isize, out, src, base, wbytes, rowbytes, err, stream);
+    else if (a % 2 == 0)
+        gather_rows<uint16_t>(idx, nrows, isize, out, src, base, wbytes, rowbytes, err, stream);
+    else
+        gather_rows<uint8_t>(idx, nrows, isize, out, src, base, wbytes, rowbytes, err, stream);
+    return 0;
+}
+
+extern "C" int pcs_launch_index_scatter_atomic(int dtype, const pcs_index_geom *g, void *dst,
+                                               const void *vals, int64_t n, int mode, cudaStream_t stream)
+{
+    if (mode != PCS_SCATTER_ADD && mode != PCS_SCATTER_SET)
+        return -1;
+    int add = mode == PCS_SCATTER_ADD;
+    if (n <= 0)
+        return 0;
+    switch (dtype) {
+    case PCS_INT32: scatter_atomic<int32_t>(g, dst, vals, n, add, stream); return 0;
+    case PCS_INT64: scatter_atomic<int64_t>(g, dst, vals, n, add, stream); return 0;
+    case PCS_FLOAT32: scatter_atomic<float>(g, dst, vals, n, add, stream); return 0;
+    case PCS_FLOAT64: scatter_atomic<double>(g, dst, vals, n, add, stream); return 0;
     default: return -1;
     }
 }

@@ -39,18 +39,47 @@ typedef struct {
     int64_t wstride[PCS_MAX_DIMS];
 } pcs_index_geom;
 
+/* The range-check record: host-mapped pinned memory (ops/index_exec.c keeps
+ * a pool of them) that a kernel writes only when it meets an out-of-range
+ * index: bad[k] = 1 and value[k] one such raw value of index tensor k. The
+ * host clears bad[] before the launch and reads the record after waiting
+ * for the stream: no device buffer, no copy, no atomics in the common case. */
+typedef struct {
+    int64_t bad[PCS_MAX_DIMS];
+    int64_t value[PCS_MAX_DIMS];
+} pcs_index_err;
+
 /* out[i] = off(coordinate of i) for the n = prod(sizes) result elements, in
- * row-major order. minmax (device, 2 * nidx int64) receives each index
- * tensor's smallest and largest raw value, so the host can raise IndexError
- * before anything reads or writes through the offsets; an out-of-range
- * index contributes 0 to its offset, so no offset ever leaves the tensor. */
-int pcs_launch_index_offsets(const pcs_index_geom *g, int64_t *out, int64_t n, int64_t *minmax,
+ * row-major order (out NULL: only the range check). An out-of-range index
+ * is reported in err (a device
+ * pointer to the mapped record) and contributes 0 to its offset, so no
+ * offset ever leaves the tensor. */
+int pcs_launch_index_offsets(const pcs_index_geom *g, int64_t *out, int64_t n, pcs_index_err *err,
                              cudaStream_t stream);
 /* The offsets and the gather in one pass: out[i] = src[off(i)] (out
- * contiguous, n elements of `itemsize` bytes), minmax as above; a bad index
- * reads element 0 and the caller discards out. */
+ * contiguous, n elements of `itemsize` bytes), err as above; a bad index
+ * reads element 0 and the caller discards out. Four elements a thread, their
+ * index loads issued before the dependent reads. */
 int pcs_launch_index_gather_geom(const pcs_index_geom *g, void *out, const void *src, int itemsize,
-                                 int64_t n, int64_t *minmax, cudaStream_t stream);
+                                 int64_t n, pcs_index_err *err, cudaStream_t stream);
+/* The common case (x[idx], index_select, take, embedding-like lookups): one
+ * index tensor, contiguous (idx[r] is row r), each picking a contiguous row
+ * of `rowbytes` bytes of src at byte offset base + wrap(idx[r]) * wbytes:
+ * out (contiguous, nrows * rowbytes) gets the rows in one pass, no offsets
+ * in memory, with 16-byte (8, 4, 2, 1) loads and stores as the alignment of
+ * src, out, base, wbytes and rowbytes allows. err as above (index tensor 0). */
+int pcs_launch_index_gather_rows(const int64_t *idx, int64_t nrows, int64_t isize, void *out,
+                                 const void *src, int64_t base, int64_t wbytes, int64_t rowbytes,
+                                 pcs_index_err *err, cudaStream_t stream);
+/* dst[off(i)] op= vals[i] for the n result elements of g, offsets computed
+ * on the fly, without sorting: ADD through atomicAdd (int32, int64, float32,
+ * float64; float sums then vary in the last bits from run to run, as
+ * torch's default), SET a plain store (for one value broadcast: duplicates
+ * write the same). The range must have been checked (an offsets launch with
+ * out NULL does only that); a bad index would write element 0. Returns -1
+ * for other dtypes or modes (then sort). */
+int pcs_launch_index_scatter_atomic(int dtype, const pcs_index_geom *g, void *dst, const void *vals,
+                                    int64_t n, int mode, cudaStream_t stream);
 /* Scatter modes: SET keeps the last value in index order (deterministic). */
 enum { PCS_SCATTER_SET = 0, PCS_SCATTER_ADD, PCS_SCATTER_MUL, PCS_SCATTER_MEAN,
        PCS_SCATTER_AMAX, PCS_SCATTER_AMIN };

@@ -348,8 +348,28 @@ static int plan_index(PcsTensor *t, PyObject *index, pcs_index_plan *p)
 /* ------------------------------------------------------------------------ */
 /* The hooks and index_put                                                   */
 
+/* The mask when index is one bool tensor of t's whole shape (not 0-dim) on
+ * t's device: x[mask] is then masked_select, x[mask] = number masked_fill_. */
+static PcsTensor *whole_mask(PcsTensor *t, PyObject *index)
+{
+    if (PyTuple_Check(index) && PyTuple_GET_SIZE(index) == 1)
+        index = PyTuple_GET_ITEM(index, 0);
+    if (!PcsTensor_Check(index))
+        return NULL;
+    PcsTensor *m = T(index);
+    if (m->dtype != PCS_BOOL || m->device != t->device || m->ndim != t->ndim || m->ndim == 0)
+        return NULL;
+    for (int d = 0; d < m->ndim; d++)
+        if (m->sizes[d] != t->sizes[d])
+            return NULL;
+    return m;
+}
+
 PyObject *pcs_index_getitem_advanced(PcsTensor *t, PyObject *index)
 {
+    PcsTensor *m = t->device >= 0 ? whole_mask(t, index) : NULL;
+    if (m)
+        return (PyObject *)pcs_masked_select_dense(t, m);
     pcs_index_plan p;
     pcs_index_plan_init(&p);
     if (plan_index(t, index, &p) < 0)
@@ -374,6 +394,14 @@ static int index_put(PcsTensor *t, PyObject *index, PyObject *value, int mode)
 
 int pcs_index_setitem_advanced(PcsTensor *t, PyObject *index, PyObject *value)
 {
+    /* a number through a whole mask: masked_fill_ (no nonzero, no sync) */
+    bool number = PyFloat_Check(value) || PyLong_Check(value);
+    if (number && (PyFloat_Check(value) ? pcs_is_float(t->dtype) || pcs_is_complex(t->dtype)
+                                        : t->dtype != PCS_BOOL || PyBool_Check(value))) {
+        PcsTensor *m = whole_mask(t, index);
+        if (m)
+            return pcs_masked_fill_inplace(t, m, value);
+    }
     return index_put(t, index, value, PCS_SCATTER_SET);
 }
 
@@ -446,7 +474,28 @@ PyMethodDef pcs_ops_index_tmethods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static PyObject *f_set_deterministic(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    pcs_index_set_deterministic(on);
+    Py_RETURN_NONE;
+}
+
+static PyObject *f_get_deterministic(PyObject *self, PyObject *noargs)
+{
+    (void)self;
+    (void)noargs;
+    return PyBool_FromLong(pcs_index_deterministic());
+}
+
 PyMethodDef pcs_ops_index_functions[] = {
+    {"_set_deterministic_algorithms", f_set_deterministic, METH_O,
+     "_set_deterministic_algorithms(mode): the flag use_deterministic_algorithms sets"},
+    {"_get_deterministic_algorithms", f_get_deterministic, METH_NOARGS,
+     "_get_deterministic_algorithms() -> bool"},
     {"index_put_", PCS_FN(f_index_put_), PCS_FK, "index_put_(input, indices, values, accumulate=False)"},
     {"index_put", PCS_FN(f_index_put), PCS_FK, "index_put(input, indices, values, accumulate=False)"},
     {NULL, NULL, 0, NULL},

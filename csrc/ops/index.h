@@ -29,6 +29,7 @@ typedef struct {
     PcsTensor *idx[PCS_MAX_DIMS];    /* owned: int64, on the indexed tensor's device */
     int dim[PCS_MAX_DIMS];           /* the dim each one indexes, named in errors */
     bool host_checked[PCS_MAX_DIMS]; /* its range was checked on the host */
+    bool uniform;                    /* pcs_index_values saw one value (a number) */
 } pcs_index_plan;
 
 /* An empty plan (no result dims, no index tensors). */
@@ -61,6 +62,14 @@ PcsTensor *pcs_index_values(pcs_index_plan *p, PcsTensor *dst, PyObject *value);
 
 /* nonzero(mask): [count, ndim] int64 on mask's device (syncs on CUDA). */
 PcsTensor *pcs_index_nonzero(PcsTensor *mask);
+
+/* x[mask] for a CUDA bool mask of x's shape: masked_select (masked.c). */
+PcsTensor *pcs_masked_select_dense(PcsTensor *x, PcsTensor *mask);
+/* x[mask] = value: where(mask, value, x) written into x (mask of x's shape). */
+int pcs_masked_fill_inplace(PcsTensor *x, PcsTensor *mask, PyObject *value);
+/* torch.use_deterministic_algorithms for the scatters (index_exec.c). */
+bool pcs_index_deterministic(void);
+void pcs_index_set_deterministic(bool on);
 
 /* The hooks tensor/tensor_index.c calls for advanced indices (index.c). */
 PyObject *pcs_index_getitem_advanced(PcsTensor *t, PyObject *index);

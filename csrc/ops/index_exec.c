@@ -3,11 +3,21 @@
  *
  * The range check happens here, once, for every indexing op: on the CPU the
  * offsets loop raises at the first bad index in index order; on CUDA the
- * offsets kernel records each index tensor's min and max (an out-of-range
- * index contributes offset 0, so nothing ever reads or writes outside the
- * tensor), the host reads those 16 bytes per index tensor back (a
- * synchronising copy) and raises IndexError before the gather or scatter
- * is launched. No device-side assert: the CUDA context stays usable. */
+ * offsets (or gather) kernel writes a bad index into a record in
+ * host-mapped pinned memory (kernels/index.h; an out-of-range index
+ * contributes offset 0, so nothing ever reads or writes outside the
+ * tensor), the host waits for the stream (GIL released) and reads the
+ * record directly: no device buffer, no init kernel, no copy. It raises
+ * IndexError before any scatter is launched. No device-side assert: the
+ * CUDA context stays usable.
+ *
+ * Scatters: ADD into int32/int64 tensors, and into float32/float64 ones
+ * unless deterministic algorithms are requested
+ * (pycuda_sem.use_deterministic_algorithms, off by default as in torch),
+ * run one atomicAdd pass over the offsets; SET of one value (x[idx] = 1.0,
+ * index_fill_) one plain store pass. Otherwise (and for the other modes and
+ * dtypes) the offsets are sorted and each run of equal offsets is reduced
+ * in index order (SET: the last value wins). */
 #include "ops/index.h"
 
 #include <string.h>
@@ -15,6 +25,64 @@
 #include "runtime/device.h"
 #include "runtime/stream.h"
 #include "tensor/copy.h"
+
+/* ------------------------------------------------------------------------ */
+/* Deterministic algorithms (torch.use_deterministic_algorithms)             */
+
+static bool deterministic;
+
+bool pcs_index_deterministic(void) { return deterministic; }
+void pcs_index_set_deterministic(bool on) { deterministic = on; }
+
+/* ------------------------------------------------------------------------ */
+/* Range-check records: host-mapped pinned memory, a free list under the GIL */
+
+#define ERR_CHUNK 32
+
+typedef struct err_slot {
+    pcs_index_err *host, *dev;
+    struct err_slot *next;
+} err_slot;
+
+static err_slot *err_free;
+
+/* A record for one launch (bad[] cleared), or NULL with exception. The GIL
+ * guards the list; a record is only reused after its op waited for it. */
+static err_slot *err_take(void)
+{
+    if (!err_free) {
+        void *h = NULL, *d = NULL;
+        PCS_CUDA_CHECK_NULL(cudaHostAlloc(&h, ERR_CHUNK * sizeof(pcs_index_err),
+                                          cudaHostAllocMapped | cudaHostAllocPortable));
+        cudaError_t e = cudaHostGetDevicePointer(&d, h, 0);
+        err_slot *s = e == cudaSuccess ? PyMem_Calloc(ERR_CHUNK, sizeof *s) : NULL;
+        if (!s) {
+            cudaError_t fe = cudaFreeHost(h); /* best effort: the first error is the one raised */
+            (void)fe;
+            if (e != cudaSuccess)
+                pcs_cuda_error(e, "cudaHostGetDevicePointer", __FILE__, __LINE__);
+            else
+                PyErr_NoMemory();
+            return NULL;
+        }
+        for (int i = 0; i < ERR_CHUNK; i++) { /* chunks live as long as the process */
+            s[i].host = (pcs_index_err *)h + i;
+            s[i].dev = (pcs_index_err *)d + i;
+            s[i].next = err_free;
+            err_free = &s[i];
+        }
+    }
+    err_slot *s = err_free;
+    err_free = s->next;
+    memset(s->host->bad, 0, sizeof s->host->bad);
+    return s;
+}
+
+static void err_give(err_slot *s)
+{
+    s->next = err_free;
+    err_free = s;
+}
 
 /* ------------------------------------------------------------------------ */
 /* Plans                                                                     */
@@ -139,57 +207,97 @@ static int offsets_cpu(pcs_index_plan *p, int64_t *out, int64_t n)
     return 0;
 }
 
-/* Raises IndexError when the min/max the kernel recorded (device mm, 2 per
- * index tensor) leave a dim's range: the one synchronising read. */
-static int check_minmax(pcs_index_plan *p, PcsTensor *mm)
+/* Waits for the stream (GIL released) and raises IndexError for a bad index
+ * the kernel recorded: the one synchronisation of an op with CUDA indices. */
+static int check_err(pcs_index_plan *p, err_slot *slot, cudaStream_t st)
 {
-    PcsTensor *h = pcs_tensor_to(mm, PCS_INT64, -1, false, false, false);
-    if (!h)
-        return -1;
-    const int64_t *v = pcs_tensor_data(h);
+    cudaError_t e;
+    Py_BEGIN_ALLOW_THREADS
+    e = cudaStreamSynchronize(st);
+    Py_END_ALLOW_THREADS
+    if (e != cudaSuccess)
+        return pcs_cuda_error(e, "cudaStreamSynchronize", __FILE__, __LINE__); /* slot leaked */
+    const volatile pcs_index_err *rec = slot->host;
     int r = 0;
-    for (int k = 0; k < p->g.nidx && r == 0; k++) {
-        int64_t size = p->g.isize[k];
-        if (p->host_checked[k])
-            continue;
-        const int64_t lo = v[2 * (ptrdiff_t)k], hi = v[2 * (ptrdiff_t)k + 1]; /* min, max */
-        if (lo < -size)
-            r = pcs_index_oob(lo, p->dim[k], size);
-        else if (hi >= size)
-            r = pcs_index_oob(hi, p->dim[k], size);
-    }
-    Py_DECREF(h);
+    for (int k = 0; k < p->g.nidx && r == 0; k++)
+        if (!p->host_checked[k] && rec->bad[k])
+            r = pcs_index_oob(rec->value[k], p->dim[k], p->g.isize[k]);
+    err_give(slot);
     return r;
 }
 
-/* Runs the offsets kernel (off != NULL) or the fused gather into res. */
+/* The one-index row case of pcs_launch_index_gather_rows: the result dims
+ * split into a prefix the (contiguous) index tensor spans with no basic
+ * stride, and a suffix it does not span that walks a contiguous row of the
+ * source. Sets the rows, the row length (elements) or returns false. */
+static bool rows_case(const pcs_index_geom *g, int64_t *nrows, int64_t *row)
+{
+    if (g->nidx != 1)
+        return false;
+    int d = g->ndim - 1;
+    int64_t r = 1, n = 1, expect = 1;
+    for (; d >= 0; d--) {
+        if (g->sizes[d] == 1)
+            continue;
+        if (g->istride[0][d] != 0 || g->bstride[d] != expect)
+            break;
+        r *= g->sizes[d];
+        expect *= g->sizes[d];
+    }
+    for (expect = 1; d >= 0; d--) {
+        if (g->sizes[d] == 1)
+            continue;
+        if (g->bstride[d] != 0 || g->istride[0][d] != expect)
+            return false;
+        n *= g->sizes[d];
+        expect *= g->sizes[d];
+    }
+    *nrows = n;
+    *row = r;
+    return true;
+}
+
+/* Runs the offsets kernel (off != NULL), the fused gather into res (src !=
+ * NULL) or the range check alone (neither), then checks the range (when
+ * some index tensor was not checked on the host). */
 static int run_cuda(pcs_index_plan *p, PcsTensor *off, PcsTensor *src, PcsTensor *res, int64_t n,
                     int device)
 {
     int nidx = p->g.nidx;
-    PcsTensor *mm = empty1(2 * (int64_t)(nidx ? nidx : 1), PCS_INT64, device);
-    if (!mm)
-        return -1;
-    int r = pcs_cuda_set_device_raw(device);
-    cudaStream_t st = pcs_current_stream(device);
-    if (r == 0) {
-        int64_t *m = pcs_tensor_data(mm);
-        int lr = off ? pcs_launch_index_offsets(&p->g, pcs_tensor_data(off), n, m, st)
-                     : pcs_launch_index_gather_geom(&p->g, pcs_tensor_data(res), src->storage->data,
-                                                    (int)pcs_itemsize(src->dtype), n, m, st);
-        if (lr < 0) {
-            PyErr_SetString(PyExc_RuntimeError, "index: unsupported element size");
-            r = -1;
-        } else {
-            r = PCS_CHECK_LAUNCH(st, off ? "index offsets" : "index gather");
-        }
-    }
     bool need = false; /* index tensors that came from the host are checked */
     for (int k = 0; k < nidx; k++)
         need = need || !p->host_checked[k];
-    if (r == 0 && need && n > 0)
-        r = check_minmax(p, mm);
-    Py_DECREF(mm);
+    need = need && n > 0;
+    if (pcs_cuda_set_device_raw(device) < 0)
+        return -1;
+    if (!off && !src && !need)
+        return 0; /* a range check only, and nothing to check */
+    cudaStream_t st = pcs_current_stream(device);
+    err_slot *slot = err_take();
+    if (!slot)
+        return -1;
+    const pcs_index_geom *g = &p->g;
+    int lr, r;
+    int64_t nrows, row, is = src ? (int64_t)pcs_itemsize(src->dtype) : 0;
+    if (off || !src) /* offsets, or (no output) the range check alone */
+        lr = pcs_launch_index_offsets(g, off ? pcs_tensor_data(off) : NULL, n, slot->dev, st);
+    else if (rows_case(g, &nrows, &row))
+        lr = pcs_launch_index_gather_rows(g->idx[0], nrows, g->isize[0], pcs_tensor_data(res),
+                                          src->storage->data, g->base * is, g->wstride[0] * is,
+                                          row * is, slot->dev, st);
+    else
+        lr = pcs_launch_index_gather_geom(g, pcs_tensor_data(res), src->storage->data, (int)is, n,
+                                          slot->dev, st);
+    if (lr < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "index: unsupported element size");
+        r = -1;
+    } else {
+        r = PCS_CHECK_LAUNCH(st, off ? "index offsets" : "index gather");
+    }
+    if (r == 0 && need)
+        return check_err(p, slot, st);
+    if (r == 0 || lr < 0)
+        err_give(slot); /* nothing ran, or nothing to wait for; after a failed launch it is leaked */
     return r;
 }
 
@@ -321,9 +429,45 @@ static int scatter_cuda(PcsTensor *dst, PcsTensor *off, PcsTensor *vals, int64_t
     return r;
 }
 
+/* The one-pass scatter applies: ADD (with self) of int32/int64 always (its
+ * atomics are exact and order-free) and of float32/float64 unless
+ * deterministic algorithms are requested; SET of one value (a number)
+ * always: whichever duplicate lands last, the result is the same. */
+static bool scatter_atomic_ok(const pcs_index_plan *p, int dtype, int mode, bool include_self)
+{
+    bool wide = dtype == PCS_INT32 || dtype == PCS_INT64 || dtype == PCS_FLOAT32 || dtype == PCS_FLOAT64;
+    if (mode == PCS_SCATTER_ADD && include_self) {
+        if (dtype == PCS_INT32 || dtype == PCS_INT64)
+            return true;
+        return !deterministic && wide;
+    }
+    return mode == PCS_SCATTER_SET && p->uniform && wide;
+}
+
+/* The one-pass scatter: the range checked by a first read of the CUDA index
+ * tensors (skipped when all came from the host), then offsets computed and
+ * applied in one kernel: no offsets array, no sort. */
+static int scatter_atomic(pcs_index_plan *p, PcsTensor *dst, PcsTensor *vals, int64_t n, int mode)
+{
+    for (int k = 0; k < p->g.nidx; k++)
+        p->g.idx[k] = pcs_tensor_data(p->idx[k]);
+    if (run_cuda(p, NULL, NULL, NULL, n, dst->device) < 0)
+        return -1;
+    cudaStream_t st = pcs_current_stream(dst->device); /* run_cuda set the device */
+    if (pcs_launch_index_scatter_atomic(dst->dtype, &p->g, dst->storage->data, pcs_tensor_data(vals), n,
+                                        mode, st) < 0) {
+        pcs_not_implemented("scatter", dst->dtype);
+        return -1;
+    }
+    return PCS_CHECK_LAUNCH(st, "index scatter (atomic)");
+}
+
 int pcs_index_scatter(pcs_index_plan *p, PcsTensor *dst, PcsTensor *vals, int mode,
                       bool include_self)
 {
+    int64_t n0 = plan_numel(p);
+    if (dst->device >= 0 && n0 > 0 && scatter_atomic_ok(p, dst->dtype, mode, include_self))
+        return scatter_atomic(p, dst, vals, n0, mode);
     PcsTensor *off = pcs_index_offsets(p, dst);
     if (!off)
         return -1;
@@ -365,6 +509,7 @@ PcsTensor *pcs_index_values(pcs_index_plan *p, PcsTensor *dst, PyObject *value)
     }
     if (!v)
         return NULL;
+    p->uniform = pcs_tensor_numel(v) == 1; /* every duplicate writes the same value */
     const pcs_index_geom *g = &p->g;
     int lead = 0;
     while (v->ndim - lead > g->ndim && v->sizes[lead] == 1)

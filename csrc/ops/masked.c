@@ -56,6 +56,22 @@ static PcsTensor *mask_to(PcsTensor *mask, int ndim, const int64_t *sizes, const
 /* ------------------------------------------------------------------------ */
 /* masked_fill                                                               */
 
+/* target = where(m, value, target) in target's dtype (m of target's shape). */
+static int fill_where(PcsTensor *target, PcsTensor *m, PyObject *value, const char *fname)
+{
+    PyObject *r = NULL;
+    pcs_operand ops[3];
+    if (pcs_operand_arg((PyObject *)m, &ops[0], fname, "mask") == 0 &&
+        pcs_operand_arg(value, &ops[1], fname, "value") == 0 &&
+        pcs_operand_arg((PyObject *)target, &ops[2], fname, "input") == 0) {
+        pcs_ew_call c = {.arity = 3, .op = PCS_TOP_WHERE, .name = "where", .in0_dtype = PCS_BOOL,
+                         .compute = target->dtype, .out_dtype = target->dtype};
+        r = pcs_ew_run(&c, ops, (PyObject *)target);
+    }
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
+
 static PyObject *masked_fill_entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                    PyObject *kw, bool inplace)
 {
@@ -88,20 +104,15 @@ static PyObject *masked_fill_entry(PyObject *self, PyObject *const *args, Py_ssi
     if (!m)
         return NULL;
     PcsTensor *target = inplace ? (PcsTensor *)Py_NewRef(x) : pcs_tensor_contiguous(x, true);
-    PyObject *r = NULL;
-    pcs_operand ops[3];
-    if (target && pcs_operand_arg((PyObject *)m, &ops[0], fname, "mask") == 0 &&
-        pcs_operand_arg(value, &ops[1], fname, "value") == 0 &&
-        pcs_operand_arg((PyObject *)target, &ops[2], fname, "input") == 0) {
-        pcs_ew_call c = {.arity = 3, .op = PCS_TOP_WHERE, .name = "where", .in0_dtype = PCS_BOOL,
-                         .compute = x->dtype, .out_dtype = x->dtype};
-        r = pcs_ew_run(&c, ops, (PyObject *)target);
-    }
-    Py_XDECREF(r);
-    Py_DECREF(m);
-    if (!r)
+    if (target && fill_where(target, m, value, fname) < 0)
         Py_CLEAR(target);
+    Py_DECREF(m);
     return (PyObject *)target;
+}
+
+int pcs_masked_fill_inplace(PcsTensor *x, PcsTensor *mask, PyObject *value)
+{
+    return fill_where(x, mask, value, "masked_fill_");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -144,6 +155,20 @@ static PcsTensor *select_flagged_cuda(PcsTensor *x, PcsTensor *m)
     Py_XDECREF(temp);
     Py_XDECREF(cnt);
     Py_XDECREF(buf);
+    return res;
+}
+
+/* x[mask] with a CUDA mask of x's whole shape (index.c's fast path): the
+ * same elements in the same order as nonzero + gather, in one
+ * DeviceSelect::Flagged pass (no positions, no index tensors, no range
+ * check to read back). */
+PcsTensor *pcs_masked_select_dense(PcsTensor *x, PcsTensor *mask)
+{
+    PcsTensor *xc = pcs_tensor_contiguous(x, false);
+    PcsTensor *mc = xc ? pcs_tensor_contiguous(mask, false) : NULL;
+    PcsTensor *res = mc ? select_flagged_cuda(xc, mc) : NULL;
+    Py_XDECREF(mc);
+    Py_XDECREF(xc);
     return res;
 }
 
