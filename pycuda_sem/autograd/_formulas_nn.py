@@ -47,7 +47,9 @@ def _layer_norm(ctx, gy, *gstats):
             d = xr if rms else xr - mean.reshape(rows, 1)
             extra = extra - gr.reshape(rows, 1) * rstd.reshape(rows, 1).pow(3) * d / n
         gx = gx + extra.reshape(x.shape)
-    return (gx if need[0] else None, None, gw if need[1] else None, gb if need[2] else None)
+    gw = gw.reshape(tuple(ctx.shapes[2])) if need[1] and gw is not None else None
+    gb = gb.reshape(tuple(ctx.shapes[3])) if need[2] and gb is not None else None
+    return (gx if need[0] else None, None, gw, gb)
 
 
 def _composed_xent(x, t, w, ignore, ls, gl):
