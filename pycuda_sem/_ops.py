@@ -126,6 +126,25 @@ def threshold_backward(out, g, r):
     _put(out, np.where(r <= 0, np.zeros((), g.dtype), g))
 
 
+def gelu_backward(out, g, x):
+    # g * (Phi(x) + x phi(x)), in float64 and rounded once
+    x64 = x.astype(np.float64)
+    erf = np.vectorize(math.erf, otypes=[np.float64])
+    cdf = 0.5 * (1.0 + erf(x64 / math.sqrt(2.0)))
+    pdf = np.exp(-0.5 * x64 * x64) / math.sqrt(2.0 * math.pi)
+    with np.errstate(all="ignore"):
+        _put(out, g * (cdf + x64 * pdf))
+
+
+def gelu_tanh_backward(out, g, x):
+    k, c = math.sqrt(2.0 / math.pi), 0.044715
+    x64 = x.astype(np.float64)
+    with np.errstate(all="ignore"):
+        t = np.tanh(k * (x64 + c * x64 ** 3))
+        d = 0.5 * (1 + t) + 0.5 * x64 * (1 - t * t) * k * (1 + 3 * c * x64 * x64)
+        _put(out, g * d)
+
+
 def where(out, cond, x, y):
     _put(out, np.where(cond, x, y))
 
@@ -460,3 +479,81 @@ def index_scatter(flat, off, vals, mode, include_self):
             else:
                 acc = acc / cnt.astype(acc.dtype)
     flat[u] = acc
+
+
+# ---- the fused training layers' CPU twins (csrc/ops/fused_layers.c) --------------
+# Arrays arrive contiguous in the accumulation type (float32, float64 for
+# float64 inputs); outputs are written in place.
+
+def layer_norm(y, mean, rstd, x, w, b, eps, rms):
+    n = rstd.shape[0]
+    xr = x.reshape(n, -1)
+    mu = np.zeros((n, 1), x.dtype) if rms else xr.mean(axis=1, keepdims=True, dtype=x.dtype)
+    d = xr - mu
+    rs = (1.0 / np.sqrt((d * d).mean(axis=1, keepdims=True) + x.dtype.type(eps))).astype(x.dtype)
+    o = d * rs
+    if w is not None:
+        o = o * w.reshape(1, -1)
+    if b is not None:
+        o = o + b.reshape(1, -1)
+    _put(y.reshape(n, -1), o)
+    if mean is not None:
+        _put(mean, mu[:, 0])
+    _put(rstd, rs[:, 0])
+
+
+def layer_norm_backward(gx, gw, gb, gy, x, mean, rstd, w, rms):
+    n = rstd.shape[0]
+    xr, gr = x.reshape(n, -1), gy.reshape(n, -1)
+    mu = 0 if mean is None else mean.reshape(n, 1)
+    xh = (xr - mu) * rstd.reshape(n, 1)
+    if gx is not None:
+        dh = gr if w is None else gr * w.reshape(1, -1)
+        m1 = 0 if rms else dh.mean(axis=1, keepdims=True)
+        m2 = (dh * xh).mean(axis=1, keepdims=True)
+        _put(gx.reshape(n, -1), rstd.reshape(n, 1) * (dh - m1 - xh * m2))
+    if gw is not None:
+        _put(gw, (gr * xh).sum(axis=0))
+    if gb is not None:
+        _put(gb, gr.sum(axis=0))
+
+
+def cross_entropy(loss, lse, x, t, w, ignore, ls):
+    n, c = x.shape
+    m = x.max(axis=1, keepdims=True) if c else np.zeros((n, 1), x.dtype)
+    with np.errstate(all="ignore"):
+        l = (m + np.log(np.exp(x - m).sum(axis=1, keepdims=True)))[:, 0]
+    keep = t != ignore
+    bad = keep & ((t < 0) | (t >= c))
+    if bad.any():
+        raise IndexError("Target %d is out of bounds." % int(t[bad][0]))
+    safe = np.where(keep, t, 0)
+    wv = np.ones(c, x.dtype) if w is None else w
+    nll = (l - x[np.arange(n), safe]) * wv[safe]
+    out = (1 - ls) * nll
+    if ls > 0:
+        out = out + ls / c * (wv.sum() * l - (x * wv).sum(axis=1))
+    _put(loss, np.where(keep, out, 0))
+    _put(lse, l)
+
+
+def cross_entropy_backward(gx, g, x, t, w, lse, ignore, ls):
+    n, c = x.shape
+    keep = t != ignore
+    safe = np.where(keep, t, 0)
+    wv = np.ones(c, x.dtype) if w is None else w
+    gr = np.broadcast_to(g.reshape(-1), (n,)).reshape(n, 1)
+    with np.errstate(all="ignore"):
+        p = np.exp(x - lse.reshape(n, 1))
+    d = p.copy()
+    d[np.arange(n), safe] -= 1
+    v = (1 - ls) * wv[safe].reshape(n, 1) * d
+    if ls > 0:
+        v = v + ls / c * (wv.sum() * p - wv.reshape(1, c))
+    _put(gx, np.where(keep.reshape(n, 1), gr * v, 0))
+
+
+def philox_dropout(y, x, mask, scale):
+    # (x * scale) * kept, rounded as the kernel does in the accumulation type
+    with np.errstate(all="ignore"):
+        _put(y, (x * x.dtype.type(scale)) * mask.astype(x.dtype))

@@ -113,12 +113,12 @@ template <int OP, class T> constexpr bool bop_ok()
                OP == PCS_BOP_MUL || OP == PCS_BOP_DIV || OP == PCS_BOP_EQ || OP == PCS_BOP_NE ||
                OP == PCS_BOP_POW;
     else if constexpr (is_flt<T>)
-        return OP < PCS_BOP_BITWISE_AND;
+        return OP < PCS_BOP_BITWISE_AND || OP == PCS_BOP_GELU_BWD || OP == PCS_BOP_GELU_TANH_BWD;
     else if constexpr (std::is_same_v<T, bool>)
         return OP != PCS_BOP_DIV && OP != PCS_BOP_ATAN2 && OP != PCS_BOP_LSHIFT &&
-               OP != PCS_BOP_RSHIFT && OP != PCS_BOP_SUB;
+               OP != PCS_BOP_RSHIFT && OP != PCS_BOP_SUB && OP < PCS_BOP_GELU_BWD;
     else
-        return OP != PCS_BOP_DIV && OP != PCS_BOP_ATAN2;
+        return OP != PCS_BOP_DIV && OP != PCS_BOP_ATAN2 && OP < PCS_BOP_GELU_BWD;
 }
 
 template <int OP, class C> __device__ __forceinline__ auto bop(C a, C b, C alpha)
@@ -181,6 +181,18 @@ template <int OP, class C> __device__ __forceinline__ auto bop(C a, C b, C alpha
         else return C(atan2((double)a, (double)b));
     }
     else if constexpr (OP == PCS_BOP_THRESHOLD_BWD) return b <= C(0) ? C(0) : a;
+    else if constexpr (OP == PCS_BOP_GELU_BWD) {
+        // g * (Phi(x) + x phi(x)), as torch's GeluBackward
+        const C cdf = C(0.5) * (C(1) + m_erf(b * C(0.70710678118654752440)));
+        const C pdf = m_exp(C(-0.5) * b * b) * C(0.39894228040143267794);
+        return C(a * (cdf + b * pdf));
+    } else if constexpr (OP == PCS_BOP_GELU_TANH_BWD) {
+        // torch's tanh form: 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2)
+        const C k = C(0.79788456080286535588), c = C(0.044715);
+        const C x2 = b * b, t = m_tanh(k * (b + c * x2 * b));
+        const C left = C(0.5) * b, right = C(1) + t;
+        return C(a * (C(0.5) * right + left * (C(1) - t * t) * (k * (C(1) + C(3) * c * x2))));
+    }
     else if constexpr (OP == PCS_BOP_EQ) return a == b;
     else if constexpr (OP == PCS_BOP_NE) return a != b;
     else if constexpr (OP == PCS_BOP_LT) return a < b;

@@ -105,7 +105,9 @@ void pcs_launch_fft_scale(void *data, int is_double, int64_t n, double s_even, d
  * ADD_ALPHA is a + alpha * b (alpha in scalars[2]); DIV_TRUNC/DIV_FLOOR are
  * div's rounding modes; REMAINDER and DIV_FLOOR follow Python's signs.
  * THRESHOLD_BWD(g, r) is relu's backward in one pass: r <= 0 ? 0 : g (a NaN
- * in r lets g through, as torch's threshold_backward). */
+ * in r lets g through, as torch's threshold_backward). GELU_BWD(g, x) and
+ * GELU_TANH_BWD(g, x) are gelu's backward in one pass, g * gelu'(x), for
+ * approximate='none' and 'tanh' (floating dtypes only). */
 typedef enum {
     PCS_BOP_ADD = 0, PCS_BOP_SUB, PCS_BOP_ADD_ALPHA, PCS_BOP_MUL, PCS_BOP_DIV,
     PCS_BOP_DIV_TRUNC, PCS_BOP_DIV_FLOOR, PCS_BOP_REMAINDER, PCS_BOP_POW,
@@ -113,7 +115,7 @@ typedef enum {
     PCS_BOP_EQ, PCS_BOP_NE, PCS_BOP_LT, PCS_BOP_LE, PCS_BOP_GT, PCS_BOP_GE,
     PCS_BOP_LOGICAL_AND, PCS_BOP_LOGICAL_OR, PCS_BOP_LOGICAL_XOR,
     PCS_BOP_BITWISE_AND, PCS_BOP_BITWISE_OR, PCS_BOP_BITWISE_XOR,
-    PCS_BOP_LSHIFT, PCS_BOP_RSHIFT,
+    PCS_BOP_LSHIFT, PCS_BOP_RSHIFT, PCS_BOP_GELU_BWD, PCS_BOP_GELU_TANH_BWD,
     PCS_NUM_BOPS
 } pcs_binary_op;
 
@@ -401,6 +403,55 @@ static inline PCS_HOST_DEVICE int64_t pcs_tri_prefix(int64_t r, int64_t cols, in
     return upper ? r * (cols > 0 ? cols : 0) - pcs_clamped_sum(r, offset, cols)
                  : pcs_clamped_sum(r, offset + 1, cols);
 }
+
+/* ---- fused training layers (norm.cu, xent.cu, dropout.cu) ------------------- */
+
+/* layer_norm (rms 0) or rms_norm (rms 1) of `rows` contiguous rows of N values:
+ * y = (x - mean) * rstd * w + b with rstd = 1 / sqrt(var + eps), the biased
+ * variance (rms: no mean is taken, rstd = 1 / sqrt(mean(x^2) + eps)). w and b
+ * (dtype, N values) may be NULL; mean (NULL for rms) and rstd get one value a
+ * row in the accumulation type: float, double for float64. One block a row,
+ * the row read once (kept in registers or shared memory when it fits). */
+int pcs_launch_norm_fwd(int dtype, int rms, void *y, void *mean, void *rstd, const void *x,
+                        const void *w, const void *b, int64_t rows, int64_t N, double eps,
+                        cudaStream_t stream);
+/* Its backward. gx (may be NULL): one block a row,
+ *   gx = rstd * (dxh - mean(dxh) - xh * mean(dxh * xh)), dxh = gy * w, xh = (x - mean) * rstd
+ * (rms: without the mean(dxh) term). gw = sum_rows gy * xh and gb = sum_rows gy
+ * (either may be NULL) without atomics: `parts` blocks of columns each sum a
+ * fixed slice of the rows into work (accumulation type, 2 * parts * N values),
+ * then a second kernel adds the parts in order, so the result is the same on
+ * every run. */
+int pcs_launch_norm_bwd(int dtype, int rms, void *gx, void *gw, void *gb, const void *gy,
+                        const void *x, const void *mean, const void *rstd, const void *w,
+                        int64_t rows, int64_t N, void *work, int parts, cudaStream_t stream);
+
+/* Cross entropy with class indices over `rows` contiguous rows of C logits x
+ * (dtype) and int64 targets t, one block a row, the row read once:
+ *   lse[r]  = log sum_c exp x[r, c]
+ *   loss[r] = 0 where t[r] == ignore, else
+ *             (1 - ls) w[t] (lse - x[t]) + ls / C * sum_c w[c] (lse - x[c])
+ * w (accumulation type, C values) NULL means all ones; loss and lse are the
+ * accumulation type (float, double for float64). A target outside [0, C)
+ * gives a NaN loss. */
+int pcs_launch_xent_fwd(int dtype, void *loss, void *lse, const void *x, const int64_t *t,
+                        const void *w, int64_t rows, int64_t C, int64_t ignore, double ls,
+                        cudaStream_t stream);
+/* Its backward in one pass: with p = exp(x - lse) and W = sum_c w[c],
+ *   gx[r, c] = 0 where t[r] == ignore, else
+ *              g[r * gstride] ((1 - ls) w[t] (p_c - [c == t]) + ls / C (W p_c - w[c]))
+ * g (accumulation type) has stride gstride (0: one value for every row). */
+int pcs_launch_xent_bwd(int dtype, void *gx, const void *g, int64_t gstride, const void *x,
+                        const int64_t *t, const void *w, const void *lse, int64_t rows, int64_t C,
+                        int64_t ignore, double ls, cudaStream_t stream);
+
+/* Dropout over n contiguous elements: element i is kept when the uniform of
+ * Philox word i % 4 of block offset + i / 4 under seed (philox.h's pcs_u01f,
+ * the numbers bernoulli_ uses) is below keep; y = kept ? x * scale : 0. The
+ * host computes the same function (ops/dropout.c), so one seed gives one mask
+ * on the CPU and on the GPU. Backward is the same call on the gradient. */
+int pcs_launch_dropout(int dtype, void *y, const void *x, int64_t n, uint64_t seed,
+                       uint64_t offset, float keep, double scale, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

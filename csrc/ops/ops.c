@@ -721,6 +721,7 @@ int pcs_ops_init(PyObject *m)
         PyModule_AddFunctions(m, pcs_ops_shape_functions) < 0 ||
         PyModule_AddFunctions(m, pcs_ops_diag_functions) < 0 ||
         PyModule_AddFunctions(m, pcs_ops_softmax_functions) < 0 ||
+        PyModule_AddFunctions(m, pcs_ops_fused_functions) < 0 ||
         PyModule_AddFunctions(m, pcs_ops_optim_functions) < 0 ||
         PyModule_AddFunctions(m, pcs_ops_sort_functions) < 0 ||
         PyModule_AddFunctions(m, pcs_ops_select_functions) < 0 ||

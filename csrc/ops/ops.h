@@ -135,6 +135,7 @@ extern PyMethodDef pcs_ops_split_tmethods[], pcs_ops_split_functions[]; /* split
 extern PyMethodDef pcs_ops_shape_tmethods[], pcs_ops_shape_functions[]; /* shape_ops.c */
 extern PyMethodDef pcs_ops_diag_tmethods[], pcs_ops_diag_functions[];   /* diag.c */
 extern PyMethodDef pcs_ops_softmax_tmethods[], pcs_ops_softmax_functions[]; /* softmax.c */
+extern PyMethodDef pcs_ops_fused_functions[]; /* fused_layers.c */
 extern PyMethodDef pcs_ops_optim_functions[]; /* optim.c */
 extern PyMethodDef pcs_ops_py_tmethods[]; /* py_methods.c: methods over pycuda_sem/_math.py */
 

@@ -28,7 +28,7 @@ enum {
     B_ADD, B_SUB, B_MUL, B_DIV, B_TRUE_DIVIDE, B_FLOOR_DIVIDE, B_REMAINDER, B_POW, B_MAXIMUM,
     B_MINIMUM, B_ATAN2, B_EQ, B_NE, B_LT, B_LE, B_GT, B_GE, B_LOGICAL_AND, B_LOGICAL_OR,
     B_LOGICAL_XOR, B_BITWISE_AND, B_BITWISE_OR, B_BITWISE_XOR, B_LSHIFT, B_RSHIFT, B_THRESHOLD_BWD,
-    B_COUNT
+    B_GELU_BWD, B_GELU_TANH_BWD, B_COUNT
 };
 
 static const bin_spec bins[B_COUNT] = {
@@ -60,6 +60,9 @@ static const bin_spec bins[B_COUNT] = {
     /* relu's backward (autograd's fast formula): one pass instead of a
      * comparison and a where */
     [B_THRESHOLD_BWD] = {"threshold_backward", PCS_BOP_THRESHOLD_BWD, K_NOCOMPLEX},
+    /* gelu's backward in one pass (approximate='none' and 'tanh') */
+    [B_GELU_BWD] = {"gelu_backward", PCS_BOP_GELU_BWD, K_TO_FLOAT},
+    [B_GELU_TANH_BWD] = {"gelu_tanh_backward", PCS_BOP_GELU_TANH_BWD, K_TO_FLOAT},
 };
 
 /* ------------------------------------------------------------------------ */
@@ -475,6 +478,37 @@ static PyObject *f_threshold_backward(PyObject *m, PyObject *const *a, Py_ssize_
     return binary_entry(B_THRESHOLD_BWD, NULL, a, n, kw, false);
 }
 
+/* _gelu_backward(grad, input, approximate='none'): grad and input positional */
+static PyObject *f_gelu_backward(PyObject *m, PyObject *const *a, Py_ssize_t n, PyObject *kw)
+{
+    PCS_UNUSED(m);
+    static const char *const names[] = {"grad", "input", "approximate", NULL};
+    if (pcs_check_kwargs(kw, "_gelu_backward", names) < 0)
+        return NULL;
+    if (n < 2) {
+        PyErr_SetString(PyExc_TypeError, "_gelu_backward(grad, input, approximate='none'): grad and "
+                                         "input are positional");
+        return NULL;
+    }
+    PyObject *ap = pcs_arg(a, n, kw, 2, "approximate");
+    int which = B_GELU_BWD;
+    if (ap && ap != Py_None) {
+        const char *s = PyUnicode_Check(ap) ? PyUnicode_AsUTF8(ap) : NULL;
+        if (!s) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "_gelu_backward(): approximate must be a str");
+            return NULL;
+        }
+        if (strcmp(s, "tanh") == 0) {
+            which = B_GELU_TANH_BWD;
+        } else if (strcmp(s, "none") != 0) {
+            PyErr_SetString(PyExc_RuntimeError, "approximate argument must be either none or tanh.");
+            return NULL;
+        }
+    }
+    return binary_entry(which, NULL, a, 2, NULL, false);
+}
+
 #define FK (METH_FASTCALL | METH_KEYWORDS)
 #define FN(f) (PyCFunction)(void (*)(void))(f)
 #define TM_ENTRY(name, which)                                                                      \
@@ -524,5 +558,7 @@ PyMethodDef pcs_ops_binary_functions[] = {
     {"lerp", FN(f_lerp), FK, "lerp(input, end, weight, *, out=None)."},
     {"_threshold_backward", FN(f_threshold_backward), FK,
      "_threshold_backward(grad, result): relu's backward, 0 where result <= 0 else grad."},
+    {"_gelu_backward", FN(f_gelu_backward), FK,
+     "_gelu_backward(grad, input, approximate='none'): gelu's backward, grad * gelu'(input)."},
     {NULL, NULL, 0, NULL},
 };

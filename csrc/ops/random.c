@@ -98,6 +98,14 @@ static int seed_arg(PyObject *obj, uint64_t *out)
     return 0;
 }
 
+void pcs_rng_reserve(int device, uint64_t blocks, uint64_t *seed, uint64_t *offset)
+{
+    pcs_gen *g = gen_of(device);
+    *seed = g->seed;
+    *offset = g->offset;
+    g->offset += blocks;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Fills                                                                     */
 

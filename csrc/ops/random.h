@@ -12,4 +12,9 @@ extern PyMethodDef pcs_tensor_random_methods[];
 /* Module functions: seeds, states, rand/randn/randint/randperm/..._like. */
 int pcs_random_init(PyObject *module);
 
+/* Reserves `blocks` Philox blocks of `device`'s generator (-1: the CPU) for a
+ * caller that draws its own numbers (dropout): *seed and *offset are where
+ * they start; the generator's offset moves past them. */
+void pcs_rng_reserve(int device, uint64_t blocks, uint64_t *seed, uint64_t *offset);
+
 #endif

@@ -222,3 +222,4 @@ from . import _formulas_reduce  # noqa: E402,F401
 from . import _formulas_shape  # noqa: E402,F401
 from . import _formulas_index  # noqa: E402,F401
 from . import _formulas_linalg  # noqa: E402,F401
+from . import _formulas_nn  # noqa: E402,F401

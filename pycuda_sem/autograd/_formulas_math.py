@@ -78,20 +78,32 @@ def _threshold_backward(ctx, g):
 
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
 _GELU_K = math.sqrt(2.0 / math.pi)
+_GELU_C = 0.044715
 
 
-@formula("gelu gelu_", save=(0,), result=True)
+@formula("gelu gelu_", save=(0,))
 def _gelu(ctx, g):
-    x = ctx.args[0]
-    if arg(ctx, 1, "approximate", "none") == "tanh":
-        u = _GELU_K * (x + 0.044715 * x * x * x)
-        t = u.tanh()
-        d = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _GELU_K * (1 + 3 * 0.044715 * x * x)
-        return (g * d,)
-    # gelu(x) = x * Phi(x): Phi from gelu itself (pycuda_sem has no erf op)
-    nz = x != 0
-    phi = _C.where(nz, x.gelu() / _C.where(nz, x, 1), 0.5)
-    return (g * (phi + x * (-0.5 * x * x).exp() / _SQRT_2PI),)
+    # one kernel (kernels/ew_ops.cuh GELU_BWD), itself differentiable below
+    return (_C._gelu_backward(g, ctx.args[0], arg(ctx, 1, "approximate", "none")),)
+
+
+@formula("_gelu_backward", save=(0, 1))
+def _gelu_backward(ctx, gg):
+    # d/dg: linear in g; d/dx: g * gelu''(x)
+    g, x = ctx.args[0], ctx.args[1]
+    approx = arg(ctx, 2, "approximate", "none")
+    dg = _C._gelu_backward(gg, x, approx) if needs(ctx, 0) else None
+    if not needs(ctx, 1):
+        return (dg, None)
+    if approx == "tanh":
+        x2 = x * x
+        t = (_GELU_K * (x + _GELU_C * x2 * x)).tanh()
+        du = _GELU_K * (1 + 3 * _GELU_C * x2)
+        d2 = (1 - t * t) * (du + 0.5 * x * (6 * _GELU_K * _GELU_C * x - 2 * t * du * du))
+    else:
+        # phi(x) (2 - x^2), phi the standard normal density
+        d2 = (-0.5 * x * x).exp() * (2 - x * x) / _SQRT_2PI
+    return (dg, gg * g * d2)
 
 
 @formula("nan_to_num nan_to_num_", save=(0,))

@@ -169,6 +169,11 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         raise RuntimeError("label_smoothing must be between 0.0 and 1.0. Got: %s" % label_smoothing)
     if input.dim() < 1:
         raise ValueError("Expected 1 or more dimensions (got %d)" % input.dim())
+    if (input.dim() == 2 and input.is_floating_point() and not target.is_floating_point()
+            and target.dim() == 1 and input.numel()
+            and (weight is None or (weight.device == input.device and weight.dim() == 1
+                                    and weight.numel() == input.size(1)))):
+        return _cross_entropy_fused(input, target, weight, ignore_index, reduction, label_smoothing)
     class_dim = 0 if input.dim() == 1 else 1
     n_classes = input.size(class_dim)
     logp = input.log_softmax(class_dim)
@@ -193,6 +198,27 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     elif reduction == "sum":
         smooth = smooth.sum()
     return nll * (1 - label_smoothing) + smooth * (label_smoothing / n_classes)
+
+
+def _cross_entropy_fused(input, target, weight, ignore_index, reduction, label_smoothing):
+    """[N, C] logits, class indices: log_softmax and nll in one kernel a row
+    (csrc/ops/fused_layers.c), the backward one kernel too; the per-row losses
+    are reduced by the ordinary sum."""
+    _nll_check(input, target)
+    if target.device != input.device:
+        raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
+                           "devices, %s and %s!" % (input.device, target.device))
+    loss, _ = _C._cross_entropy(input, target.long(), weight, int(ignore_index), float(label_smoothing))
+    if reduction == "none":
+        return loss.to(input.dtype)
+    if reduction == "sum":
+        return loss.sum().to(input.dtype)
+    keep = target != ignore_index
+    if weight is None:
+        denom = keep.sum()
+    else:
+        denom = (weight.to(loss.dtype)[_C.where(keep, target, 0)] * keep.to(loss.dtype)).sum()
+    return (loss.sum() / denom).to(input.dtype)
 
 
 def _cross_entropy_probs(logp, target, weight, reduction, label_smoothing, class_dim):

@@ -196,14 +196,22 @@ def logsigmoid(input):
 
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zeroes each element with probability p and scales the rest by 1/(1-p);
-    the identity when not training. The mask comes from bernoulli_ on the
-    project's generator, so manual_seed makes it reproducible."""
+    the identity when not training. The mask comes from the project's Philox
+    generator (the words bernoulli_ uses), so manual_seed makes it
+    reproducible and the same on the CPU and the GPU."""
     if p < 0.0 or p > 1.0:
         raise ValueError("dropout probability has to be between 0 and 1, but got %s" % p)
     if not training or p == 0.0:
         return input
     if p == 1.0:
         return input.mul_(0) if inplace else input * 0
+    if input.is_floating_point():
+        # one kernel; the mask is Philox(seed, offset, index), the same on
+        # the CPU and the GPU for the same manual_seed (csrc/ops/fused_layers.c)
+        dev = input.get_device() if input.is_cuda else -1
+        seed, offset = _C._rng_reserve(dev, input.numel())
+        out = _C._philox_dropout(input, float(p), seed, offset)
+        return input.copy_(out) if inplace else out
     mask = _C.empty_like(input).bernoulli_(1 - p).div_(1 - p)
     return input.mul_(mask) if inplace else input * mask
 
@@ -230,10 +238,27 @@ def _upcast(input):
     return input, None
 
 
+def _fused_norm(input, dims, weight, bias, eps, rms):
+    """The one-kernel norm (csrc/ops/fused_layers.c) over the trailing dims,
+    or None where the composed form below must run (mixed devices)."""
+    n = 1
+    for d in dims:
+        n *= input.size(d)
+    for t in (weight, bias):
+        if t is not None and (t.device != input.device or t.numel() != n):
+            return None
+    out = _C._layer_norm(input, n, weight, bias, float(eps), rms)
+    return out[0]
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """(x - mean) / sqrt(var + eps) * weight + bias over the last dims
-    (biased variance, as torch)."""
+    (biased variance, as torch): one kernel forward and backward."""
     dims = _norm_dims(input, normalized_shape)
+    if input.is_floating_point() and input.numel():
+        out = _fused_norm(input, dims, weight, bias, eps, False)
+        if out is not None:
+            return out
     x, back = _upcast(input)
     mean = x.mean(dims, keepdim=True)
     var = x.var(dims, correction=0, keepdim=True)
@@ -257,6 +282,10 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     dims = _norm_dims(input, normalized_shape)
     if eps is None:
         eps = _EPS[str(input.dtype).rsplit(".", 1)[-1]]
+    if input.is_floating_point() and input.numel():
+        out = _fused_norm(input, dims, weight, None, eps, True)
+        if out is not None:
+            return out
     x, back = _upcast(input)
     out = x * (x.square().mean(dims, keepdim=True) + eps).rsqrt()
     if back is not None:

@@ -1,0 +1,54 @@
+// dropout.cu: pcs_launch_dropout (kernels.h): dropout in one pass. Each
+// thread takes one Philox block (kernels/philox.h) and the 4 elements it
+// decides: element i is kept when pcs_u01f(word i % 4 of block offset + i / 4)
+// < keep, the rule bernoulli_ uses, and ops/fused_layers.c computes the same
+// mask on the CPU. y = x * scale * kept (a NaN or inf input stays NaN where
+// dropped, as torch's x * mask * scale). The backward is the same call on
+// the gradient (dropout is linear in x), so no mask is stored.
+#include "ew_common.cuh"
+#include "philox.h"
+
+using namespace pcs;
+
+namespace {
+
+template <class T>
+__global__ void dropout_kernel(T *y, const T *x, int64_t n, uint64_t seed, uint64_t offset,
+                               float keep, compute_t<T> scale)
+{
+    using A = compute_t<T>;
+    const int64_t blocks = (n + 3) / 4;
+    for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < blocks;
+         j += (int64_t)gridDim.x * blockDim.x) {
+        pcs_u32x4 r = pcs_philox(seed, offset + (uint64_t)j);
+#pragma unroll
+        for (int l = 0; l < 4; l++) {
+            int64_t i = j * 4 + l;
+            if (i < n) {
+                A m = pcs_u01f(r.v[l]) < keep ? A(1) : A(0);
+                y[i] = from_c<T>(to_c<A>(x[i]) * scale * m);
+            }
+        }
+    }
+}
+
+} // namespace
+
+extern "C" int pcs_launch_dropout(int dtype, void *y, const void *x, int64_t n, uint64_t seed,
+                                  uint64_t offset, float keep, double scale, cudaStream_t stream)
+{
+    if (n <= 0)
+        return 0;
+    return dispatch_dtype(dtype, [&](auto tag) -> int {
+        using T = decltype(tag);
+        if constexpr (!is_flt<T>) {
+            return -1;
+        } else {
+            using A = compute_t<T>;
+            int64_t blocks = (n + 3) / 4, grid = (blocks + 255) / 256, cap = (int64_t)sm_count() * 32;
+            launch_kernel(dropout_kernel<T>, dim3((unsigned)(grid < cap ? grid : cap)), dim3(256),
+                          stream, (T *)y, (const T *)x, n, seed, offset, keep, (A)scale);
+            return 0;
+        }
+    });
+}

@@ -1,0 +1,319 @@
+// norm.cu: layer_norm and rms_norm, forward and backward, behind
+// pcs_launch_norm_fwd / pcs_launch_norm_bwd (kernels.h).
+//
+// Rows are contiguous [rows, N]. Forward: one block a row; each thread keeps
+// its strided share of the row in registers (VPT values, N <= BLOCK * VPT),
+// or re-reads it from global memory (mostly L1/L2) for longer rows. The mean
+// and then the variance are taken in two passes over those values, in the
+// accumulation type (float for float16/bfloat16/float32, double for float64),
+// which is as accurate as Welford and cheaper once the row is in registers.
+// Backward: gx one block a row (the two row sums mean(dxh) and mean(dxh xh),
+// then one write); gw/gb as column sums: a grid of (column tiles x parts),
+// each block summing a fixed slice of rows for 32 columns into `work`, then a
+// second kernel adds the parts of each column in order. No atomics, so the
+// result is bit-identical from run to run.
+#include "ew_common.cuh"
+
+using namespace pcs;
+
+namespace {
+
+constexpr int BLOCK = 256;
+
+template <class A> __device__ __forceinline__ A rsqrt_(A v)
+{
+    if constexpr (std::is_same_v<A, double>)
+        return rsqrt(v);
+    else
+        return rsqrtf(v);
+}
+
+// Sum over the block; every thread gets the result. `sh` holds 32 values.
+template <class A> __device__ __forceinline__ A block_sum(A v, A *sh)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, off);
+    __syncthreads(); // sh may still be read by the previous call
+    if (lane == 0)
+        sh[warp] = v;
+    __syncthreads();
+    A r = 0;
+    for (int w = 0; w < (int)(blockDim.x >> 5); w++)
+        r += sh[w];
+    return r;
+}
+
+// VPT > 0: the row in registers (N <= BLOCK * VPT); VPT == 0: re-read.
+template <class T, int VPT>
+__global__ void __launch_bounds__(BLOCK) norm_fwd(T *y, compute_t<T> *mean, compute_t<T> *rstd,
+                                                  const T *x, const T *w, const T *b, int64_t rows,
+                                                  int64_t N, int rms, double eps)
+{
+    using A = compute_t<T>;
+    __shared__ A sh[32];
+    const A inv_n = A(1) / A(N);
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const T *xr = x + row * N;
+        T *yr = y + row * N;
+        A v[VPT > 0 ? VPT : 1];
+        A s = 0;
+        if constexpr (VPT > 0) {
+#pragma unroll
+            for (int i = 0; i < VPT; i++) {
+                int64_t k = threadIdx.x + (int64_t)i * BLOCK;
+                v[i] = k < N ? to_c<A>(xr[k]) : A(0);
+                s += v[i];
+            }
+        } else {
+            for (int64_t k = threadIdx.x; k < N; k += BLOCK)
+                s += to_c<A>(xr[k]);
+        }
+        const A mu = rms ? A(0) : block_sum(s, sh) * inv_n;
+        A q = 0;
+        if constexpr (VPT > 0) {
+#pragma unroll
+            for (int i = 0; i < VPT; i++) {
+                int64_t k = threadIdx.x + (int64_t)i * BLOCK;
+                A d = v[i] - mu;
+                q += k < N ? d * d : A(0);
+            }
+        } else {
+            for (int64_t k = threadIdx.x; k < N; k += BLOCK) {
+                A d = to_c<A>(xr[k]) - mu;
+                q += d * d;
+            }
+        }
+        const A rs = rsqrt_(block_sum(q, sh) * inv_n + A(eps));
+        if (threadIdx.x == 0) {
+            if (mean)
+                mean[row] = mu;
+            rstd[row] = rs;
+        }
+        auto put = [&](int64_t k, A xv) {
+            A o = (xv - mu) * rs;
+            if (w)
+                o = o * to_c<A>(w[k]);
+            if (b)
+                o = o + to_c<A>(b[k]);
+            yr[k] = from_c<T>(o);
+        };
+        if constexpr (VPT > 0) {
+#pragma unroll
+            for (int i = 0; i < VPT; i++) {
+                int64_t k = threadIdx.x + (int64_t)i * BLOCK;
+                if (k < N)
+                    put(k, v[i]);
+            }
+        } else {
+            for (int64_t k = threadIdx.x; k < N; k += BLOCK)
+                put(k, to_c<A>(xr[k]));
+        }
+    }
+}
+
+// gx = rstd * (dxh - mean(dxh) - xh * mean(dxh * xh)), dxh = gy * w
+template <class T, int VPT>
+__global__ void __launch_bounds__(BLOCK) norm_bwd_x(T *gx, const T *gy, const T *x,
+                                                    const compute_t<T> *mean,
+                                                    const compute_t<T> *rstd, const T *w,
+                                                    int64_t rows, int64_t N)
+{
+    using A = compute_t<T>;
+    __shared__ A sh[32];
+    const A inv_n = A(1) / A(N);
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const T *xr = x + row * N, *gr = gy + row * N;
+        const A mu = mean ? mean[row] : A(0), rs = rstd[row];
+        A xh[VPT > 0 ? VPT : 1], dh[VPT > 0 ? VPT : 1];
+        A s1 = 0, s2 = 0;
+        auto load = [&](int64_t k, A &xv, A &dv) {
+            xv = (to_c<A>(xr[k]) - mu) * rs;
+            dv = to_c<A>(gr[k]);
+            if (w)
+                dv = dv * to_c<A>(w[k]);
+        };
+        if constexpr (VPT > 0) {
+#pragma unroll
+            for (int i = 0; i < VPT; i++) {
+                int64_t k = threadIdx.x + (int64_t)i * BLOCK;
+                xh[i] = dh[i] = 0;
+                if (k < N)
+                    load(k, xh[i], dh[i]);
+                s1 += dh[i];
+                s2 += dh[i] * xh[i];
+            }
+        } else {
+            for (int64_t k = threadIdx.x; k < N; k += BLOCK) {
+                A xv, dv;
+                load(k, xv, dv);
+                s1 += dv;
+                s2 += dv * xv;
+            }
+        }
+        const A m1 = mean ? block_sum(s1, sh) * inv_n : A(0); // rms: no mean term
+        const A m2 = block_sum(s2, sh) * inv_n;
+        T *o = gx + row * N;
+        if constexpr (VPT > 0) {
+#pragma unroll
+            for (int i = 0; i < VPT; i++) {
+                int64_t k = threadIdx.x + (int64_t)i * BLOCK;
+                if (k < N)
+                    o[k] = from_c<T>(rs * (dh[i] - m1 - xh[i] * m2));
+            }
+        } else {
+            for (int64_t k = threadIdx.x; k < N; k += BLOCK) {
+                A xv, dv;
+                load(k, xv, dv);
+                o[k] = from_c<T>(rs * (dv - m1 - xv * m2));
+            }
+        }
+    }
+}
+
+// Partial column sums: block (tile, part) sums rows [part * per, ...) of 32
+// columns; 8 rows of threads split the slice, merged in a fixed order.
+constexpr int TY = 8;
+
+template <class T>
+__global__ void __launch_bounds__(32 * TY) norm_bwd_wb_part(compute_t<T> *work, const T *gy,
+                                                            const T *x, const compute_t<T> *mean,
+                                                            const compute_t<T> *rstd, int64_t rows,
+                                                            int64_t N, int parts, int want_w,
+                                                            int want_b)
+{
+    using A = compute_t<T>;
+    __shared__ A sw[TY][33], sb[TY][33];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int64_t col = (int64_t)blockIdx.x * 32 + tx;
+    const int part = blockIdx.y;
+    const int64_t per = (rows + parts - 1) / parts;
+    const int64_t r0 = part * per, r1 = r0 + per < rows ? r0 + per : rows;
+    A aw = 0, ab = 0;
+    if (col < N) {
+        for (int64_t r = r0 + ty; r < r1; r += TY) {
+            A g = to_c<A>(gy[r * N + col]);
+            if (want_w) {
+                A mu = mean ? mean[r] : A(0);
+                aw += g * (to_c<A>(x[r * N + col]) - mu) * rstd[r];
+            }
+            ab += g;
+        }
+    }
+    sw[ty][tx] = aw;
+    sb[ty][tx] = ab;
+    __syncthreads();
+    if (ty == 0 && col < N) {
+        for (int i = 1; i < TY; i++) {
+            aw += sw[i][tx];
+            ab += sb[i][tx];
+        }
+        if (want_w)
+            work[(int64_t)part * N + col] = aw;
+        if (want_b)
+            work[((int64_t)parts + part) * N + col] = ab;
+    }
+}
+
+template <class T>
+__global__ void norm_bwd_wb_final(T *gw, T *gb, const compute_t<T> *work, int64_t N, int parts)
+{
+    using A = compute_t<T>;
+    for (int64_t col = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; col < N;
+         col += (int64_t)gridDim.x * blockDim.x) {
+        A aw = 0, ab = 0;
+        for (int p = 0; p < parts; p++) {
+            if (gw)
+                aw += work[(int64_t)p * N + col];
+            if (gb)
+                ab += work[((int64_t)parts + p) * N + col];
+        }
+        if (gw)
+            gw[col] = from_c<T>(aw);
+        if (gb)
+            gb[col] = from_c<T>(ab);
+    }
+}
+
+template <class T> unsigned row_grid(int64_t rows)
+{
+    int64_t cap = (int64_t)sm_count() * 16;
+    return (unsigned)(rows < cap ? rows : cap);
+}
+
+// The register variant that holds N values a row, or the re-read one (0).
+template <class F> void by_vpt(int64_t N, F &&f)
+{
+    if (N <= BLOCK * 4)
+        f(std::integral_constant<int, 4>{});
+    else if (N <= BLOCK * 8)
+        f(std::integral_constant<int, 8>{});
+    else if (N <= BLOCK * 16)
+        f(std::integral_constant<int, 16>{});
+    else if (N <= BLOCK * 32)
+        f(std::integral_constant<int, 32>{});
+    else
+        f(std::integral_constant<int, 0>{});
+}
+
+} // namespace
+
+extern "C" int pcs_launch_norm_fwd(int dtype, int rms, void *y, void *mean, void *rstd,
+                                   const void *x, const void *w, const void *b, int64_t rows,
+                                   int64_t N, double eps, cudaStream_t stream)
+{
+    if (rows <= 0 || N <= 0)
+        return 0;
+    return dispatch_dtype(dtype, [&](auto tag) -> int {
+        using T = decltype(tag);
+        if constexpr (!is_flt<T>) {
+            return -1;
+        } else {
+            using A = compute_t<T>;
+            by_vpt(N, [&](auto vc) {
+                constexpr int VPT = decltype(vc)::value;
+                launch_kernel(norm_fwd<T, VPT>, dim3(row_grid<T>(rows)), dim3(BLOCK), stream, (T *)y,
+                              (A *)mean, (A *)rstd, (const T *)x, (const T *)w, (const T *)b, rows,
+                              N, rms, eps);
+            });
+            return 0;
+        }
+    });
+}
+
+extern "C" int pcs_launch_norm_bwd(int dtype, int rms, void *gx, void *gw, void *gb,
+                                   const void *gy, const void *x, const void *mean,
+                                   const void *rstd, const void *w, int64_t rows, int64_t N,
+                                   void *work, int parts, cudaStream_t stream)
+{
+    if (rows <= 0 || N <= 0)
+        return 0;
+    return dispatch_dtype(dtype, [&](auto tag) -> int {
+        using T = decltype(tag);
+        if constexpr (!is_flt<T>) {
+            return -1;
+        } else {
+            using A = compute_t<T>;
+            const A *mu = rms ? nullptr : (const A *)mean;
+            if (gx) {
+                by_vpt(N, [&](auto vc) {
+                    constexpr int VPT = decltype(vc)::value;
+                    launch_kernel(norm_bwd_x<T, VPT>, dim3(row_grid<T>(rows)), dim3(BLOCK), stream,
+                                  (T *)gx, (const T *)gy, (const T *)x, mu, (const A *)rstd,
+                                  (const T *)w, rows, N);
+                });
+            }
+            if (gw || gb) {
+                dim3 grid((unsigned)((N + 31) / 32), (unsigned)parts), block(32, TY);
+                launch_kernel(norm_bwd_wb_part<T>, grid, block, stream, (A *)work, (const T *)gy,
+                              (const T *)x, mu, (const A *)rstd, rows, N, parts, gw != nullptr,
+                              gb != nullptr);
+                int64_t blocks = (N + 255) / 256, cap = (int64_t)sm_count() * 8;
+                launch_kernel(norm_bwd_wb_final<T>, dim3((unsigned)(blocks < cap ? blocks : cap)),
+                              dim3(256), stream, (T *)gw, (T *)gb, (const A *)work, N, parts);
+            }
+            return 0;
+        }
+    });
+}
