@@ -241,8 +241,9 @@ def test_layer_norm_cuda_matches_cpu(dtype, n):
     g = torch.tensor(RNG.standard_normal((33, n)).astype(np.float32)).to(dt)
     outs = []
     for dev in ("cpu", "cuda"):
-        xs = x.to(dev).requires_grad_()
-        ws, bs = w.to(dev).requires_grad_(), b.to(dev).requires_grad_()
+        # leaves on each device (x.to("cpu") is x itself, so detach first)
+        xs = x.detach().to(dev).requires_grad_()
+        ws, bs = w.detach().to(dev).requires_grad_(), b.detach().to(dev).requires_grad_()
         y = F.layer_norm(xs, (n,), ws, bs)
         y.backward(g.to(dev))
         outs.append([v.float().cpu().numpy() for v in (y, xs.grad, ws.grad, bs.grad)])
