@@ -173,6 +173,9 @@ def _print(rows, n):
     print("ratio = torch time / pycuda_sem time (>= 1: pycuda_sem as fast or faster)")
 
 
+NEEDS_GPUS = 2  # make bench (run.py) runs it with --nproc = every GPU, when there are 2+
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nproc", type=int, default=2)

@@ -1,6 +1,7 @@
 """make bench: every benchmark table, pycuda_sem next to torch and CuPy, from
 one run on one machine; the tables are also written to benchmarks/results/."""
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -13,6 +14,18 @@ except ImportError:
 
 import harness  # noqa: E402
 import pycuda_sem  # noqa: E402
+
+
+def run_script(here, name, needs):
+    n = pycuda_sem.cuda.device_count()
+    if n < needs:
+        print("\n%s: needs %d GPUs, this machine has %d" % (name, needs, n))
+        return
+    args = [sys.executable, os.path.join(here, name + ".py")]
+    if needs > 1:
+        args += ["--nproc", str(n)]
+    print("\n%s (%s)" % (name, " ".join(os.path.basename(a) for a in args[1:])), flush=True)
+    subprocess.run(args, check=False)
 
 
 def main():
@@ -33,8 +46,10 @@ def main():
         if wanted and name not in wanted:
             continue
         mod = __import__(name)
-        if not hasattr(mod, "CASES"):  # a script with its own table (bench_autograd)
-            print("\n%s: no harness cases; run `python benchmarks/%s.py`" % (name, name))
+        if not hasattr(mod, "CASES"):
+            # a script with its own table (bench_autograd, bench_dist): run as
+            # it runs alone, in a fresh interpreter, its table printed here
+            run_script(here, name, getattr(mod, "NEEDS_GPUS", 1))
             continue
         if not mod.CASES:  # e.g. peer copies with one GPU
             continue
