@@ -134,4 +134,21 @@ template <class T, int N> struct alignas(sizeof(T) * N) Pack {
     T v[N];
 };
 
+// Math in an accumulation type (float, or double for float64 inputs), for the
+// kernels that reduce rows (softmax, norms, cross entropy, optimizers): the
+// float function for float, the double one for double.
+#define PCS_ACC_MATH(name, ffun, dfun)                                               \
+    template <class A> __device__ __forceinline__ A name(A x)                        \
+    {                                                                                \
+        if constexpr (std::is_same_v<A, double>)                                     \
+            return ::dfun(x);                                                        \
+        else                                                                         \
+            return ::ffun(x);                                                        \
+    }
+PCS_ACC_MATH(acc_exp, expf, exp)
+PCS_ACC_MATH(acc_log, logf, log)
+PCS_ACC_MATH(acc_sqrt, sqrtf, sqrt)
+PCS_ACC_MATH(acc_rsqrt, rsqrtf, rsqrt)
+#undef PCS_ACC_MATH
+
 } // namespace pcs

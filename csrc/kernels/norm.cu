@@ -20,14 +20,6 @@ namespace {
 
 constexpr int BLOCK = 256;
 
-template <class A> __device__ __forceinline__ A rsqrt_(A v)
-{
-    if constexpr (std::is_same_v<A, double>)
-        return rsqrt(v);
-    else
-        return rsqrtf(v);
-}
-
 // Sum over the block; every thread gets the result. `sh` holds 32 values.
 template <class A> __device__ __forceinline__ A block_sum(A v, A *sh)
 {
@@ -85,7 +77,7 @@ __global__ void __launch_bounds__(BLOCK) norm_fwd(T *y, compute_t<T> *mean, comp
                 q += d * d;
             }
         }
-        const A rs = rsqrt_(block_sum(q, sh) * inv_n + A(eps));
+        const A rs = acc_rsqrt(block_sum(q, sh) * inv_n + A(eps));
         if (threadIdx.x == 0) {
             if (mean)
                 mean[row] = mu;

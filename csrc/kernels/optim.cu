@@ -57,14 +57,6 @@ template <class C> Hyper<C> hyper_as(const pcs_optim_hyper &h)
             h.flags};
 }
 
-template <class C> __device__ __forceinline__ C sqrt_(C x)
-{
-    if constexpr (std::is_same_v<C, double>)
-        return sqrt(x);
-    else
-        return sqrtf(x);
-}
-
 // torch.maximum keeps NaN (the composed amsgrad path uses it)
 template <class C> __device__ __forceinline__ C nan_max(C a, C b) { return (a != a || a > b) ? a : b; }
 
@@ -98,9 +90,9 @@ template <class C> struct AdamRule {
         C denom;
         if (h.flags & PCS_OPTIM_AMSGRAD) {
             v[4] = nan_max(v[4], sq);
-            denom = sqrt_(v[4]) / bc2_sqrt + h.eps;
+            denom = acc_sqrt(v[4]) / bc2_sqrt + h.eps;
         } else {
-            denom = sqrt_(sq) / bc2_sqrt + h.eps;
+            denom = acc_sqrt(sq) / bc2_sqrt + h.eps;
         }
         v[0] = p - step_size * (m / denom); // torch's addcdiv_(m, denom, -step_size)
         v[2] = m;
@@ -129,7 +121,7 @@ template <class C> struct AdagradRule {
         C p = v[0], g = decayed_grad(h, p, v[1]);
         C sum = v[2] + g * g;
         v[2] = sum;
-        v[0] = p - clr * (g / (sqrt_(sum) + h.eps));
+        v[0] = p - clr * (g / (acc_sqrt(sum) + h.eps));
     }
 };
 
@@ -144,9 +136,9 @@ template <class C> struct RmspropRule {
         if (h.flags & PCS_OPTIM_CENTERED) {
             C ga = v[3] + h.omalpha * (g - v[3]);
             v[3] = ga;
-            avg = sqrt_(sa - ga * ga) + h.eps;
+            avg = acc_sqrt(sa - ga * ga) + h.eps;
         } else {
-            avg = sqrt_(sa) + h.eps;
+            avg = acc_sqrt(sa) + h.eps;
         }
         if (h.mom > C(0)) {
             C buf = h.mom * v[4] + g / avg;

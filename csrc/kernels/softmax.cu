@@ -29,22 +29,6 @@ using namespace pcs;
 
 namespace {
 
-template <class A> __device__ __forceinline__ A exp_(A x)
-{
-    if constexpr (std::is_same_v<A, double>)
-        return exp(x);
-    else
-        return expf(x);
-}
-
-template <class A> __device__ __forceinline__ A log_(A x)
-{
-    if constexpr (std::is_same_v<A, double>)
-        return log(x);
-    else
-        return logf(x);
-}
-
 template <class A> __device__ __forceinline__ A neg_inf() { return -cuda::std::numeric_limits<A>::infinity(); }
 
 template <class A> __device__ __forceinline__ A warp_sum(A v)
@@ -77,7 +61,7 @@ template <class A> struct MS {
 
 template <class A> __device__ __forceinline__ A rescale(A s, A from, A to)
 {
-    return s == A(0) ? A(0) : s * exp_(from - to);
+    return s == A(0) ? A(0) : s * acc_exp(from - to);
 }
 
 template <class A> __device__ __forceinline__ void ms_add(MS<A> &p, A x)
@@ -90,7 +74,7 @@ template <class A> __device__ __forceinline__ void ms_add(MS<A> &p, A x)
         p.m = x; // NaN: the row's result is NaN
         p.s = x;
     } else if (p.m != neg_inf<A>()) {
-        p.s += exp_(x - p.m);
+        p.s += acc_exp(x - p.m);
     }
 }
 
@@ -107,7 +91,7 @@ template <class A, bool LOG> __device__ __forceinline__ A finish(A x, A m, A s, 
     if constexpr (LOG)
         return x - m - logs;
     else
-        return exp_(x - m) / s;
+        return acc_exp(x - m) / s;
 }
 
 // ---------------------------------------------------------------------------
@@ -143,14 +127,14 @@ __global__ void __launch_bounds__(128) softmax_warp(T *out, const T *in, int64_t
 #pragma unroll
             for (int i = 0; i < VPT; i++)
                 if (lane + 32 * i < K)
-                    s[r] += exp_(v[r][i] - m[r]);
+                    s[r] += acc_exp(v[r][i] - m[r]);
             s[r] = warp_sum(s[r]);
         }
 #pragma unroll
         for (int r = 0; r < ROWS; r++) {
             if (row0 + r >= rows)
                 break;
-            A logs = LOG ? log_(s[r]) : A(0);
+            A logs = LOG ? acc_log(s[r]) : A(0);
             T *y = out + (row0 + r) * K;
 #pragma unroll
             for (int i = 0; i < VPT; i++) {
@@ -214,7 +198,7 @@ __global__ void __launch_bounds__(BLOCK) softmax_block(T *out, const T *in, int6
                 ms_add(p, to_c<A>(pk.v[j]));
         }
         MS<A> r = block_merge(p);
-        A logs = LOG ? log_(r.s) : A(0);
+        A logs = LOG ? acc_log(r.s) : A(0);
         P *y = reinterpret_cast<P *>(out + row * K);
         for (int64_t i = threadIdx.x; i < nvec; i += BLOCK) {
             P pk = CACHE ? cache[i] : x[i], o;
@@ -267,7 +251,7 @@ __global__ void __launch_bounds__(32 * Y) softmax_strided(T *out, const T *in, i
             r = ms_merge(r, MS<A>{sm[y][tx], ss[y][tx]});
         __syncthreads(); // read before the next chunk overwrites
         if (ok) {
-            A logs = LOG ? log_(r.s) : A(0);
+            A logs = LOG ? acc_log(r.s) : A(0);
             T *yp = out + a * K * B + b;
             for (int64_t k = ty; k < K; k += Y)
                 yp[k * B] = from_c<T>(finish<A, LOG>(to_c<A>(x[k * B]), r.m, r.s, logs));

@@ -18,22 +18,6 @@ namespace {
 
 constexpr int BLOCK = 512;
 
-template <class A> __device__ __forceinline__ A exp_(A x)
-{
-    if constexpr (std::is_same_v<A, double>)
-        return exp(x);
-    else
-        return expf(x);
-}
-
-template <class A> __device__ __forceinline__ A log_(A x)
-{
-    if constexpr (std::is_same_v<A, double>)
-        return log(x);
-    else
-        return logf(x);
-}
-
 template <class A> struct St {
     A m, s, wx, ws; // running max, sum exp(x - m), sum w x, sum w
 };
@@ -41,13 +25,13 @@ template <class A> struct St {
 template <class A> __device__ __forceinline__ void st_add(St<A> &p, A x, A w)
 {
     if (x > p.m) {
-        p.s = (p.s == A(0) ? A(0) : p.s * exp_(p.m - x)) + A(1);
+        p.s = (p.s == A(0) ? A(0) : p.s * acc_exp(p.m - x)) + A(1);
         p.m = x;
     } else if (x != x) {
         p.m = x;
         p.s = x;
     } else {
-        p.s += exp_(x - p.m);
+        p.s += acc_exp(x - p.m);
     }
     p.wx += w * x;
     p.ws += w;
@@ -63,7 +47,7 @@ template <class A> __device__ __forceinline__ St<A> st_merge(St<A> a, St<A> b)
         return r;
     }
     r.m = a.m > b.m ? a.m : b.m;
-    A sa = a.s == A(0) ? A(0) : a.s * exp_(a.m - r.m), sb = b.s == A(0) ? A(0) : b.s * exp_(b.m - r.m);
+    A sa = a.s == A(0) ? A(0) : a.s * acc_exp(a.m - r.m), sb = b.s == A(0) ? A(0) : b.s * acc_exp(b.m - r.m);
     r.s = sa + sb;
     return r;
 }
@@ -94,7 +78,7 @@ __global__ void __launch_bounds__(BLOCK) xent_fwd(compute_t<T> *loss, compute_t<
             St<A> r = sh[0];
             for (int i = 1; i < BLOCK / 32; i++)
                 r = st_merge(r, sh[i]);
-            const A l = r.m + log_(r.s);
+            const A l = r.m + acc_log(r.s);
             lse[row] = l;
             const int64_t tg = t[row];
             A out;
@@ -152,7 +136,7 @@ __global__ void __launch_bounds__(BLOCK) xent_bwd(T *gx, const compute_t<T> *g, 
         const A a = ok ? gr * A(1.0 - ls) * (w ? w[tg] : A(1)) : cuda::std::numeric_limits<A>::quiet_NaN();
         const A b = gr * A(ls) / A(C);
         for (int64_t c = threadIdx.x; c < C; c += BLOCK) {
-            A p = exp_(to_c<A>(xr[c]) - l);
+            A p = acc_exp(to_c<A>(xr[c]) - l);
             A v = a * (c == tg ? p - A(1) : p);
             if (ls > 0)
                 v += b * (W * p - (w ? w[c] : A(1)));

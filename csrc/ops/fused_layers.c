@@ -141,7 +141,7 @@ static int launch_done(int rc, int device, const char *name, int dtype, cudaStre
 #define CLEAR(...)                                                                                 \
     do {                                                                                           \
         PyObject *objs_[] = {__VA_ARGS__};                                                         \
-        for (size_t i_ = 0; i_ < sizeof objs_ / sizeof *objs_; i_++)                               \
+        for (size_t i_ = 0; i_ < sizeof(objs_) / sizeof(void *); i_++)                             \
             Py_XDECREF(objs_[i_]);                                                                 \
     } while (0)
 
