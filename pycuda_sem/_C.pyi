@@ -19,10 +19,7 @@ from ._C_training import (  # noqa: F401 (autograd and optimizer stubs)
     _Node as _Node, _register_formula as _register_formula, _formula_names as _formula_names, _use_c_formulas as _use_c_formulas, _run_backward as _run_backward, _FunctionCtx as _FunctionCtx, _function_wire as _function_wire, is_grad_enabled as is_grad_enabled, _set_grad_enabled as _set_grad_enabled, is_inference_mode_enabled as is_inference_mode_enabled, _set_inference_mode as _set_inference_mode, _fused_adam_ as _fused_adam_, _fused_sgd_ as _fused_sgd_, _fused_adagrad_ as _fused_adagrad_, _fused_rmsprop_ as _fused_rmsprop_,
 )
 
-from ._C_distributed import (  # noqa: F401 (the NCCL loader, communicator and work)
-    _nccl_load as _nccl_load, _nccl_version as _nccl_version, _nccl_unique_id as _nccl_unique_id,
-    _NcclComm as _NcclComm, _NcclWork as _NcclWork,
-)
+from ._C_distributed import _nccl_load as _nccl_load, _nccl_version as _nccl_version, _nccl_unique_id as _nccl_unique_id, _NcclComm as _NcclComm, _NcclWork as _NcclWork  # noqa: F401 (NCCL)
 
 from ._C_private import (  # noqa: F401 (the runtime's private hooks)
     _caching_disabled as _caching_disabled, _cuda_get_rng_state as _cuda_get_rng_state, _cuda_initial_seed as _cuda_initial_seed,
