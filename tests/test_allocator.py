@@ -57,6 +57,8 @@ def cached_blocks_taken():
     for seg in cuda.memory_snapshot():
         for blk in seg["blocks"]:
             left = blk["size"] if blk["state"] == "inactive" else 0
+            if seg["segment_type"] != "small" and left <= MiB:
+                left = 0  # no large request fits; a filler would open a small segment
             while left:  # a small segment's block in requests the small pool takes
                 n = min(left, MiB) if seg["segment_type"] == "small" else left
                 fillers.append(alloc(n))
