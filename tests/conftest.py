@@ -64,3 +64,44 @@ def balanced(balanced_warmup):
     gc.collect()
     cuda.synchronize()
     assert cuda.memory_allocated() == before
+
+
+# ---- a time limit per test -------------------------------------------------------
+# A test that waits forever (a deadlock, a lost message from a child process)
+# would hold CI until its own limit kills the run, with nothing in the log to
+# say where. Past PYCUDA_SEM_TEST_TIMEOUT seconds (300 by default, 0 turns
+# it off) SIGALRM raises in the test's main thread, which interrupts lock and
+# queue waits there: the test fails with the stack where it waited, and the
+# run goes on. A wait that no signal interrupts (inside C) is caught by
+# faulthandler 60 s later: it prints every thread's stack and ends the run.
+# No test comes near the limit (the slowest takes a few seconds).
+import faulthandler  # noqa: E402
+import signal  # noqa: E402
+import threading  # noqa: E402
+
+_TEST_TIMEOUT = float(os.environ.get("PYCUDA_SEM_TEST_TIMEOUT", "300"))
+
+
+class TestTimeout(BaseException):
+    """BaseException: a test's `except Exception` must not swallow it."""
+
+
+def _on_alarm(signum, frame):
+    raise TestTimeout("test still running after %g s (PYCUDA_SEM_TEST_TIMEOUT)" % _TEST_TIMEOUT)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    armed = (_TEST_TIMEOUT > 0 and hasattr(signal, "setitimer")
+             and threading.current_thread() is threading.main_thread())
+    if armed:
+        old = signal.signal(signal.SIGALRM, _on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, _TEST_TIMEOUT)
+        faulthandler.dump_traceback_later(_TEST_TIMEOUT + 60, exit=True)
+    try:
+        yield
+    finally:
+        if armed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            faulthandler.cancel_dump_traceback_later()
+            signal.signal(signal.SIGALRM, old)

@@ -414,6 +414,52 @@ def test_shared_memory_files_removed_at_shutdown():
     assert not [n for n in os.listdir("/dev/shm") if n.startswith(prefix + "_")]
 
 
+_FINALIZER_IN_LOCK = r"""
+import gc, os, sys
+import pycuda_sem as torch
+from pycuda_sem.utils.data import _shm
+prefix = "pcs_lockcheck_%d" % os.getpid()
+try:
+    # a one-shot segment whose tensor dies inside a locked section
+    t = _shm.empty_shared((4,), torch.float32)
+    base = t.data_ptr()
+    with _shm._locked:
+        del t
+        gc.collect()
+        assert base in _shm._segments  # posted, not done while the lock is held
+    assert base not in _shm._segments
+    # a received pooled batch dying inside a locked section goes back to its owner
+    _shm.set_prefix(prefix, pooled=True)
+    b = _shm.empty_shared((8,), torch.float32)
+    fn, args = _shm.reduce_tensor(b)
+    r = fn(*args)
+    with _shm._locked:
+        del r
+        gc.collect()
+    assert list(_shm.take_returned(prefix)) == [args[0]], args
+    # forget (an iterator's __del__) from inside a locked section
+    with _shm._locked:
+        _shm.forget(prefix)
+    assert not [n for n in _shm._maps if n.startswith(prefix)]
+finally:
+    _shm.unlink_prefix(prefix)
+print("ok")
+"""
+
+
+def test_finalizers_inside_a_locked_section_do_not_wait():
+    """Arrays over shared memory die wherever gc or a decref runs them,
+    including inside the module's own locked sections: their finalizers must
+    post their change, not wait for the lock (that wait was a CI hang). In a
+    subprocess: a regression would hang that process, not the suite."""
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", _FINALIZER_IN_LOCK], cwd=root, timeout=60,
+                         capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
 def test_tensor_pickles_through_shared_memory():
     import multiprocessing
     from multiprocessing.reduction import ForkingPickler

@@ -25,7 +25,9 @@ import collections
 import itertools
 import mmap
 import os
+import sys
 import threading
+import traceback
 import weakref
 from multiprocessing.reduction import ForkingPickler
 
@@ -35,7 +37,54 @@ import pycuda_sem as _t
 
 _DIR = "/dev/shm" if os.path.isdir("/dev/shm") else None
 _counter = itertools.count()
+
+# ---- the lock, and work posted to it ---------------------------------------------
+# The tables below change under _lock. Some changes are asked for by
+# weakref.finalize callbacks (an array over a segment died) and by a
+# DataLoader iterator's __del__ (forget). Those run wherever the garbage
+# collector or a decref happens to run them, including inside a `with _lock`
+# block of this same thread, where a plain acquire waits forever (a hang
+# seen in CI: gc inside _wrapper_dropped collected another batch). So they
+# never wait for the lock: they post the change to _pending, which is
+# lock-free, and run it now only when the lock is free; otherwise the holder
+# runs it before it lets go, and every holder first runs what was posted
+# before it came in (so a segment's address is forgotten before a new
+# mapping can be registered at it).
 _lock = threading.Lock()
+_pending = collections.deque()
+
+
+def _drain():
+    while _pending:
+        fn, args = _pending.popleft()
+        try:
+            fn(*args)
+        except Exception:  # noqa: BLE001 - a finalizer's error is printed, as Python does
+            traceback.print_exc(file=sys.stderr)
+
+
+class _Locked:
+    def __enter__(self):
+        _lock.acquire()
+        _drain()
+
+    def __exit__(self, *exc):
+        try:
+            _drain()
+        finally:
+            _lock.release()
+
+
+_locked = _Locked()
+
+
+def _post(fn, *args):
+    _pending.append((fn, args))
+    if _lock.acquire(blocking=False):
+        try:
+            _drain()
+        finally:
+            _lock.release()
 
 # numpy has no bfloat16: such tensors are wrapped as int16 and viewed back
 _NP = {_t.bfloat16: np.int16}
@@ -105,22 +154,30 @@ def _new_segment(size):
     return name, _map(name, size, True)
 
 
+# The three handlers below run under _lock, posted by finalizers (_post).
+
+
 def _pooled_dropped(name):
     # our last tensor over a pooled segment is gone: free unless it was sent
-    with _lock:
-        entry = _pool.get(name)
-        if entry is not None and entry[2] == "used":
-            entry[2] = "free"
-            _free[entry[1]].append(name)
+    entry = _pool.get(name)
+    if entry is not None and entry[2] == "used":
+        entry[2] = "free"
+        _free[entry[1]].append(name)
+
+
+def _segment_dropped(base, name):
+    # a one-shot segment's mapping is gone (only if no other took its address)
+    if _segments.get(base, (None,))[0] == name:
+        del _segments[base]
 
 
 def _empty_oneshot(shape, dtype, size):
     name, m = _new_segment(size)
     t, arr = _wrap(m, 0, dtype, shape)
     base = t.data_ptr()
-    with _lock:
+    with _locked:
         _segments[base] = (name, size)
-    weakref.finalize(arr, _segments.pop, base, None)
+    weakref.finalize(arr, _post, _segment_dropped, base, name)
     return t
 
 
@@ -133,24 +190,24 @@ def empty_shared(shape, dtype):
     size = _nbytes(shape, dtype)
     if not _state["pooled"]:
         return _empty_oneshot(shape, dtype, size)
-    with _lock:
+    with _locked:
         name = _free[size].pop() if _free[size] else None
         if name is not None:
             _pool[name][2] = "used"
     if name is None:
         name, m = _new_segment(size)
-        with _lock:
+        with _locked:
             _pool[name] = [m, size, "used"]
     t, arr = _wrap(_pool[name][0], 0, dtype, shape)
-    with _lock:
+    with _locked:
         _segments[t.data_ptr()] = (name, size)  # for as long as the pool maps it
-    weakref.finalize(arr, _pooled_dropped, name)
+    weakref.finalize(arr, _post, _pooled_dropped, name)
     return t
 
 
 def release(names):
     """The receiver handed these pooled segments back: reusable."""
-    with _lock:
+    with _locked:
         for name in names:
             entry = _pool.get(name)
             if entry is not None and entry[2] == "lent":
@@ -161,7 +218,7 @@ def release(names):
 def _find(t):
     """(name, offset) when t's data lies in one of our segments."""
     ptr = t.data_ptr()
-    with _lock:
+    with _locked:
         for base, (name, size) in _segments.items():
             if base <= ptr < base + max(size, 1):
                 return name, ptr - base
@@ -172,12 +229,12 @@ def _find(t):
 
 
 def _wrapper_dropped(name, owner):
-    with _lock:
-        _wrappers[name] -= 1
-        if _wrappers[name] == 0:
-            del _wrappers[name]
-            if name in _maps:  # not after forget(owner): no one to hand it to
-                _returned[owner].append(name)
+    # under _lock (posted by a finalizer)
+    _wrappers[name] -= 1
+    if _wrappers[name] == 0:
+        del _wrappers[name]
+        if name in _maps:  # not after forget(owner): no one to hand it to
+            _returned[owner].append(name)
 
 
 def rebuild(name, offset, dtype, shape, requires_grad, owner=None):
@@ -193,9 +250,9 @@ def rebuild(name, offset, dtype, shape, requires_grad, owner=None):
         if m is None:
             m = _maps[name] = _map(name, os.stat(os.path.join(_DIR, name)).st_size, False)
         t, arr = _wrap(m, offset, dtype, shape)
-        with _lock:
+        with _locked:
             _wrappers[name] += 1
-        weakref.finalize(arr, _wrapper_dropped, name, owner)
+        weakref.finalize(arr, _post, _wrapper_dropped, name, owner)
     if requires_grad:
         t.requires_grad_()
     return t
@@ -204,20 +261,24 @@ def rebuild(name, offset, dtype, shape, requires_grad, owner=None):
 def take_returned(owner):
     """Pooled names of `owner` that no tensor here uses any more (each name
     once)."""
-    with _lock:
+    with _locked:
         names = _returned.pop(owner, None)
     return names or ()
 
 
 def forget(owner):
     """Drop the mappings of owner's segments (a stopped loader) and remove its
-    files."""
-    with _lock:
-        # a live tensor keeps its own mapping alive through its array
-        for name in [n for n in _maps if n.startswith(owner + "_")]:
-            del _maps[name]
-        _returned.pop(owner, None)
+    files. Posted, as a finalizer's change is: an iterator's __del__ calls
+    it from wherever the garbage collector runs."""
+    _post(_forget_maps, owner)
     unlink_prefix(owner + "_")
+
+
+def _forget_maps(owner):
+    # under _lock; a live tensor keeps its own mapping alive through its array
+    for name in [n for n in _maps if n.startswith(owner + "_")]:
+        del _maps[name]
+    _returned.pop(owner, None)
 
 
 def _rebuild_copy(data, dtype, shape, requires_grad):
@@ -242,7 +303,7 @@ def reduce_tensor(t):
         return _rebuild_copy, (raw.numpy().tobytes(), t.dtype, shape, rg)
     found = _find(t) if t.is_contiguous() else None
     if found is not None and found[0] in _pool:
-        with _lock:
+        with _locked:
             _pool[found[0]][2] = "lent"
         return rebuild, (found[0], found[1], t.dtype, shape, rg, _state["prefix"])
     if found is None:
