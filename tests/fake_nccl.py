@@ -101,3 +101,37 @@ class FakeComm:
 def unique_id():
     import os
     return os.urandom(128)
+
+
+class StuckWork:
+    """A collective that never finishes (its peer is gone)."""
+
+    def __init__(self, comm, name):
+        import time
+        self.comm, self.name, self._t0, self._clock = comm, name, time.monotonic(), time.monotonic
+
+    def is_completed(self):
+        return False
+
+    def elapsed(self):
+        return self._clock() - self._t0
+
+    def wait(self, timeout=None):
+        return True
+
+
+class StuckComm:
+    """A communicator whose collectives never finish: for the watchdog's and
+    the heartbeat's CPU tests. Same constructor as _C._NcclComm."""
+
+    def __init__(self, uid, size, rank, device):
+        self.aborted = False
+
+    def run(self, name, ops, outputs):
+        return StuckWork(self, name)
+
+    def check_async_error(self):
+        pass
+
+    def abort(self, reason=None):
+        self.aborted = True

@@ -441,3 +441,60 @@ def test_watchdog_aborts_and_raises_in_the_groups_thread(monkeypatch):
     with pytest.raises(dist.DistBackendError, match="failed and cannot run more.*Watchdog"):
         pg.allreduce([pycuda_sem.ones(2)])
     pg._watchdog.stop()
+
+
+_HEARTBEAT_RANK = r"""
+import os, sys, time, types
+from datetime import timedelta
+sys.path.insert(0, "tests")
+import pycuda_sem as torch
+import pycuda_sem.distributed as dist
+from pycuda_sem.distributed import _nccl
+import fake_nccl
+rank, port, dies = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+_nccl._C = lambda: types.SimpleNamespace(_NcclComm=fake_nccl.StuckComm,
+                                         _nccl_unique_id=lambda: bytes(128))
+store = dist.TCPStore("127.0.0.1", port, 2, rank == 0, timeout=timedelta(seconds=30))
+pg = _nccl.ProcessGroupNCCL(dist.PrefixStore("g", store), rank, 2, timeout=timedelta(seconds=60))
+work = pg.allreduce([torch.ones(2)])
+if rank == dies:
+    time.sleep(0.5)
+    os._exit(0)
+start = time.monotonic()
+try:
+    while time.monotonic() - start < 30:
+        time.sleep(0.01)
+    print("no error after 30 s")
+except dist.DistBackendError as e:
+    print("%.2f %s aborted=%s" % (time.monotonic() - start, e, work._w.comm.aborted))
+sys.stdout.flush()
+os._exit(0)
+"""
+
+
+@pytest.mark.parametrize("dies", [0, 1], ids=["store-server-rank-dies", "other-rank-dies"])
+def test_heartbeat_finds_a_dead_peer_before_the_timeout(dies):
+    """Two ranks (processes) on a simulated communicator whose collective
+    never finishes; one rank exits. The other must raise within a few
+    heartbeat periods (peer timeout 1 s), not at the group's 60 s timeout:
+    from the peer's silent count, or, when the dead rank served the store,
+    from the store being unreachable."""
+    import time
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYCUDA_SEM_NCCL_HEARTBEAT_S="0.1", PYCUDA_SEM_NCCL_PEER_TIMEOUT_S="1",
+               TORCH_NCCL_WATCHDOG_POLL_S="0.02")
+    port = free_port()
+    procs = [subprocess.Popen([sys.executable, "-c", _HEARTBEAT_RANK, str(r), str(port), str(dies)],
+                              cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for r in (0, 1)]
+    try:
+        out, err = procs[1 - dies].communicate(timeout=60)
+    finally:
+        for p in procs:
+            p.kill()
+            p.communicate()
+    seconds, _, message = out.strip().partition(" ")
+    assert message, (out, err)
+    expected = "store has been unreachable" if dies == 0 else "rank 1 has sent no heartbeat"
+    assert expected in message and message.endswith("aborted=True"), message
+    assert float(seconds) < 15.0, message  # the group's timeout is 60 s

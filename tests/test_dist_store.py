@@ -137,3 +137,23 @@ def test_hash_store_wait_wakes_on_set():
 def test_store_values_must_be_str_or_bytes():
     with pytest.raises(TypeError):
         dist.HashStore().set("k", 3)
+
+
+def test_clone_is_usable_while_the_original_waits():
+    """torch's Store.clone: a TCPStore clone is its own connection, so a
+    thread can use it while another thread's wait() holds the original."""
+    import threading
+    master = dist.TCPStore("127.0.0.1", free_port(), 1, True, timeout=timedelta(seconds=10))
+    waiter = threading.Thread(target=master.wait, args=(["late"],))
+    waiter.start()
+    clone = dist.PrefixStore("p", master).clone()
+    assert isinstance(clone, dist.PrefixStore) and clone.underlying_store is not master
+    t0 = time.monotonic()
+    clone.set("k", b"v")  # on one socket it would queue behind the wait (10 s)
+    assert clone.underlying_store.get("p/k") == b"v"
+    clone.underlying_store.set("late", b"1")  # ends the wait
+    waiter.join(5)
+    assert not waiter.is_alive() and time.monotonic() - t0 < 5
+    assert master.get("p/k") == b"v"
+    hs = dist.HashStore()
+    assert hs.clone() is hs

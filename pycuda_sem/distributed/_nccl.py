@@ -19,6 +19,8 @@ group's store), and watches for failures:
   waiting on a dead peer return) and raises RuntimeError in the thread that
   created the group, so a failed peer never leaves the others hanging in a
   synchronize.
+- A heartbeat through the group's store (_Heartbeat) finds a peer that has
+  died in seconds, instead of at the group's timeout.
 """
 import collections
 import ctypes
@@ -135,6 +137,8 @@ class _Watchdog:
                                         daemon=True)
         self._thread.start()
 
+        self._heartbeat = _Heartbeat(pg, self._stop)
+
     def stop(self):
         self._stop.set()
 
@@ -142,6 +146,15 @@ class _Watchdog:
         timeout = self._pg._timeout.total_seconds()
         while not self._stop.wait(self._poll):
             try:
+                dead = self._heartbeat.dead
+                if dead is not None and self._pending:
+                    error = ("Watchdog: %s while %s on rank %d waited for it; the NCCL "
+                             "communicator was aborted" % (dead, self._pending[0].name,
+                                                           self._pg.rank()))
+                    self._fail(error)
+                    for comm in list(self._pg._comms.values()):
+                        comm.abort(error)
+                    return
                 for comm in list(self._pg._comms.values()):
                     comm.check_async_error()  # aborts the communicator and raises on an error
                 while self._pending:
@@ -169,6 +182,7 @@ class _Watchdog:
                 continue
 
     def _fail(self, message):
+        self._stop.set()  # the heartbeat thread too
         self._pending.clear()
         self._pg._failure = message
         if not self._pg._host_waiting:
@@ -183,6 +197,73 @@ class _Watchdog:
         exc = type("DistBackendError", (DistBackendError,),
                    {"__init__": lambda self, *a: DistBackendError.__init__(self, message)})
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._owner), ctypes.py_object(exc))
+
+
+class _Heartbeat:
+    """The store heartbeat: a dead peer found in seconds, not at the group's
+    timeout. A thread per group adds 1 to `nccl/heartbeat/<rank>` in the
+    group's store every PYCUDA_SEM_NCCL_HEARTBEAT_S (1 s), from a clone of
+    the store (its own connection: the user's thread may be blocked in a
+    wait on the original). While a collective of this rank is unfinished it
+    also reads the peers' counts; a peer whose count has not moved for
+    PYCUDA_SEM_NCCL_PEER_TIMEOUT_S (60 s, at most the group's timeout) has
+    stopped (killed, crashed, or its host gone), and so has rank 0 when the
+    store it serves stays unreachable that long. `dead` then names it, and
+    the watchdog aborts the communicator and raises. The store's requests
+    may block, so they run here, never in the watchdog's loop."""
+
+    def __init__(self, pg, stop):
+        self.dead = None
+        self._rank, self._size = pg.rank(), pg.size()
+        self._interval = float(os.environ.get("PYCUDA_SEM_NCCL_HEARTBEAT_S", "1"))
+        self._limit = min(float(os.environ.get("PYCUDA_SEM_NCCL_PEER_TIMEOUT_S", "60")),
+                          pg._timeout.total_seconds())
+        self._pending = pg._pending
+        self._stop = stop
+        self._seen = {}  # peer -> (its count, when we first saw that count)
+        self._unreachable_since = None
+        try:
+            self._store = pg._store.clone()
+        except Exception:  # noqa: BLE001 - no second connection: no heartbeat (the timeout stays)
+            return
+        threading.Thread(target=self._run, name="pycuda_sem-nccl-heartbeat", daemon=True).start()
+
+    @staticmethod
+    def _key(rank):
+        return "nccl/heartbeat/%d" % rank
+
+    def _run(self):
+        while not self._stop.wait(self._interval):
+            now = time.monotonic()
+            try:
+                self._store.add(self._key(self._rank), 1)
+                if self._pending:
+                    self._check_peers(now)
+                self._unreachable_since = None
+            except Exception as e:  # noqa: BLE001 - the store's server (rank 0) or network gone
+                if not self._pending:
+                    continue
+                if self._unreachable_since is None:
+                    self._unreachable_since = now
+                elif now - self._unreachable_since > self._limit:
+                    self.dead = ("the group's store has been unreachable for %.0f s (rank 0, "
+                                 "which serves it, probably failed): %s"
+                                 % (now - self._unreachable_since, e))
+                    return
+
+    def _check_peers(self, now):
+        # add(key, 0) reads a count without waiting for a key that is not there yet
+        for r in range(self._size):
+            if r == self._rank:
+                continue
+            n = self._store.add(self._key(r), 0)
+            last = self._seen.get(r)
+            if last is None or last[0] != n:
+                self._seen[r] = (n, now)
+            elif now - last[1] > self._limit:
+                self.dead = ("rank %d has sent no heartbeat for %.0f s (the process probably "
+                             "died)" % (r, now - last[1]))
+                return
 
 
 class ProcessGroupNCCL(ProcessGroup):

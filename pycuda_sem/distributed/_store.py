@@ -115,6 +115,12 @@ class Store:
     def multi_get(self, keys):
         return [self.get(k) for k in keys]
 
+    def clone(self):
+        """A store over the same keys that another thread can use while this
+        one waits (torch's Store.clone). HashStore and FileStore are safe to
+        share between threads, so they are their own clone."""
+        return self
+
     def multi_set(self, keys, values):
         for k, v in zip(keys, values):
             self.set(k, v)
@@ -410,6 +416,13 @@ class TCPStore(Store):
                         "(%s, %d): %s" % (round(timeout_s), self._host, self._port, e)) from None
                 time.sleep(0.05)
 
+    def clone(self):
+        """A second client connection to the same server: requests on one
+        socket go one at a time, so a thread must not share it with a
+        thread that may be blocked in wait()."""
+        return TCPStore(self._host, self._port, is_master=False, timeout=self._timeout,
+                        wait_for_workers=False)
+
     def _ms(self, timeout):
         t = _seconds(timeout if timeout is not None else self._timeout)
         return str(int(t * 1000)).encode()
@@ -590,6 +603,9 @@ class PrefixStore(Store):
 
     def _k(self, key):
         return self._prefix + "/" + key
+
+    def clone(self):
+        return PrefixStore(self._prefix, self._store.clone())
 
     def set_timeout(self, timeout):
         super().set_timeout(timeout)
