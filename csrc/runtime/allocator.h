@@ -56,6 +56,9 @@ size_t pcs_block_size(const pcs_block *block);      /* rounded size */
 size_t pcs_block_requested(const pcs_block *block); /* what the caller asked */
 int pcs_block_device(const pcs_block *block);
 cudaStream_t pcs_block_stream(const pcs_block *block);
+/* The start of the cudaMalloc'd segment that holds the block (what CUDA IPC
+ * hands out a handle for). */
+void *pcs_block_segment_base(const pcs_block *block);
 
 /* ---- statistics (PyTorch's names) ---------------------------------------- */
 

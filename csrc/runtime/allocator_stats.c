@@ -1,7 +1,8 @@
 /* allocator_stats.c: reading the caching allocator's state without changing
  * its policy: the statistics (copied under the lock, or read lock-free for the
  * two figures users poll every step), their resets, and the snapshot of every
- * segment and block that memory_snapshot() returns. */
+ * segment and block that memory_snapshot() returns, and the segment a block
+ * lies in (for CUDA IPC). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -142,4 +143,17 @@ void pcs_alloc_snapshot_free(pcs_snapshot_segment *segs, size_t count)
     for (size_t i = 0; i < count; i++)
         free(segs[i].blocks);
     free(segs);
+}
+
+void *pcs_block_segment_base(const pcs_block *b)
+{
+    /* neighbours split and merge under the device's lock */
+    DeviceAlloc *d = &g_dev[b->device];
+    pthread_mutex_lock(&d->lock);
+    const pcs_block *first = b;
+    while (first->prev)
+        first = first->prev;
+    void *base = first->ptr;
+    pthread_mutex_unlock(&d->lock);
+    return base;
 }

@@ -194,7 +194,8 @@ static PyObject *Storage_record_stream(PcsStorage *s, PyObject *arg)
         return NULL;
     }
     PcsStream *st = (PcsStream *)arg;
-    if (s->kind != PCS_STORAGE_CUDA) {
+    /* device memory the allocator does not own (CUDA IPC): nothing to record */
+    if (s->device < 0) {
         PyErr_SetString(PyExc_RuntimeError, "record_stream() needs a CUDA storage");
         return NULL;
     }

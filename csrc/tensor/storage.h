@@ -5,7 +5,9 @@
  *   CPU      ordinary 64-byte aligned host memory (free()d on dealloc)
  *   PINNED   a block of the caching pinned host allocator (host_allocator.h)
  *   EXTERNAL memory owned by another Python object (`base`, e.g. a NumPy
- *            array for from_numpy); the storage only keeps `base` alive
+ *            array for from_numpy); the storage only keeps `base` alive.
+ *            Host memory, or device memory mapped from another process
+ *            (CUDA IPC, tensor/cuda_ipc.c: `device` set, no block)
  * Tensors hold a strong reference to their storage; views share it. */
 #ifndef PCS_STORAGE_H
 #define PCS_STORAGE_H
@@ -50,5 +52,6 @@ PcsStorage *pcs_storage_wrap(void *data, size_t nbytes, PyObject *base);
 int pcs_storage_record_stream(PcsStorage *s, cudaStream_t stream);
 
 int pcs_storage_init(PyObject *module);
+int pcs_cuda_ipc_init(PyObject *module); /* cuda_ipc.c */
 
 #endif

@@ -33,7 +33,7 @@ PcsTensor *pcs_tensor_make_view(PcsStorage *storage, int64_t offset, int ndim,
     t->offset = offset;
     t->ndim = ndim;
     t->dtype = dtype;
-    t->device = storage->kind == PCS_STORAGE_CUDA ? storage->device : -1;
+    t->device = storage->device; /* -1 for host memory of every kind */
     t->dict = NULL;
     t->weakreflist = NULL;
     t->autograd = NULL;

@@ -41,6 +41,14 @@ def reset_max_memory_cached(device=None):
     reset_peak_memory_stats(device)
 
 
+def ipc_collect():
+    """Give back to the caching allocator the memory of CUDA tensors sent to
+    other processes that their receivers have released (torch's
+    ipc_collect; a later send does it too)."""
+    from ..multiprocessing import _cuda_ipc
+    _cuda_ipc.ipc_collect()
+
+
 def device_of(obj):
     """Context manager that makes the device of tensor `obj` current (a no-op
     for CPU tensors)."""

@@ -1,7 +1,8 @@
 """torch.multiprocessing: the standard multiprocessing module, with CPU
 tensors sent between processes through shared memory (a POSIX shared-memory
-file per tensor, mapped by the receiver, never pickled bytes). CUDA tensors
-cannot be sent (no CUDA IPC here).
+file per tensor, mapped by the receiver, never pickled bytes) and CUDA
+tensors through CUDA IPC (_cuda_ipc.py: the receiver maps the sender's
+memory; the sender keeps it until the receiver is done with it).
 
 spawn/start_processes (spawn.py) run a function in several processes and
 raise the child's error in the parent. A child forked after its parent used

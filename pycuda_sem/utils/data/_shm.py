@@ -1,4 +1,5 @@
-"""CPU tensors between processes through shared memory, not pickled bytes.
+"""CPU tensors between processes through shared memory, not pickled bytes
+(CUDA tensors: multiprocessing/_cuda_ipc.py).
 
 A tensor is sent as the name of a POSIX shared-memory file (/dev/shm) plus
 dtype, shape and offset; the receiver maps the file and wraps the mapping
@@ -294,8 +295,8 @@ def _rebuild_copy(data, dtype, shape, requires_grad):
 
 def reduce_tensor(t):
     if t.device.type != "cpu":
-        raise RuntimeError("pycuda_sem: CUDA tensors cannot be sent to another process "
-                           "(no CUDA IPC); send CPU tensors and move them in the receiver")
+        from ...multiprocessing import _cuda_ipc
+        return _cuda_ipc.reduce_cuda_tensor(t)
     shape, rg = tuple(t.shape), bool(t.requires_grad)
     if _DIR is None:
         c = t.detach().contiguous()
