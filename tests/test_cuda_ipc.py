@@ -34,10 +34,14 @@ def test_open_and_storage_check_their_arguments():
         _C._cuda_ipc_open(0, b"too short")
     with pytest.raises(TypeError):
         _C._cuda_ipc_open(0, "not bytes")
-    with pytest.raises((RuntimeError, ValueError)):
-        _C._cuda_ipc_storage(0, -1, 0, None)
-    with pytest.raises((RuntimeError, ValueError)):
-        _C._cuda_ipc_storage(0, 8, 1 << 20, None)
+    with pytest.raises(ValueError, match="whole number"):
+        _C._cuda_ipc_storage(0, -4, 0, None, torch.float32)
+    with pytest.raises(ValueError, match="whole number of float32"):
+        _C._cuda_ipc_storage(0, 6, 0, None, torch.float32)
+    with pytest.raises(TypeError):
+        _C._cuda_ipc_storage(0, 8, 0, None, "float32")
+    with pytest.raises(RuntimeError):
+        _C._cuda_ipc_storage(0, 8, 1 << 20, None, torch.float32)
 
 
 def test_a_receiver_that_cannot_map_releases_the_sender(tmp_path):
@@ -121,8 +125,9 @@ def test_a_received_tensor_cannot_be_sent_on():
     assert len(handle) == 64 and nbytes == 16 and at >= 0
     # in one process CUDA refuses to map its own handle, so the refusal of a
     # received storage is checked on a storage wrapped the same way
-    flat = _C._cuda_ipc_storage(t.data_ptr(), nbytes, 0, t)
-    assert flat.is_cuda and flat.dtype == torch.uint8 and flat.numel() == 16
-    assert torch.equal(flat.view(torch.float32), t)
+    flat = _C._cuda_ipc_storage(t.data_ptr(), nbytes, 0, t, torch.float32)
+    assert flat.is_cuda and flat.dtype == torch.float32 and flat.numel() == 4
+    assert torch.equal(flat, t)
+    flat.record_stream(torch.cuda.Stream())  # memory the allocator does not own: nothing to do
     with pytest.raises(RuntimeError, match="send a clone"):
         _C._cuda_ipc_share(flat)

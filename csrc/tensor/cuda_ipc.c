@@ -11,8 +11,8 @@
  *
  *   _cuda_ipc_share(tensor)       -> (handle bytes, offset, nbytes) of its storage
  *   _cuda_ipc_open(device, handle) -> (capsule, base address)
- *   _cuda_ipc_storage(address, nbytes, device, keeper)
- *                                 -> a flat uint8 tensor over that memory,
+ *   _cuda_ipc_storage(address, nbytes, device, keeper, dtype)
+ *                                 -> a flat tensor of dtype over that memory,
  *                                    keeping `keeper` alive
  */
 #include <string.h>
@@ -148,20 +148,30 @@ static PyObject *py_cuda_ipc_storage(PyObject *self, PyObject *args)
     unsigned long long addr;
     Py_ssize_t nbytes;
     int device;
-    PyObject *keeper;
-    if (!PyArg_ParseTuple(args, "KniO:_cuda_ipc_storage", &addr, &nbytes, &device, &keeper))
+    PyObject *keeper, *dtobj;
+    if (!PyArg_ParseTuple(args, "KniOO:_cuda_ipc_storage", &addr, &nbytes, &device, &keeper,
+                          &dtobj))
         return NULL;
-    if (nbytes < 0 || pcs_check_device(device) < 0) {
+    int dtype = pcs_dtype_arg(dtobj, -1);
+    if (dtype < 0) {
         if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_ValueError, "_cuda_ipc_storage(): nbytes must be >= 0");
+            PyErr_SetString(PyExc_TypeError, "_cuda_ipc_storage(): dtype must be a dtype");
         return NULL;
     }
+    if (nbytes < 0 || nbytes % pcs_itemsize(dtype) != 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "_cuda_ipc_storage(): %zd bytes is not a whole number of %s elements", nbytes,
+                     pcs_dtypes[dtype].name);
+        return NULL;
+    }
+    if (pcs_check_device(device) < 0)
+        return NULL;
     PcsStorage *s = pcs_storage_wrap((void *)(uintptr_t)addr, (size_t)nbytes, keeper);
     if (!s)
         return NULL;
     s->device = device;
-    int64_t size = nbytes, stride = 1;
-    PcsTensor *t = pcs_tensor_make_view(s, 0, 1, &size, &stride, PCS_UINT8);
+    int64_t size = nbytes / pcs_itemsize(dtype), stride = 1;
+    PcsTensor *t = pcs_tensor_make_view(s, 0, 1, &size, &stride, dtype);
     Py_DECREF(s);
     return (PyObject *)t;
 }
@@ -172,7 +182,7 @@ static PyMethodDef ipc_methods[] = {
     {"_cuda_ipc_open", py_cuda_ipc_open, METH_VARARGS,
      "Maps another process's segment: (capsule that unmaps it when it dies, base address)."},
     {"_cuda_ipc_storage", py_cuda_ipc_storage, METH_VARARGS,
-     "A flat uint8 CUDA tensor over mapped memory, keeping `keeper` alive."},
+     "A flat CUDA tensor of `dtype` over mapped memory, keeping `keeper` alive."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -142,7 +142,8 @@ def rebuild_cuda_tensor(device, handle, storage_at, nbytes, event_handle, ack, d
                         stride, offset, requires_grad):
     try:
         m = _mapping(device, handle)
-        flat = _C._cuda_ipc_storage(m.base + storage_at, nbytes, device, _Received(m, device, ack))
+        flat = _C._cuda_ipc_storage(m.base + storage_at, nbytes, device,
+                                    _Received(m, device, ack), dtype)
     except BaseException:
         try:
             os.unlink(ack)  # nothing here will use the memory: the sender may free it
@@ -151,7 +152,7 @@ def rebuild_cuda_tensor(device, handle, storage_at, nbytes, event_handle, ack, d
         raise
     ev = _t.cuda.Event.from_ipc_handle(device, event_handle)
     _t.cuda.current_stream(device).wait_event(ev)
-    t = flat.view(dtype).as_strided(shape, stride, offset)
+    t = flat.as_strided(shape, stride, offset)
     if requires_grad:
         t.requires_grad_()
     return t
