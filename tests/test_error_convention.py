@@ -31,6 +31,8 @@ SKIP = {
     "_C:_launch_loop": "launches as many kernels as asked",
     "_C:_memset_async": "writes through a raw device pointer, by contract",
     "_C:ExternalStream": "wraps a raw cudaStream_t pointer, by contract (torch crashes too)",
+    "_C:_cuda_ipc_storage": "wraps a raw device address, by contract (CUDA IPC's receiver)",
+    "_C:_cuda_ipc_open": "hands a handle to the driver, by contract (test_cuda_ipc.py checks it)",
     "cuda:ExternalStream": "same object as _C.ExternalStream",
 }
 
