@@ -10,6 +10,7 @@
 # are rebuilt there. Then: the given pytest arguments (default: the whole
 # suite) and the given benchmark scripts, logs under $OUT.
 #   sh tools/gpu_run.sh "tests" "benchmarks/bench_layouts.py --quick"
+#   SHARDS=6 sh tools/gpu_run.sh      (the whole suite in 6 processes)
 set -u
 OUT=${OUT:-/tmp}
 K=build/temp.linux-x86_64-cpython-$(python3 -c 'import sys; print("%d%d" % sys.version_info[:2])')/csrc/kernels
@@ -25,10 +26,33 @@ if ! make build > "$OUT/build.log" 2>&1; then
 fi
 touch "$OUT/.stamp"
 TESTS=${1:-tests}
-python3 -m pytest -q --tb=short -p no:cacheprovider $TESTS > "$OUT/test.log" 2>&1
-echo "pytest exit $?"
-grep -E "^(FAILED|ERROR)" "$OUT/test.log" | head -30
-tail -1 "$OUT/test.log"
+if [ "${SHARDS:-1}" -gt 1 ]; then
+    # The whole suite takes longer than a call may on one process: SHARDS
+    # pytest processes share the GPU, the test files dealt out by size.
+    i=0
+    for f in $(ls -S tests/test_*.py); do
+        k=$((i % SHARDS)); eval "s$k=\"\${s$k:-} $f\""; i=$((i + 1))
+    done
+    k=0
+    while [ $k -lt "$SHARDS" ]; do
+        eval "files=\$s$k"
+        timeout "${SHARD_TIMEOUT:-400}" python3 -m pytest -q --tb=short -p no:cacheprovider \
+            $files > "$OUT/shard$k.log" 2>&1 &
+        k=$((k + 1))
+    done
+    wait
+    k=0
+    while [ $k -lt "$SHARDS" ]; do
+        echo "shard $k: $(tail -1 "$OUT/shard$k.log")"
+        grep -E "^(FAILED|ERROR)" "$OUT/shard$k.log" | head -20
+        k=$((k + 1))
+    done
+else
+    python3 -m pytest -q --tb=short -p no:cacheprovider $TESTS > "$OUT/test.log" 2>&1
+    echo "pytest exit $?"
+    grep -E "^(FAILED|ERROR)" "$OUT/test.log" | head -30
+    tail -1 "$OUT/test.log"
+fi
 shift 2>/dev/null || true
 for b in "$@"; do
     python3 $b > "$OUT/bench_$(basename ${b%% *} .py).log" 2>&1
