@@ -12,7 +12,8 @@ the two libraries at each size:
 - all_gather_into_tensor, reduce_scatter_tensor (busbw = total * (n-1)/n /
   time) and broadcast (bytes / time) at 256 MiB;
 - a DistributedDataParallel training step of an MLP (6 x Linear(4096, 4096),
-  about 10^8 parameters, batch 64 a rank, SGD).
+  about 10^8 parameters, batch 64 a rank, SGD), and the same step without DDP
+  on one GPU, for the weak-scaling efficiency of each library.
 Times are host loops of synchronous collectives closed by a synchronize,
 median of 5 repetitions. Rank 0 prints the table and writes
 benchmarks/results/bench_dist.json.
@@ -112,16 +113,23 @@ def _ddp(libs, rank, quick):
             layers += [m.nn.Linear(width, width), m.nn.ReLU()]
         model = m.nn.Sequential(*layers[:-1]).to(lib.dev)
         row["params"] = sum(p.numel() for p in model.parameters())
-        ddp = m.nn.parallel.DistributedDataParallel(model, device_ids=[rank])
-        opt = m.optim.SGD(ddp.parameters(), lr=1e-4)
         x = m.randn(batch, width, device=lib.dev)
         y = m.randn(batch, width, device=lib.dev)
 
-        def step():
-            opt.zero_grad()
-            m.nn.functional.mse_loss(ddp(x), y).backward()
-            opt.step()
-        row[name + "_us"] = _timeit(step, lib.sync, 5 if not quick else 3) * 1e6
+        def stepper(net, opt):
+            def step():
+                opt.zero_grad()
+                m.nn.functional.mse_loss(net(x), y).backward()
+                opt.step()
+            return step
+        # the same step without DDP on each rank's GPU: the one-GPU time that
+        # weak scaling (same batch a rank) is measured against
+        opt = m.optim.SGD(model.parameters(), lr=1e-4)
+        row[name + "_single_us"] = _timeit(stepper(model, opt), lib.sync,
+                                           5 if not quick else 3) * 1e6
+        ddp = m.nn.parallel.DistributedDataParallel(model, device_ids=[rank])
+        opt = m.optim.SGD(ddp.parameters(), lr=1e-4)
+        row[name + "_us"] = _timeit(stepper(ddp, opt), lib.sync, 5 if not quick else 3) * 1e6
         del ddp, opt, model
     return [row]
 
@@ -171,6 +179,14 @@ def _print(rows, n):
             "%.2f" % r["pycuda_sem_busbw"] if "pycuda_sem_busbw" in r else "-",
             "%.2f" % r["torch_busbw"] if "torch_busbw" in r else "-", ratio))
     print("ratio = torch time / pycuda_sem time (>= 1: pycuda_sem as fast or faster)")
+    for r in rows:
+        if "torch_single_us" in r:
+            print("DDP weak scaling, 1 -> %d GPUs (same batch a rank; efficiency = one-GPU step "
+                  "time / DDP step time):" % n)
+            for lib in ("pycuda_sem", "torch"):
+                print("  %-10s 1 GPU %10.1f us   %d GPUs %10.1f us   efficiency %.3f" % (
+                    lib, r[lib + "_single_us"], n, r[lib + "_us"],
+                    r[lib + "_single_us"] / r[lib + "_us"]))
 
 
 NEEDS_GPUS = 2  # make bench (run.py) runs it with --nproc = every GPU, when there are 2+
