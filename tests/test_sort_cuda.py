@@ -176,6 +176,11 @@ def test_unique_matches_torch(dtype):
     eq(u, tu)
     eq(inv, tinv)
     eq(cnt, tcnt)
+    # the values alone (one select pass) and each of the two extras alone
+    eq(pcs.unique(x), tu)
+    eq(pcs.unique(x, return_inverse=True)[1], tinv)
+    eq(pcs.unique(x, return_counts=True)[1], tcnt)
+    eq(pcs.unique_consecutive(x.reshape(-1)), _torch.unique_consecutive(tx.reshape(-1)))
     u, inv, cnt = pcs.unique_consecutive(x.reshape(-1), return_inverse=True, return_counts=True)
     tu, tinv, tcnt = _torch.unique_consecutive(tx.reshape(-1), return_inverse=True, return_counts=True)
     eq(u, tu)
@@ -209,6 +214,16 @@ def test_unique_large_int64_matches_torch():
     tu, tc = tx.unique(return_counts=True)
     eq(u, tu)
     eq(c, tc)
+    eq(x.unique(), tu)
+
+
+@needs_torch
+def test_unique_values_keep_each_nan():
+    a = np.array([1.0, np.nan, 2.0, np.nan, 1.0, -0.0, 0.0], dtype=np.float32)
+    x, tx = pcs.tensor(a, device="cuda"), _torch.tensor(a, device="cuda")
+    u, tu = np_of(x.unique()), np_of(tx.unique())
+    assert u.shape == tu.shape and np.isnan(u).sum() == np.isnan(tu).sum() == 2
+    assert np.array_equal(u[~np.isnan(u)], tu[~np.isnan(tu)])
 
 
 @needs_torch

@@ -247,7 +247,8 @@ int pcs_mode_rows(int dtype, const void *sorted, const int64_t *sorted_idx, int6
 /* Runs of equal neighbours in x[0..n) (NaN never equals NaN): uniq[r] the
  * value of run r, counts[r] its length (both sized n), inverse[perm[i]] (or
  * inverse[i] when perm is NULL) the run of element i, when inverse != NULL;
- * *num the number of runs (a device int64). Two-phase. */
+ * *num the number of runs (a device int64). counts may be NULL when inverse
+ * is and n <= INT32_MAX (the values alone). Two-phase. */
 int pcs_unique_runs(int dtype, const void *x, const int64_t *perm, int64_t n, void *uniq,
                     int64_t *counts, int64_t *inverse, int64_t *num, void *ws, size_t *ws_bytes,
                     cudaStream_t stream);

@@ -6,6 +6,7 @@
 #include <cub/device/device_histogram.cuh>
 #include <cub/device/device_run_length_encode.cuh>
 #include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
 
 #include "sort_keys.cuh"
 
@@ -163,6 +164,18 @@ extern "C" int pcs_unique_runs(int dtype, const void *x, const int64_t *perm, in
             Carve c{(char *)ws};
             size_t tmp_bytes = 0;
             cudaError_t e;
+            if (!inverse && !counts && n <= INT32_MAX) {
+                // the values alone: one select of the run heads (== on the
+                // values, as below)
+                e = cub::DeviceSelect::Unique(nullptr, tmp_bytes, (const T *)x, (T *)uniq, num, (int)n, s);
+                if (e != cudaSuccess || !ws) {
+                    *ws_bytes = tmp_bytes;
+                    return (int)e;
+                }
+                if (n == 0)
+                    return (int)cudaMemsetAsync(num, 0, sizeof(int64_t), s);
+                return (int)cub::DeviceSelect::Unique(ws, tmp_bytes, (const T *)x, (T *)uniq, num, (int)n, s);
+            }
             if (!inverse && n <= INT32_MAX) {
                 // values and counts only: one run-length encoding (== on the
                 // values, so NaNs stay apart)

@@ -82,20 +82,28 @@ static int runs_call(const void *c, void *ws, size_t *bytes, cudaStream_t s)
 }
 
 /* The runs of a flat contiguous CUDA tensor xs (sorted for unique); perm
- * maps sorted positions to input positions (NULL: identity). */
-static int unique_cuda(PcsTensor *xs, PcsTensor *perm, bool want_inv, PcsTensor **uniq,
-                       PcsTensor **inv, PcsTensor **counts)
+ * maps sorted positions to input positions (NULL: identity). *counts is left
+ * NULL when neither the counts nor the inverse are wanted (the values alone
+ * are one select pass, lighter than a run-length encoding). */
+static int unique_cuda(PcsTensor *xs, PcsTensor *perm, bool want_inv, bool want_counts,
+                       PcsTensor **uniq, PcsTensor **inv, PcsTensor **counts)
 {
     int64_t n = pcs_tensor_numel(xs), one = 1;
     int dev = xs->device;
+    /* the inverse's kernels fill the counts anyway, as do those for more
+     * than INT32_MAX elements (CUB's select takes an int count) */
+    bool need_counts = want_counts || want_inv || n > INT32_MAX;
     *uniq = pcs_tensor_empty(1, &n, xs->dtype, dev, false);
-    *counts = *uniq ? pcs_tensor_empty(1, &n, PCS_INT64, dev, false) : NULL;
-    *inv = *counts && want_inv ? pcs_tensor_empty(1, &n, PCS_INT64, dev, false) : NULL;
-    PcsTensor *num = *counts && (*inv || !want_inv) ? pcs_tensor_empty(1, &one, PCS_INT64, dev, false) : NULL;
+    bool ok = *uniq != NULL;
+    *counts = ok && need_counts ? pcs_tensor_empty(1, &n, PCS_INT64, dev, false) : NULL;
+    ok = ok && (!need_counts || *counts);
+    *inv = ok && want_inv ? pcs_tensor_empty(1, &n, PCS_INT64, dev, false) : NULL;
+    ok = ok && (!want_inv || *inv);
+    PcsTensor *num = ok ? pcs_tensor_empty(1, &one, PCS_INT64, dev, false) : NULL;
     int r = -1;
     if (num) {
         runs_ctx c = {xs->dtype, pcs_tensor_data(xs), perm ? pcs_tensor_data(perm) : NULL, n,
-                      pcs_tensor_data(*uniq), pcs_tensor_data(*counts),
+                      pcs_tensor_data(*uniq), *counts ? pcs_tensor_data(*counts) : NULL,
                       *inv ? pcs_tensor_data(*inv) : NULL, pcs_tensor_data(num)};
         r = pcs_cub_run(dev, "unique", xs->dtype, runs_call, &c);
     }
@@ -109,8 +117,9 @@ static int unique_cuda(PcsTensor *xs, PcsTensor *perm, bool want_inv, PcsTensor 
     }
     if (r == 0) {
         *uniq = narrow1(*uniq, m);
-        *counts = narrow1(*counts, m);
-        if (!*uniq || !*counts)
+        if (*counts)
+            *counts = narrow1(*counts, m);
+        if (!*uniq || (need_counts && !*counts))
             r = -1;
     }
     if (r < 0) {
@@ -121,8 +130,9 @@ static int unique_cuda(PcsTensor *xs, PcsTensor *perm, bool want_inv, PcsTensor 
     return r;
 }
 
-static int unique_flat(PcsTensor *x, bool consecutive, bool want_inv, PcsTensor **uniq,
-                       PcsTensor **inv, PcsTensor **counts)
+/* *counts may come back NULL on CUDA when !want_counts && !want_inv. */
+static int unique_flat(PcsTensor *x, bool consecutive, bool want_inv, bool want_counts,
+                       PcsTensor **uniq, PcsTensor **inv, PcsTensor **counts)
 {
     *uniq = *inv = *counts = NULL;
     int64_t n = pcs_tensor_numel(x);
@@ -142,7 +152,7 @@ static int unique_flat(PcsTensor *x, bool consecutive, bool want_inv, PcsTensor 
                 r = pcs_sort_block(xs, 1, n, false, sorted, perm, "unique");
         }
         if (r == 0)
-            r = unique_cuda(sorted ? sorted : xs, perm, want_inv, uniq, inv, counts);
+            r = unique_cuda(sorted ? sorted : xs, perm, want_inv, want_counts, uniq, inv, counts);
         Py_XDECREF(sorted);
         Py_XDECREF(perm);
     } else {
@@ -330,7 +340,7 @@ static PyObject *unique_entry(bool consecutive, PyObject *self, PyObject *const 
         int d = pcs_dim_arg(dim_o, x->ndim, 0, fname);
         if (d < 0 || unique_dim(x, x->ndim ? d : 0, consecutive, &u, &iv, &c) < 0)
             return NULL;
-    } else if (unique_flat(x, consecutive, inv, &u, &iv, &c) < 0) {
+    } else if (unique_flat(x, consecutive, inv, cnt, &u, &iv, &c) < 0) {
         return NULL;
     }
     if (!inv && !cnt) {
