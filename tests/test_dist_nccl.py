@@ -453,6 +453,7 @@ import pycuda_sem.distributed as dist
 from pycuda_sem.distributed import _nccl
 import fake_nccl
 rank, port, dies = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+shutdown = len(sys.argv) > 4
 _nccl._C = lambda: types.SimpleNamespace(_NcclComm=fake_nccl.StuckComm,
                                          _nccl_unique_id=lambda: bytes(128))
 store = dist.TCPStore("127.0.0.1", port, 2, rank == 0, timeout=timedelta(seconds=30))
@@ -462,6 +463,16 @@ if rank == dies:
     time.sleep(0.5)
     os._exit(0)
 start = time.monotonic()
+if shutdown:  # destroy the group while the collective is stuck
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pg._shutdown()
+    print("%.2f %s aborted=%s" % (time.monotonic() - start,
+                                  caught[0].message if caught else "no warning",
+                                  work._w.comm.aborted))
+    sys.stdout.flush()
+    os._exit(0)
 try:
     while time.monotonic() - start < 30:
         time.sleep(0.01)
@@ -473,21 +484,24 @@ os._exit(0)
 """
 
 
+@pytest.mark.parametrize("shutdown", [False, True], ids=["in-flight", "destroy"])
 @pytest.mark.parametrize("dies", [0, 1], ids=["store-server-rank-dies", "other-rank-dies"])
-def test_heartbeat_finds_a_dead_peer_before_the_timeout(dies):
+def test_heartbeat_finds_a_dead_peer_before_the_timeout(dies, shutdown):
     """Two ranks (processes) on a simulated communicator whose collective
     never finishes; one rank exits. The other must raise within a few
     heartbeat periods (peer timeout 1 s), not at the group's 60 s timeout:
     from the peer's silent count, or, when the dead rank served the store,
-    from the store being unreachable."""
+    from the store being unreachable. Destroying the group meanwhile
+    returns as soon, with a warning, the communicator aborted."""
     import time
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, PYCUDA_SEM_NCCL_HEARTBEAT_S="0.1", PYCUDA_SEM_NCCL_PEER_TIMEOUT_S="1",
                TORCH_NCCL_WATCHDOG_POLL_S="0.02")
     port = free_port()
-    procs = [subprocess.Popen([sys.executable, "-c", _HEARTBEAT_RANK, str(r), str(port), str(dies)],
-                              cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) for r in (0, 1)]
+    extra = ["shutdown"] if shutdown else []
+    procs = [subprocess.Popen([sys.executable, "-c", _HEARTBEAT_RANK, str(r), str(port), str(dies)]
+                              + extra, cwd=root, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for r in (0, 1)]
     try:
         out, err = procs[1 - dies].communicate(timeout=60)
     finally:

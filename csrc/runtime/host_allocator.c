@@ -219,15 +219,23 @@ int pcs_host_empty_cache(void)
     while (freeable) {
         host_block *b = freeable;
         freeable = b->next;
+        /* every block is freed whatever fails; the first failure is raised */
         cudaError_t err = cudaSuccess;
         Py_BEGIN_ALLOW_THREADS
-        for (host_event *e = b->events; e; e = e->next)
-            cudaEventSynchronize(e->event);
+        for (host_event *e = b->events; e; e = e->next) {
+            cudaError_t e2 = cudaEventSynchronize(e->event);
+            if (err == cudaSuccess)
+                err = e2;
+        }
         Py_END_ALLOW_THREADS
+        if (err != cudaSuccess && r == 0)
+            r = pcs_cuda_error(err, "cudaEventSynchronize", __FILE__, __LINE__);
         while (b->events) {
             host_event *e = b->events;
             b->events = e->next;
-            cudaEventDestroy(e->event);
+            err = cudaEventDestroy(e->event);
+            if (err != cudaSuccess && r == 0)
+                r = pcs_cuda_error(err, "cudaEventDestroy", __FILE__, __LINE__);
             free(e);
         }
         Py_BEGIN_ALLOW_THREADS

@@ -137,10 +137,16 @@ class _Watchdog:
                                         daemon=True)
         self._thread.start()
 
-        self._heartbeat = _Heartbeat(pg, self._stop)
+        # its own switch: the heartbeat goes on while _shutdown waits for the
+        # work in flight after the watchdog's loop has stopped
+        self._heartbeat_stop = threading.Event()
+        self._heartbeat = _Heartbeat(pg, self._heartbeat_stop)
 
     def stop(self):
         self._stop.set()
+
+    def stop_heartbeat(self):
+        self._heartbeat_stop.set()
 
     def _run(self):
         timeout = self._pg._timeout.total_seconds()
@@ -182,7 +188,7 @@ class _Watchdog:
                 continue
 
     def _fail(self, message):
-        self._stop.set()  # the heartbeat thread too
+        self._heartbeat_stop.set()
         self._pending.clear()
         self._pg._failure = message
         if not self._pg._host_waiting:
@@ -414,22 +420,48 @@ class ProcessGroupNCCL(ProcessGroup):
                          blocking=True)
 
     def _shutdown(self):
-        if self._watchdog is not None:
-            self._watchdog.stop()
-        # Finish what is in flight (a collective not done within the timeout
-        # aborts its communicator), then free the communicators with
+        wd = self._watchdog
+        if wd is not None:
+            wd.stop()
+        # Finish what is in flight, then free the communicators with
         # ncclCommAbort, as torch's shutdown: ncclCommDestroy finalizes with
-        # the peers and can block on one that has already exited.
+        # the peers and can block on one that has already exited. The wait
+        # ends early when the heartbeat finds a dead peer or NCCL reports an
+        # error, and at the group's timeout otherwise; what is still in
+        # flight then is aborted, with a warning (destroy_process_group must
+        # leave the process free to start again, so it does not raise).
+        problem = None
         try:
-            while self._pending:
-                w = self._pending.popleft()
-                if not w.comm.aborted:
-                    w._wait_host(self._timeout.total_seconds())
+            deadline = time.monotonic() + self._timeout.total_seconds()
+            while self._pending and problem is None:
+                w = self._pending[0]
+                if w.comm.aborted or w.is_completed():
+                    self._pending.popleft()
+                    continue
+                dead = wd._heartbeat.dead if wd is not None else None
+                if dead is not None:
+                    problem = dead
+                elif time.monotonic() > deadline:
+                    problem = "%s did not finish within the group's timeout (%s)" % (
+                        w.name, self._timeout)
+                else:
+                    try:
+                        w.comm.check_async_error()
+                    except RuntimeError as e:
+                        problem = str(e)
+                    time.sleep(0.001)
         finally:
+            if wd is not None:
+                wd.stop_heartbeat()
+            self._pending.clear()
             for comm in self._comms.values():
                 if not comm.aborted:
                     comm.abort("the process group was destroyed")
             self._comms.clear()
+        if problem is not None:
+            import warnings
+            warnings.warn("destroy_process_group: collectives still in flight were aborted: %s"
+                          % problem, RuntimeWarning, stacklevel=3)
 
 
 def _wait_all(works, timeout_s):
