@@ -79,7 +79,8 @@ static void mapping_close(PyObject *capsule)
         cudaError_t err = cudaDeviceSynchronize();
         if (err == cudaSuccess)
             err = cudaIpcCloseMemHandle(m->base);
-        if (err != cudaSuccess)
+        /* at exit the runtime may be unloading: the mapping goes with the process */
+        if (err != cudaSuccess && err != cudaErrorCudartUnloading)
             pcs_cuda_error(err, "cudaIpcCloseMemHandle", __FILE__, __LINE__);
         pcs_device_guard_exit(&g);
     }

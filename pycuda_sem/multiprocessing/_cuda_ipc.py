@@ -127,13 +127,14 @@ class _Received:
     def __init__(self, mapping, device, ack):
         self.mapping, self.device, self.ack = mapping, device, ack
 
-    def __del__(self):
+    # bound now: at interpreter exit the module's globals may be gone first
+    def __del__(self, _sync=_C.synchronize, _unlink=os.unlink):
         try:
-            _t.cuda.synchronize(self.device)
+            _sync(self.device)
         except Exception:  # noqa: BLE001 - a finalizer: the file must go whatever happens
             pass
         try:
-            os.unlink(self.ack)
+            _unlink(self.ack)
         except OSError:
             pass
 
