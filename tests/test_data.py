@@ -470,6 +470,11 @@ def test_tensor_pickles_through_shared_memory():
     q.put(torch.ones(2, dtype=torch.bfloat16))
     assert q.get().dtype == torch.bfloat16
     assert torch.multiprocessing.get_context("spawn") is not None
+    leaf = torch.ones(3, requires_grad=True)
+    assert ForkingPickler.loads(ForkingPickler.dumps(leaf)).requires_grad
+    with pytest.raises(RuntimeError, match="Cowardly refusing to serialize non-leaf tensor"):
+        ForkingPickler.dumps(leaf * 2)
+    ForkingPickler.dumps((leaf * 2).detach())
 
 
 def test_pinning_thread_plumbing_on_cpu(monkeypatch):

@@ -294,6 +294,11 @@ def _rebuild_copy(data, dtype, shape, requires_grad):
 
 
 def reduce_tensor(t):
+    if t.requires_grad and not t.is_leaf:  # torch's refusal, word for word
+        raise RuntimeError("Cowardly refusing to serialize non-leaf tensor which requires_grad, "
+                           "since autograd does not support crossing process boundaries.  "
+                           "If you just want to transfer the data, call detach() on the tensor "
+                           "before serializing (e.g., putting it on the queue).")
     if t.device.type != "cpu":
         from ...multiprocessing import _cuda_ipc
         return _cuda_ipc.reduce_cuda_tensor(t)
