@@ -504,3 +504,87 @@ def test_pin_memory_cuda(workers):
     x = batches[0][0].to("cuda", non_blocking=True)
     torch.cuda.synchronize()
     assert x.cpu().tolist() == [[0, 1], [2, 3], [4, 5], [6, 7]]
+
+
+# ---- share_memory_: one memory in several processes ------------------------------------
+
+
+def test_share_memory_moves_the_storage_in_place():
+    x = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    view = x[1:, ::2]
+    before = x.numpy()  # taken before the move: stays valid memory
+    storage = x.untyped_storage()
+    assert not x.is_shared()
+    assert x.share_memory_() is x and x.is_shared() and view.is_shared()
+    assert x.untyped_storage().data_ptr() == storage.data_ptr()  # one storage object, moved
+    x.add_(1)
+    assert torch.equal(view, torch.arange(12, dtype=torch.float32).reshape(3, 4)[1:, ::2] + 1)
+    assert np.array_equal(before, np.arange(12, dtype=np.float32).reshape(3, 4))
+    ptr = x.data_ptr()
+    x.share_memory_()  # already shared: stays where it is
+    assert x.data_ptr() == ptr
+    assert torch.ones(3, device="cpu").is_shared() is False
+
+
+def _add_one_in_place(q, done):
+    a, b = q.get()
+    a.add_(1)  # a strided view of the parent's tensor
+    b.mul_(2)
+    done.put((tuple(a.stride()), a.is_shared()))
+
+
+@pytest.mark.parametrize("ctx", ["fork", "spawn"])
+def test_tensors_sent_to_a_process_share_memory(ctx):
+    """As torch's: a CPU tensor put on a queue is moved into shared memory in
+    place, so the receiver's in-place writes reach the sender. A temporary
+    tensor (b) lives on in the message after the sender drops it."""
+    mpc = torch.multiprocessing.get_context(ctx)
+    q, done = mpc.Queue(), mpc.Queue()
+    x = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    p = mpc.Process(target=_add_one_in_place, args=(q, done))
+    p.start()
+    q.put((x[:, ::2], torch.full((3,), 5.0)))
+    stride, shared = done.get(timeout=60)
+    p.join(60)
+    assert p.exitcode == 0 and stride == (4, 2) and shared
+    want = np.arange(12, dtype=np.float32).reshape(3, 4)
+    want[:, ::2] += 1
+    assert np.array_equal(x.numpy(), want) and x.is_shared()
+
+
+class _Hogwild(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.zeros(4))
+
+
+def _hogwild_worker(model, k):
+    with torch.no_grad():
+        model.w[k] += k + 1
+
+
+@pytest.mark.parametrize("ctx", ["fork", "spawn"])
+def test_module_share_memory_hogwild(ctx):
+    """Workers update one shared model in place (the multiprocessing best
+    practice); without share_memory() a forked child writes to its own copy
+    and a spawned one to a private file."""
+    model = _Hogwild()
+    assert model.share_memory() is model and model.w.is_shared()
+    procs = [torch.multiprocessing.get_context(ctx).Process(target=_hogwild_worker,
+                                                             args=(model, k)) for k in range(4)]
+    for pr in procs:
+        pr.start()
+    for pr in procs:
+        pr.join(60)
+    assert [pr.exitcode for pr in procs] == [0] * 4
+    assert model.w.tolist() == [1.0, 2.0, 3.0, 4.0]
+
+
+def test_shared_files_go_with_their_memory():
+    import gc
+    x = torch.ones(1000).share_memory_()
+    name = _shm._find(x.untyped_storage().data_ptr())[0]
+    assert os.path.exists(os.path.join("/dev/shm", name))
+    del x
+    gc.collect()
+    assert not os.path.exists(os.path.join("/dev/shm", name))

@@ -46,6 +46,28 @@ static PyObject *m_reduce_ex(PyObject *self, PyObject *proto)
     return f ? PyObject_CallFunctionObjArgs(f, self, proto, NULL) : NULL;
 }
 
+/* share_memory_ and is_shared: Python (utils/data/_shm.py), which owns the
+ * shared-memory files; csrc/tensor/storage_share.c moves the storage. */
+static PyObject *shm_fn(const char *name)
+{
+    static PyObject *mod = NULL;
+    return pcs_py_attr(&mod, "pycuda_sem.utils.data._shm", name);
+}
+
+static PyObject *m_share_memory_(PyObject *self, PyObject *unused)
+{
+    PCS_UNUSED(unused);
+    PyObject *f = shm_fn("share_memory_");
+    return f ? PyObject_CallOneArg(f, self) : NULL;
+}
+
+static PyObject *m_is_shared(PyObject *self, PyObject *unused)
+{
+    PCS_UNUSED(unused);
+    PyObject *f = shm_fn("is_shared");
+    return f ? PyObject_CallOneArg(f, self) : NULL;
+}
+
 static PyMethodDef pickle_methods[] = {
     {"__deepcopy__", m_deepcopy, METH_O,
      "copy.deepcopy: a leaf with its own copy of the storage (views copied with one "
@@ -53,6 +75,11 @@ static PyMethodDef pickle_methods[] = {
     {"__copy__", m_copy, METH_NOARGS, "copy.copy: a new leaf sharing this tensor's memory."},
     {"__reduce_ex__", m_reduce_ex, METH_O,
      "pickle: the storage's bytes (from the host), dtype, device, geometry, requires_grad."},
+    {"share_memory_", m_share_memory_, METH_NOARGS,
+     "Moves a CPU tensor's storage into shared memory, in place (every view follows); a "
+     "no-op for CUDA tensors and when it is there already. Returns self."},
+    {"is_shared", m_is_shared, METH_NOARGS,
+     "True for CUDA tensors and for CPU tensors whose storage is in shared memory."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -53,5 +53,6 @@ int pcs_storage_record_stream(PcsStorage *s, cudaStream_t stream);
 
 int pcs_storage_init(PyObject *module);
 int pcs_cuda_ipc_init(PyObject *module); /* cuda_ipc.c */
+int pcs_storage_share_init(PyObject *module); /* storage_share.c */
 
 #endif

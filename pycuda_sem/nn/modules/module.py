@@ -523,7 +523,10 @@ class Module:
         return self._cast(_C.bfloat16)
 
     def share_memory(self):
-        raise NotImplementedError("Module.share_memory is not implemented in pycuda_sem")
+        """Moves every parameter, gradient and buffer into shared memory in
+        place (Tensor.share_memory_), so that processes it is sent to update
+        the same tensors (Hogwild training)."""
+        return self._apply(lambda t: t.share_memory_())
 
     # ---- state_dict --------------------------------------------------------------
 

@@ -2,15 +2,21 @@
 (CUDA tensors: multiprocessing/_cuda_ipc.py).
 
 A tensor is sent as the name of a POSIX shared-memory file (/dev/shm) plus
-dtype, shape and offset; the receiver maps the file and wraps the mapping
-with from_numpy, so the batch is not copied on the way. Registered with
+dtype, geometry and where its storage starts in the file; the receiver maps
+the file and wraps the mapping with from_numpy, so nothing is copied on the
+way and both processes see one memory, as torch's. Registered with
 multiprocessing's ForkingPickler (as torch.multiprocessing does), so that
 queues and spawn's process arguments use it.
 
 Two kinds of files:
-- one-shot (any tensor sent anywhere, e.g. a dataset to spawn workers): the
-  tensor is copied into a fresh file; the receiver unlinks the name once it
-  has mapped it, and the memory lives as long as the tensor that wraps it.
+- owned (any tensor sent anywhere, e.g. a model or a dataset to spawn
+  workers): the tensor's storage is first moved into a file of its own, in
+  place (share_memory_(), as torch's reduction does; every view follows).
+  Each message carries a hard link to that file made for it alone; the
+  receiver renames the link to a name of its own and maps it, so a message
+  in flight keeps the memory even if the sender's tensor dies first, and
+  what a receiver got it can send on. A process removes the names it owns
+  when the memory behind them dies here (other mappings keep the pages).
 - pooled (DataLoader workers, set_prefix(pooled=True)): default_collate
   stacks the batch straight into a file of the worker's pool (empty_shared),
   so the send copies nothing. The receiver keeps its mapping of the name and,
@@ -143,6 +149,16 @@ def _wrap(m, offset, dtype, shape):
     return t.reshape(tuple(shape)), arr
 
 
+def _wrap_strided(m, at, dtype, shape, stride, offset):
+    # a storage that starts `at` bytes into the mapping and runs to its end
+    npdt = _np_dtype(dtype)
+    arr = np.ndarray(((len(m) - at) // npdt.itemsize,), dtype=npdt, buffer=m, offset=at)
+    t = _t.from_numpy(arr)
+    if dtype in _NP:
+        t = t.view(dtype)
+    return t.as_strided(tuple(shape), tuple(stride), offset), arr
+
+
 def _nbytes(shape, dtype):
     size = _np_dtype(dtype).itemsize
     for s in shape:
@@ -166,19 +182,29 @@ def _pooled_dropped(name):
         _free[entry[1]].append(name)
 
 
-def _segment_dropped(base, name):
-    # a one-shot segment's mapping is gone (only if no other took its address)
+def _owned_dropped(base, name):
+    # the memory of a file we own died here: forget its address (unless a new
+    # mapping took it) and remove the name; other mappings keep the pages
     if _segments.get(base, (None,))[0] == name:
         del _segments[base]
+    try:
+        os.unlink(os.path.join(_DIR, name))
+    except OSError:
+        pass
+
+
+def _own(arr, base, name, size):
+    """The mapping at `base` (kept alive by arr) is file `name`, ours: it can
+    be sent by a link, and the name goes when arr does."""
+    with _locked:
+        _segments[base] = (name, size)
+    weakref.finalize(arr, _post, _owned_dropped, base, name)
 
 
 def _empty_oneshot(shape, dtype, size):
     name, m = _new_segment(size)
     t, arr = _wrap(m, 0, dtype, shape)
-    base = t.data_ptr()
-    with _locked:
-        _segments[base] = (name, size)
-    weakref.finalize(arr, _post, _segment_dropped, base, name)
+    _own(arr, t.data_ptr(), name, size)
     return t
 
 
@@ -216,14 +242,42 @@ def release(names):
                 _free[entry[1]].append(name)
 
 
-def _find(t):
-    """(name, offset) when t's data lies in one of our segments."""
-    ptr = t.data_ptr()
+def _find(ptr):
+    """(name, offset of ptr in it) when ptr lies in one of our segments."""
     with _locked:
         for base, (name, size) in _segments.items():
             if base <= ptr < base + max(size, 1):
                 return name, ptr - base
     return None
+
+
+def share_memory_(t):
+    """torch's Tensor.share_memory_(): a CPU tensor's storage moves into a
+    shared-memory file of its own, in place (the storage object stays, so
+    every view follows; csrc/tensor/storage_share.c). A no-op when it is
+    there already, for CUDA tensors, for an empty storage and where there is
+    no /dev/shm. Returns t."""
+    if t.device.type != "cpu" or _DIR is None:
+        return t
+    st = t.untyped_storage()
+    nbytes = st.nbytes()
+    if nbytes == 0 or _find(st.data_ptr()) is not None:
+        return t
+    name, m = _new_segment(nbytes)
+    arr = np.ndarray((nbytes,), dtype=np.uint8, buffer=m)
+    _t._C._storage_move_into(t, _t.from_numpy(arr))
+    _own(arr, st.data_ptr(), name, nbytes)
+    return t
+
+
+def is_shared(t):
+    """torch's Tensor.is_shared(): True for CUDA tensors, and for CPU ones
+    whose storage lies in shared memory (moved there, made there by a
+    DataLoader worker, or received from another process)."""
+    if t.device.type != "cpu":
+        return True
+    st = t.untyped_storage()
+    return _DIR is not None and st.nbytes() > 0 and _find(st.data_ptr()) is not None
 
 
 # ---- receiving -------------------------------------------------------------------
@@ -238,19 +292,22 @@ def _wrapper_dropped(name, owner):
             _returned[owner].append(name)
 
 
-def rebuild(name, offset, dtype, shape, requires_grad, owner=None):
-    """The receiving end of reduce_tensor. owner: the sender's prefix for a
-    pooled segment (kept mapped, handed back when unused), None for one-shot."""
+def rebuild(name, at, dtype, shape, stride, offset, requires_grad, owner=None):
+    """The receiving end of reduce_tensor: the storage starts `at` bytes into
+    file `name`. owner: the sender's prefix for a pooled segment (kept
+    mapped, handed back when unused); None: the message's own link to an
+    owned file, which becomes ours."""
     if owner is None:
-        path = os.path.join(_DIR, name)
-        m = _map(name, os.stat(path).st_size, False)
-        os.unlink(path)  # mapped: the memory now lives as long as the tensor
-        t, _ = _wrap(m, offset, dtype, shape)
+        mine = "pcs_%d_r%d" % (os.getpid(), next(_counter))
+        os.rename(os.path.join(_DIR, name), os.path.join(_DIR, mine))
+        m = _map(mine, os.stat(os.path.join(_DIR, mine)).st_size, False)
+        t, arr = _wrap_strided(m, at, dtype, shape, stride, offset)
+        _own(arr, arr.ctypes.data - at, mine, len(m))
     else:
         m = _maps.get(name)
         if m is None:
             m = _maps[name] = _map(name, os.stat(os.path.join(_DIR, name)).st_size, False)
-        t, arr = _wrap(m, offset, dtype, shape)
+        t, arr = _wrap_strided(m, at, dtype, shape, stride, offset)
         with _locked:
             _wrappers[name] += 1
         weakref.finalize(arr, _post, _wrapper_dropped, name, owner)
@@ -303,21 +360,26 @@ def reduce_tensor(t):
         from ...multiprocessing import _cuda_ipc
         return _cuda_ipc.reduce_cuda_tensor(t)
     shape, rg = tuple(t.shape), bool(t.requires_grad)
-    if _DIR is None:
+    st = t.untyped_storage()
+    if _DIR is None or st.nbytes() == 0:
         c = t.detach().contiguous()
         raw = c.view(_t.int16) if t.dtype in _NP else c
         return _rebuild_copy, (raw.numpy().tobytes(), t.dtype, shape, rg)
-    found = _find(t) if t.is_contiguous() else None
-    if found is not None and found[0] in _pool:
-        with _locked:
-            _pool[found[0]][2] = "lent"
-        return rebuild, (found[0], found[1], t.dtype, shape, rg, _state["prefix"])
+    found = _find(st.data_ptr())
     if found is None:
-        # a copy in a one-shot file; the file keeps the data after `s` is gone
-        s = _empty_oneshot(shape, t.dtype, _nbytes(shape, t.dtype))
-        s.copy_(t.detach())
-        found = _find(s)
-    return rebuild, (found[0], found[1], t.dtype, shape, rg)
+        share_memory_(t)  # in place, as torch's reduction does
+        found = _find(st.data_ptr())
+    name, at = found
+    geometry = (t.dtype, shape, tuple(t.stride()), t.storage_offset(), rg)
+    if name in _pool:
+        with _locked:
+            _pool[name][2] = "lent"
+        return rebuild, (name, at) + geometry + (_state["prefix"],)
+    # a link of this message's own: the file may lose its name here (our
+    # tensor dies) before the receiver has mapped it
+    link = "%s_m%d" % (name, next(_counter))
+    os.link(os.path.join(_DIR, name), os.path.join(_DIR, link))
+    return rebuild, (link, at) + geometry
 
 
 def unlink_prefix(prefix):
