@@ -588,3 +588,24 @@ def test_shared_files_go_with_their_memory():
     del x
     gc.collect()
     assert not os.path.exists(os.path.join("/dev/shm", name))
+
+
+def _run_inherited_finalizers():
+    import weakref
+    for f in list(weakref.finalize._registry):  # what the child's exit or gc could run
+        f()
+
+
+def test_a_forked_child_does_not_remove_its_parents_files():
+    """A forked child inherits the parent's finalizers over shared files; when
+    they run there (gc, exit) they must not remove the parent's names."""
+    import gc
+    x = torch.ones(100).share_memory_()
+    name = _shm._find(x.untyped_storage().data_ptr())[0]
+    p = torch.multiprocessing.get_context("fork").Process(target=_run_inherited_finalizers)
+    p.start()
+    p.join(60)
+    assert p.exitcode == 0 and os.path.exists(os.path.join("/dev/shm", name))
+    del x
+    gc.collect()
+    assert not os.path.exists(os.path.join("/dev/shm", name))

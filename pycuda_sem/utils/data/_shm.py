@@ -182,15 +182,18 @@ def _pooled_dropped(name):
         _free[entry[1]].append(name)
 
 
-def _owned_dropped(base, name):
+def _owned_dropped(base, name, pid):
     # the memory of a file we own died here: forget its address (unless a new
-    # mapping took it) and remove the name; other mappings keep the pages
+    # mapping took it) and remove the name; other mappings keep the pages. A
+    # forked child inherits the tables and these finalizers: only the
+    # process that owns the name removes it.
     if _segments.get(base, (None,))[0] == name:
         del _segments[base]
-    try:
-        os.unlink(os.path.join(_DIR, name))
-    except OSError:
-        pass
+    if os.getpid() == pid:
+        try:
+            os.unlink(os.path.join(_DIR, name))
+        except OSError:
+            pass
 
 
 def _own(arr, base, name, size):
@@ -198,7 +201,7 @@ def _own(arr, base, name, size):
     be sent by a link, and the name goes when arr does."""
     with _locked:
         _segments[base] = (name, size)
-    weakref.finalize(arr, _post, _owned_dropped, base, name)
+    weakref.finalize(arr, _post, _owned_dropped, base, name, os.getpid())
 
 
 def _empty_oneshot(shape, dtype, size):
