@@ -122,13 +122,15 @@ class _Received:
     on the memory is finished first, then the sender is told (its file is
     removed)."""
 
-    __slots__ = ("mapping", "device", "ack")
+    __slots__ = ("mapping", "device", "ack", "pid")
 
     def __init__(self, mapping, device, ack):
-        self.mapping, self.device, self.ack = mapping, device, ack
+        self.mapping, self.device, self.ack, self.pid = mapping, device, ack, os.getpid()
 
     # bound now: at interpreter exit the module's globals may be gone first
-    def __del__(self, _sync=_C.synchronize, _unlink=os.unlink):
+    def __del__(self, _sync=_C.synchronize, _unlink=os.unlink, _getpid=os.getpid):
+        if _getpid() != self.pid:
+            return  # a forked child's copy: the receiver itself still holds the memory
         try:
             _sync(self.device)
         except Exception:  # noqa: BLE001 - a finalizer: the file must go whatever happens
