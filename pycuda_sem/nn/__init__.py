@@ -9,7 +9,8 @@ from .modules import (  # noqa: F401
     Bilinear, ReLU, ReLU6, Hardtanh, LeakyReLU, GELU, SiLU, Tanh, Sigmoid, Softmax, LogSoftmax,
     Softmin, Softplus, ELU, SELU, Mish, LogSigmoid, MultiheadAttention, LayerNorm, RMSNorm,
     Embedding, Dropout, Flatten, Unflatten, L1Loss, MSELoss, SmoothL1Loss, HuberLoss,
-    CrossEntropyLoss, NLLLoss, BCELoss, BCEWithLogitsLoss, KLDivLoss,
+    CrossEntropyLoss, NLLLoss, BCELoss, BCEWithLogitsLoss, KLDivLoss, BatchNorm1d, BatchNorm2d,
+    BatchNorm3d, GroupNorm,
 )
 from . import modules  # noqa: F401
 from . import functional  # noqa: F401

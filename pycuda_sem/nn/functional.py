@@ -6,8 +6,8 @@ Everything else is a composition of differentiable C ops, so autograd needs
 no formula of its own for it; activations whose naive form overflows in an
 unused branch (softplus, elu) are written so that no branch makes inf, since
 where()'s zero gradient times inf would still be NaN. The losses live in
-_functional_loss.py and attention in _functional_attention.py; both are
-re-exported here."""
+_functional_loss.py, attention in _functional_attention.py and batch/group
+norm in _functional_norm.py; all are re-exported here."""
 import warnings as _warnings
 
 from .. import _C
@@ -18,13 +18,15 @@ from ._functional_loss import (  # noqa: F401
 from ._functional_attention import (  # noqa: F401
     scaled_dot_product_attention, multi_head_attention_forward,
 )
+from ._functional_norm import batch_norm, group_norm  # noqa: F401
 
 __all__ = ["softmax", "log_softmax", "softmin", "one_hot", "normalize", "linear", "bilinear",
            "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "gelu", "silu", "elu", "selu",
            "softplus", "mish", "tanh", "sigmoid", "logsigmoid", "hardtanh", "dropout", "layer_norm",
            "rms_norm", "embedding", "pad", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
            "nll_loss", "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-           "kl_div", "scaled_dot_product_attention", "multi_head_attention_forward"]
+           "kl_div", "scaled_dot_product_attention", "multi_head_attention_forward",
+           "batch_norm", "group_norm"]
 
 
 def _implicit_dim(name, ndim):

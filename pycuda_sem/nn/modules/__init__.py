@@ -9,6 +9,7 @@ from .activation import (  # noqa: F401
     Softplus, ELU, SELU, Mish, LogSigmoid, MultiheadAttention,
 )
 from .layers import LayerNorm, RMSNorm, Embedding, Dropout, Flatten, Unflatten  # noqa: F401
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm  # noqa: F401
 from .loss import (  # noqa: F401
     L1Loss, MSELoss, SmoothL1Loss, HuberLoss, CrossEntropyLoss, NLLLoss, BCELoss,
     BCEWithLogitsLoss, KLDivLoss,
