@@ -6,8 +6,9 @@ Everything else is a composition of differentiable C ops, so autograd needs
 no formula of its own for it; activations whose naive form overflows in an
 unused branch (softplus, elu) are written so that no branch makes inf, since
 where()'s zero gradient times inf would still be NaN. The losses live in
-_functional_loss.py, attention in _functional_attention.py and batch/group
-norm in _functional_norm.py; all are re-exported here."""
+_functional_loss.py, attention in _functional_attention.py, batch/group
+norm in _functional_norm.py and convolution and pooling in
+_functional_conv.py; all are re-exported here."""
 import warnings as _warnings
 
 from .. import _C
@@ -19,6 +20,10 @@ from ._functional_attention import (  # noqa: F401
     scaled_dot_product_attention, multi_head_attention_forward,
 )
 from ._functional_norm import batch_norm, group_norm  # noqa: F401
+from ._functional_conv import (  # noqa: F401
+    conv1d, conv2d, conv3d, max_pool1d, max_pool2d, max_pool3d, avg_pool1d, avg_pool2d,
+    avg_pool3d, adaptive_avg_pool1d, adaptive_avg_pool2d,
+)
 
 __all__ = ["softmax", "log_softmax", "softmin", "one_hot", "normalize", "linear", "bilinear",
            "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "gelu", "silu", "elu", "selu",
@@ -26,7 +31,9 @@ __all__ = ["softmax", "log_softmax", "softmin", "one_hot", "normalize", "linear"
            "rms_norm", "embedding", "pad", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
            "nll_loss", "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits",
            "kl_div", "scaled_dot_product_attention", "multi_head_attention_forward",
-           "batch_norm", "group_norm"]
+           "batch_norm", "group_norm", "conv1d", "conv2d", "conv3d", "max_pool1d", "max_pool2d",
+           "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
+           "adaptive_avg_pool2d"]
 
 
 def _implicit_dim(name, ndim):

@@ -10,6 +10,10 @@ from .activation import (  # noqa: F401
 )
 from .layers import LayerNorm, RMSNorm, Embedding, Dropout, Flatten, Unflatten  # noqa: F401
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm  # noqa: F401
+from .conv import (  # noqa: F401
+    Conv1d, Conv2d, Conv3d, MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d,
+    AdaptiveAvgPool1d, AdaptiveAvgPool2d,
+)
 from .loss import (  # noqa: F401
     L1Loss, MSELoss, SmoothL1Loss, HuberLoss, CrossEntropyLoss, NLLLoss, BCELoss,
     BCEWithLogitsLoss, KLDivLoss,

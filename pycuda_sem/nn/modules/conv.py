@@ -1,0 +1,223 @@
+"""Convolution and pooling layers: Conv1d/2d/3d (torch's initialisation,
+padding modes and printing), MaxPool, AvgPool and AdaptiveAvgPool; the work
+is nn/_functional_conv.py's (im2col through matmul, no cuDNN)."""
+import math
+
+from ... import _C
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d",
+           "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d"]
+
+_PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
+
+
+def _ntuple(v, d):
+    return tuple(v) if isinstance(v, (list, tuple)) else (v,) * d
+
+
+class _ConvNd(Module):
+    _d = 0
+    _fn = None
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__()
+        d = self._d
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        stride = _ntuple(stride, d)
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError("Invalid padding string %r, should be one of {'valid', 'same'}"
+                                 % padding)
+            if padding == "same" and any(s != 1 for s in stride):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError("padding_mode must be one of %s, but got padding_mode='%s'"
+                             % (_PADDING_MODES, padding_mode))
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size = _ntuple(kernel_size, d)
+        self.stride = stride
+        self.padding = padding if isinstance(padding, str) else _ntuple(padding, d)
+        self.dilation = _ntuple(dilation, d)
+        self.transposed = False
+        self.output_padding = (0,) * d
+        self.groups = groups
+        self.padding_mode = padding_mode
+        if isinstance(self.padding, str):
+            pads = []
+            for k, dl in zip(self.kernel_size, self.dilation):
+                total = dl * (k - 1) if self.padding == "same" else 0
+                pads.append((total // 2, total - total // 2))
+        else:
+            pads = [(p, p) for p in self.padding]
+        # F.pad's order for the non-zero padding modes: the last dim first
+        self._reversed_padding_repeated_twice = [v for pr in reversed(pads) for v in pr]
+        self.weight = Parameter(_C.empty((out_channels, in_channels // groups) + self.kernel_size,
+                                         device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(_C.empty(out_channels, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            if fan_in != 0:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input):
+        fn = type(self)._fn
+        if self.padding_mode != "zeros":
+            return fn(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode),
+                      self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+        return fn(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                  self.groups)
+
+    def extra_repr(self):
+        s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"
+        if self.padding != (0,) * len(self.padding):
+            s += ", padding={padding}"
+        if self.dilation != (1,) * len(self.dilation):
+            s += ", dilation={dilation}"
+        if self.groups != 1:
+            s += ", groups={groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += ", padding_mode={padding_mode}"
+        return s.format(**self.__dict__)
+
+
+class Conv1d(_ConvNd):
+    """1-D convolution over [N, C, L] (or [C, L])."""
+    _d = 1
+    _fn = staticmethod(F.conv1d)
+
+
+class Conv2d(_ConvNd):
+    """2-D convolution over [N, C, H, W] (or [C, H, W])."""
+    _d = 2
+    _fn = staticmethod(F.conv2d)
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution over [N, C, D, H, W] (or [C, D, H, W])."""
+    _d = 3
+    _fn = staticmethod(F.conv3d)
+
+
+class _MaxPoolNd(Module):
+    _fn = None
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.dilation = dilation
+        self.return_indices = return_indices
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input):
+        return type(self)._fn(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                              ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+    def extra_repr(self):
+        return ("kernel_size={kernel_size}, stride={stride}, padding={padding}, "
+                "dilation={dilation}, ceil_mode={ceil_mode}".format(**self.__dict__))
+
+
+class MaxPool1d(_MaxPoolNd):
+    _fn = staticmethod(F.max_pool1d)
+
+
+class MaxPool2d(_MaxPoolNd):
+    _fn = staticmethod(F.max_pool2d)
+
+
+class MaxPool3d(_MaxPoolNd):
+    _fn = staticmethod(F.max_pool3d)
+
+
+class AvgPool1d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True):
+        super().__init__()
+        self.kernel_size = _ntuple(kernel_size, 1)
+        self.stride = _ntuple(stride if stride is not None else kernel_size, 1)
+        self.padding = _ntuple(padding, 1)
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+
+    def forward(self, input):
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+    def extra_repr(self):
+        return "kernel_size={kernel_size}, stride={stride}, padding={padding}".format(
+            **self.__dict__)
+
+
+class _AvgPoolNd(Module):
+    _fn = None
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True, divisor_override=None):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, input):
+        return type(self)._fn(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                              self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self):
+        return "kernel_size={kernel_size}, stride={stride}, padding={padding}".format(
+            **self.__dict__)
+
+
+class AvgPool2d(_AvgPoolNd):
+    _fn = staticmethod(F.avg_pool2d)
+
+
+class AvgPool3d(_AvgPoolNd):
+    _fn = staticmethod(F.avg_pool3d)
+
+
+class _AdaptiveAvgPoolNd(Module):
+    _fn = None
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input):
+        return type(self)._fn(input, self.output_size)
+
+    def extra_repr(self):
+        return "output_size={}".format(self.output_size)
+
+
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
+    _fn = staticmethod(F.adaptive_avg_pool1d)
+
+
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
+    _fn = staticmethod(F.adaptive_avg_pool2d)
