@@ -11,7 +11,8 @@ from .modules import (  # noqa: F401
     Embedding, Dropout, Flatten, Unflatten, L1Loss, MSELoss, SmoothL1Loss, HuberLoss,
     CrossEntropyLoss, NLLLoss, BCELoss, BCEWithLogitsLoss, KLDivLoss, BatchNorm1d, BatchNorm2d,
     BatchNorm3d, GroupNorm, Conv1d, Conv2d, Conv3d, MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d,
-    AvgPool2d, AvgPool3d, AdaptiveAvgPool1d, AdaptiveAvgPool2d,
+    AvgPool2d, AvgPool3d, AdaptiveAvgPool1d, AdaptiveAvgPool2d, RNNBase, RNN, LSTM, GRU, RNNCell,
+    LSTMCell, GRUCell,
 )
 from . import modules  # noqa: F401
 from . import functional  # noqa: F401

@@ -14,6 +14,7 @@ from .conv import (  # noqa: F401
     Conv1d, Conv2d, Conv3d, MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d,
     AdaptiveAvgPool1d, AdaptiveAvgPool2d,
 )
+from .rnn import RNNBase, RNN, LSTM, GRU, RNNCell, LSTMCell, GRUCell  # noqa: F401
 from .loss import (  # noqa: F401
     L1Loss, MSELoss, SmoothL1Loss, HuberLoss, CrossEntropyLoss, NLLLoss, BCELoss,
     BCEWithLogitsLoss, KLDivLoss,

@@ -1,0 +1,276 @@
+"""Recurrent layers: RNN, LSTM, GRU and their cells, with torch's parameter
+names and layouts (weight_ih_l0, ..., gates in torch's order: LSTM i, f, g,
+o; GRU r, z, n), its initialisation (uniform in +-1/sqrt(hidden_size)),
+batch_first, unbatched inputs, stacked and bidirectional layers and dropout
+between layers. No cuDNN: the input projection of every time step is one
+matmul per layer and direction, then one small matmul and a few elementwise
+ops per step, all differentiable C ops (backpropagation through time is the
+autograd engine's). PackedSequence inputs and LSTM's proj_size are not
+implemented (NotImplementedError)."""
+import math
+import warnings
+
+from ... import _C
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
+
+_GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+
+
+def _lstm_step(gx, h, c, w_hh, b_hh):
+    gates = gx + F.linear(h, w_hh, b_hh)
+    i, f, g, o = gates.chunk(4, -1)
+    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+    return o.sigmoid() * c.tanh(), c
+
+
+def _gru_step(gx, h, w_hh, b_hh):
+    gh = F.linear(h, w_hh, b_hh)
+    xr, xz, xn = gx.chunk(3, -1)
+    hr, hz, hn = gh.chunk(3, -1)
+    r = (xr + hr).sigmoid()
+    z = (xz + hz).sigmoid()
+    n = (xn + r * hn).tanh()
+    return (1 - z) * n + z * h
+
+
+def _rnn_step(gx, h, w_hh, b_hh, relu):
+    pre = gx + F.linear(h, w_hh, b_hh)
+    return pre.relu() if relu else pre.tanh()
+
+
+class RNNBase(Module):
+    def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
+        super().__init__()
+        if not isinstance(dropout, (int, float)) or isinstance(dropout, bool) \
+                or not 0 <= dropout <= 1:
+            raise ValueError("dropout should be a number in range [0, 1] representing the "
+                             "probability of an element being zeroed")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
+                          "non-zero dropout expects num_layers greater than 1, but got "
+                          "dropout=%s and num_layers=%d" % (dropout, num_layers))
+        if not isinstance(hidden_size, int) or hidden_size <= 0:
+            raise ValueError("hidden_size must be an integer greater than zero")
+        if not isinstance(num_layers, int) or num_layers <= 0:
+            raise ValueError("num_layers must be an integer greater than zero")
+        if proj_size:
+            raise NotImplementedError("LSTM(proj_size=...) is not implemented in pycuda_sem")
+        self.mode = mode
+        self.input_size, self.hidden_size = input_size, hidden_size
+        self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
+        self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, 0
+        gate = _GATES[mode] * hidden_size
+        dirs = 2 if bidirectional else 1
+        self._flat_weights_names = []
+        for layer in range(num_layers):
+            for d in range(dirs):
+                size_in = input_size if layer == 0 else hidden_size * dirs
+                sfx = "_l%d%s" % (layer, "_reverse" if d else "")
+                shapes = [("weight_ih", (gate, size_in)), ("weight_hh", (gate, hidden_size))]
+                if bias:
+                    shapes += [("bias_ih", (gate,)), ("bias_hh", (gate,))]
+                for name, shape in shapes:
+                    setattr(self, name + sfx, Parameter(_C.empty(shape, device=device,
+                                                                 dtype=dtype)))
+                    self._flat_weights_names.append(name + sfx)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for w in self.parameters():
+            init.uniform_(w, -stdv, stdv)
+
+    def flatten_parameters(self):
+        """cuDNN's weight packing in torch; nothing to do here."""
+
+    def _weights(self, layer, d):
+        sfx = "_l%d%s" % (layer, "_reverse" if d else "")
+        get = lambda n: getattr(self, n + sfx, None)  # noqa: E731
+        return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh")
+
+    def forward(self, input, hx=None):
+        if not isinstance(input, _C.Tensor):
+            raise NotImplementedError("%s: PackedSequence inputs are not implemented in "
+                                      "pycuda_sem; pad the batch instead" % type(self).__name__)
+        lstm = self.mode == "LSTM"
+        if input.dim() not in (2, 3):
+            raise ValueError("%s: Expected input to be 2D or 3D, got %dD instead"
+                             % (type(self).__name__, input.dim()))
+        unbatched = input.dim() == 2
+        x = input.unsqueeze(1) if unbatched else (input.transpose(0, 1) if self.batch_first
+                                                  else input)
+        if x.size(-1) != self.input_size:
+            raise RuntimeError("input.size(-1) must be equal to input_size. Expected %d, got %d"
+                               % (self.input_size, x.size(-1)))
+        steps, batch = x.size(0), x.size(1)
+        dirs = 2 if self.bidirectional else 1
+        want = (self.num_layers * dirs, batch, self.hidden_size)
+        if hx is None:
+            h0 = _C.zeros(want, dtype=x.dtype, device=x.device)
+            hx = (h0, h0) if lstm else h0
+        elif unbatched:
+            hx = tuple(h.unsqueeze(1) for h in hx) if lstm else hx.unsqueeze(1)
+        for h in (hx if lstm else (hx,)):
+            if tuple(h.shape) != want:
+                raise RuntimeError("Expected hidden size %s, got %s" % (want, list(h.shape)))
+        h_n, c_n = [], []
+        layer_in = x
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(dirs):
+                w_ih, w_hh, b_ih, b_hh = self._weights(layer, d)
+                gx = F.linear(layer_in, w_ih, b_ih)  # every step's input projection at once
+                k = layer * dirs + d
+                h = (hx[0] if lstm else hx)[k]
+                c = hx[1][k] if lstm else None
+                seq = [None] * steps
+                for t in (range(steps - 1, -1, -1) if d else range(steps)):
+                    if lstm:
+                        h, c = _lstm_step(gx[t], h, c, w_hh, b_hh)
+                    elif self.mode == "GRU":
+                        h = _gru_step(gx[t], h, w_hh, b_hh)
+                    else:
+                        h = _rnn_step(gx[t], h, w_hh, b_hh, self.mode == "RNN_RELU")
+                    seq[t] = h
+                outs.append(_C.stack(seq, 0))
+                h_n.append(h)
+                c_n.append(c)
+            layer_in = outs[0] if dirs == 1 else _C.cat(outs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                layer_in = F.dropout(layer_in, self.dropout, True)
+        out = layer_in
+        hn = _C.stack(h_n, 0)
+        cn = _C.stack(c_n, 0) if lstm else None
+        if unbatched:
+            out, hn = out.squeeze(1), hn.squeeze(1)
+            cn = cn.squeeze(1) if lstm else None
+        elif self.batch_first:
+            out = out.transpose(0, 1)
+        return (out, (hn, cn)) if lstm else (out, hn)
+
+    def extra_repr(self):
+        s = "{input_size}, {hidden_size}"
+        if self.num_layers != 1:
+            s += ", num_layers={num_layers}"
+        if self.bias is not True:
+            s += ", bias={bias}"
+        if self.batch_first is not False:
+            s += ", batch_first={batch_first}"
+        if self.dropout != 0:
+            s += ", dropout={dropout}"
+        if self.bidirectional is not False:
+            s += ", bidirectional={bidirectional}"
+        return s.format(**self.__dict__)
+
+
+class RNN(RNNBase):
+    """Elman RNN: h' = tanh (or relu)(x W_ih^T + b_ih + h W_hh^T + b_hh)."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
+                 batch_first=False, dropout=0.0, bidirectional=False, device=None, dtype=None):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError("Unknown nonlinearity '%s'. Select from 'tanh' or 'relu'."
+                             % nonlinearity)
+        super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size,
+                         hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         device=device, dtype=dtype)
+        self.nonlinearity = nonlinearity
+
+
+class LSTM(RNNBase):
+    """Long short-term memory; forward(input, (h0, c0)) -> output, (h_n, c_n)."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, proj_size, device, dtype)
+
+
+class GRU(RNNBase):
+    """Gated recurrent unit; forward(input, h0) -> output, h_n."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, device=None, dtype=None):
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, device=device, dtype=dtype)
+
+
+class _CellBase(Module):
+    _gates = 1
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        g = self._gates * hidden_size
+        self.weight_ih = Parameter(_C.empty((g, input_size), device=device, dtype=dtype))
+        self.weight_hh = Parameter(_C.empty((g, hidden_size), device=device, dtype=dtype))
+        if bias:
+            self.bias_ih = Parameter(_C.empty(g, device=device, dtype=dtype))
+            self.bias_hh = Parameter(_C.empty(g, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    reset_parameters = RNNBase.reset_parameters
+
+    def _prepare(self, input, hx, n):
+        if input.dim() not in (1, 2):
+            raise ValueError("%s: Expected input to be 1D or 2D, got %dD instead"
+                             % (type(self).__name__, input.dim()))
+        unbatched = input.dim() == 1
+        x = input.unsqueeze(0) if unbatched else input
+        if hx is None:
+            z = _C.zeros((x.size(0), self.hidden_size), dtype=x.dtype, device=x.device)
+            hx = (z,) * n
+        else:
+            hx = tuple(h.unsqueeze(0) if unbatched else h for h in (hx if n > 1 else (hx,)))
+        return x, hx, unbatched
+
+    def extra_repr(self):
+        s = "{input_size}, {hidden_size}"
+        if self.bias is not True:
+            s += ", bias={bias}"
+        if getattr(self, "nonlinearity", "tanh") != "tanh":
+            s += ", nonlinearity={nonlinearity}"
+        return s.format(**self.__dict__)
+
+
+class RNNCell(_CellBase):
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
+                 dtype=None):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError("Unknown nonlinearity: %s" % nonlinearity)
+        super().__init__(input_size, hidden_size, bias, device, dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input, hx=None):
+        x, (h,), unbatched = self._prepare(input, hx, 1)
+        h = _rnn_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh,
+                      self.nonlinearity == "relu")
+        return h.squeeze(0) if unbatched else h
+
+
+class LSTMCell(_CellBase):
+    _gates = 4
+
+    def forward(self, input, hx=None):
+        x, (h, c), unbatched = self._prepare(input, hx, 2)
+        h, c = _lstm_step(F.linear(x, self.weight_ih, self.bias_ih), h, c, self.weight_hh,
+                          self.bias_hh)
+        return (h.squeeze(0), c.squeeze(0)) if unbatched else (h, c)
+
+
+class GRUCell(_CellBase):
+    _gates = 3
+
+    def forward(self, input, hx=None):
+        x, (h,), unbatched = self._prepare(input, hx, 1)
+        h = _gru_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh)
+        return h.squeeze(0) if unbatched else h
