@@ -114,6 +114,9 @@ from .autograd.grad_mode import (  # noqa: E402,F401
 )
 
 # ---- nn: modules, layers, losses (nn/ builds on autograd's grad modes) ------------------
+from . import amp  # noqa: E402,F401
+from .amp import autocast, is_autocast_enabled, get_autocast_dtype  # noqa: E402,F401
+from .cuda import amp as _cuda_amp  # noqa: E402,F401 - torch.cuda.amp
 from . import nn  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 

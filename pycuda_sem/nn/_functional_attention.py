@@ -7,6 +7,7 @@ a handful of bmm and softmax launches."""
 import math
 
 from .. import _C
+from ..amp.autocast_mode import _to_lower
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
@@ -18,6 +19,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     added. is_causal masks the upper triangle (then attn_mask must be None).
     dropout_p applies dropout to the attention weights."""
     from .functional import dropout
+    query, key, value = _to_lower(query, key, value)
     L, S = query.size(-2), key.size(-2)
     scale_factor = 1.0 / math.sqrt(query.size(-1)) if scale is None else scale
     if enable_gqa:

@@ -9,6 +9,7 @@ Speed is that of a copy plus a matmul, well below cuDNN's for large images."""
 import math
 
 from .. import _C
+from ..amp.autocast_mode import _to_lower
 
 
 def _tuple(v, d, name):
@@ -54,6 +55,7 @@ def _pad_list(pads):
 
 def _conv(input, weight, bias, stride, padding, dilation, groups, d, name):
     from .functional import pad as _pad
+    input, weight, bias = _to_lower(input, weight, bias)
     x, unbatched = _batched(input, d, name)
     if weight.dim() != d + 2:
         raise RuntimeError("%s: expected a %dD weight [out, in/groups, *kernel], got %s"

@@ -10,6 +10,7 @@ for CPU tensors, where they cost no device sync."""
 import warnings
 
 from .. import _C
+from ..amp.autocast_mode import _refuse_under_autocast, _to_float32
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div"]
@@ -58,6 +59,7 @@ def _weighted(loss, weight):
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """(input - target)^2, reduced."""
+    input, target, weight = _to_float32(input, target, weight)
     _size_warning(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
@@ -66,6 +68,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """|input - target|, reduced."""
+    input, target, weight = _to_float32(input, target, weight)
     _size_warning(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
@@ -74,6 +77,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (beta=0 is L1)."""
+    input, target = _to_float32(input, target)
     _size_warning(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
@@ -88,6 +92,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)."""
+    input, target, weight = _to_float32(input, target, weight)
     _size_warning(input, target)
     _check_reduction(reduction)
     if delta <= 0:
@@ -132,6 +137,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     """-input[target] (input holds log-probabilities along dim 1, or dim 0
     unbatched), weighted by weight[target]; targets equal to ignore_index
     count for nothing. 'mean' divides by the sum of the weights used."""
+    input, target, weight = _to_float32(input, target, weight)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     unbatched = _nll_check(input, target)
@@ -163,6 +169,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     """nll_loss(log_softmax(input)) for class indices; for a floating target
     of input's shape, class probabilities: -sum(target * log_softmax(input)).
     label_smoothing mixes in the uniform distribution, as torch."""
+    input, target, weight = _to_float32(input, target, weight)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
@@ -241,6 +248,7 @@ def _cross_entropy_probs(logp, target, weight, reduction, label_smoothing, class
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     """-(t log x + (1 - t) log(1 - x)), each log clamped at -100 as torch."""
+    _refuse_under_autocast("binary_cross_entropy")
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if target.size() != input.size():
@@ -259,6 +267,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                                      reduction="mean", pos_weight=None):
     """BCE of sigmoid(input) without forming it: (1 - t) x + lw (log1p(e^-|x|)
     + max(-x, 0)), lw = 1 + (pos_weight - 1) t; stable for any logit."""
+    input, target, weight, pos_weight = _to_float32(input, target, weight, pos_weight)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if target.size() != input.size():
@@ -276,6 +285,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """target (log target - input), input being log-probabilities; 0 where
     target is 0 (xlogy). 'batchmean' divides the sum by the batch size."""
+    input, target = _to_float32(input, target)
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce, reduction)
     elif reduction == "mean":

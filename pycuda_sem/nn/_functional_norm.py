@@ -3,6 +3,7 @@ functional.py): compositions of differentiable C ops, so autograd needs no
 formula of its own; half inputs are normalised in float32, as torch's
 kernels accumulate, and come back in their dtype."""
 from .. import _C
+from ..amp.autocast_mode import _to_float32
 from ..autograd.grad_mode import no_grad
 
 
@@ -76,6 +77,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         raise RuntimeError("Expected number of channels in input to be divisible by num_groups, "
                            "but got input of shape %s and num_groups=%d"
                            % (list(input.shape), num_groups))
+    input, weight, bias = _to_float32(input, weight, bias)
     x, back = _upcast(input)
     g = x.reshape(input.size(0), num_groups, -1)
     out = (g - g.mean(-1, keepdim=True)) * (g.var(-1, correction=0, keepdim=True) + eps).rsqrt()

@@ -12,6 +12,7 @@ _functional_conv.py; all are re-exported here."""
 import warnings as _warnings
 
 from .. import _C
+from ..amp.autocast_mode import _to_float32, _to_lower
 from ._functional_loss import (  # noqa: F401
     mse_loss, l1_loss, smooth_l1_loss, huber_loss, nll_loss, cross_entropy, binary_cross_entropy,
     binary_cross_entropy_with_logits, kl_div,
@@ -46,6 +47,7 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """exp(x) / sum(exp(x)) along dim (dtype= casts the input first)."""
     if dim is None:
         dim = _implicit_dim("softmax", input.dim())
+    input, = _to_float32(input)
     return _C.softmax(input, dim, dtype=dtype)
 
 
@@ -53,6 +55,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """x - logsumexp(x) along dim (dtype= casts the input first)."""
     if dim is None:
         dim = _implicit_dim("log_softmax", input.dim())
+    input, = _to_float32(input)
     return _C.log_softmax(input, dim, dtype=dtype)
 
 
@@ -91,6 +94,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     """softmax(-x) along dim."""
     if dim is None:
         dim = _implicit_dim("softmin", input.dim())
+    input, = _to_float32(input)
     return _C.softmax(-input, dim, dtype=dtype)
 
 
@@ -98,6 +102,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 
 def linear(input, weight, bias=None):
     """input @ weight.T + bias (one addmm for a 2-D input with bias)."""
+    input, weight, bias = _to_lower(input, weight, bias)
     if bias is not None and input.dim() == 2:
         return _C.addmm(bias, input, weight.t())
     out = input.matmul(weight.t())
@@ -106,6 +111,7 @@ def linear(input, weight, bias=None):
 
 def bilinear(input1, input2, weight, bias=None):
     """y_o = x1^T W_o x2 + b_o for weight (out, in1, in2), over any leading dims."""
+    input1, input2, weight, bias = _to_lower(input1, input2, weight, bias)
     out_f, in1, in2 = weight.shape
     lead = input1.shape[:-1]
     x1 = input1.reshape(-1, in1)
@@ -263,6 +269,7 @@ def _fused_norm(input, dims, weight, bias, eps, rms):
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """(x - mean) / sqrt(var + eps) * weight + bias over the last dims
     (biased variance, as torch): one kernel forward and backward."""
+    input, weight, bias = _to_float32(input, weight, bias)
     dims = _norm_dims(input, normalized_shape)
     if input.is_floating_point() and input.numel():
         out = _fused_norm(input, dims, weight, bias, eps, False)
@@ -288,6 +295,7 @@ _EPS = {"float16": 0.0009765625, "bfloat16": 0.0078125, "float32": 1.19209289550
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """x / sqrt(mean(x^2) + eps) * weight over the last dims; eps=None is the
     dtype's machine epsilon (torch.finfo(x.dtype).eps)."""
+    input, weight = _to_float32(input, weight)
     dims = _norm_dims(input, normalized_shape)
     if eps is None:
         eps = _EPS[str(input.dtype).rsplit(".", 1)[-1]]

@@ -1,0 +1,7 @@
+"""torch.amp: autocast (autocast_mode.py) and GradScaler (grad_scaler.py)."""
+from .autocast_mode import (  # noqa: F401
+    autocast, is_autocast_enabled, get_autocast_dtype, is_autocast_available,
+)
+from .grad_scaler import GradScaler  # noqa: F401
+
+__all__ = ["autocast", "GradScaler", "is_autocast_available"]
