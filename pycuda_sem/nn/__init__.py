@@ -12,7 +12,8 @@ from .modules import (  # noqa: F401
     CrossEntropyLoss, NLLLoss, BCELoss, BCEWithLogitsLoss, KLDivLoss, BatchNorm1d, BatchNorm2d,
     BatchNorm3d, GroupNorm, Conv1d, Conv2d, Conv3d, MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d,
     AvgPool2d, AvgPool3d, AdaptiveAvgPool1d, AdaptiveAvgPool2d, RNNBase, RNN, LSTM, GRU, RNNCell,
-    LSTMCell, GRUCell,
+    LSTMCell, GRUCell, Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer,
+    TransformerDecoderLayer,
 )
 from . import modules  # noqa: F401
 from . import functional  # noqa: F401

@@ -15,6 +15,10 @@ from .conv import (  # noqa: F401
     AdaptiveAvgPool1d, AdaptiveAvgPool2d,
 )
 from .rnn import RNNBase, RNN, LSTM, GRU, RNNCell, LSTMCell, GRUCell  # noqa: F401
+from .transformer import (  # noqa: F401
+    Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer,
+    TransformerDecoderLayer,
+)
 from .loss import (  # noqa: F401
     L1Loss, MSELoss, SmoothL1Loss, HuberLoss, CrossEntropyLoss, NLLLoss, BCELoss,
     BCEWithLogitsLoss, KLDivLoss,
