@@ -1,3 +1,4 @@
-"""torch.utils: hooks (RemovableHandle) and data (datasets, samplers,
-collation, DataLoader)."""
+"""torch.utils: hooks (RemovableHandle), data (datasets, samplers,
+collation, DataLoader) and checkpoint (activation checkpointing)."""
 from . import data, hooks  # noqa: F401
+from . import checkpoint  # noqa: F401
