@@ -13,7 +13,8 @@ from .modules import (  # noqa: F401
     BatchNorm3d, GroupNorm, Conv1d, Conv2d, Conv3d, MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d,
     AvgPool2d, AvgPool3d, AdaptiveAvgPool1d, AdaptiveAvgPool2d, RNNBase, RNN, LSTM, GRU, RNNCell,
     LSTMCell, GRUCell, Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer,
-    TransformerDecoderLayer,
+    TransformerDecoderLayer, Dropout1d, Dropout2d, Dropout3d, Upsample, UpsamplingNearest2d,
+    UpsamplingBilinear2d,
 )
 from . import modules  # noqa: F401
 from . import functional  # noqa: F401

@@ -7,8 +7,9 @@ no formula of its own for it; activations whose naive form overflows in an
 unused branch (softplus, elu) are written so that no branch makes inf, since
 where()'s zero gradient times inf would still be NaN. The losses live in
 _functional_loss.py, attention in _functional_attention.py, batch/group
-norm in _functional_norm.py and convolution and pooling in
-_functional_conv.py; all are re-exported here."""
+norm in _functional_norm.py, convolution and pooling in _functional_conv.py,
+interpolation and channel dropout in _functional_resample.py; all are
+re-exported here."""
 import warnings as _warnings
 
 from .. import _C
@@ -21,6 +22,9 @@ from ._functional_attention import (  # noqa: F401
     scaled_dot_product_attention, multi_head_attention_forward,
 )
 from ._functional_norm import batch_norm, group_norm  # noqa: F401
+from ._functional_resample import (  # noqa: F401
+    interpolate, upsample, dropout1d, dropout2d, dropout3d,
+)
 from ._functional_conv import (  # noqa: F401
     conv1d, conv2d, conv3d, max_pool1d, max_pool2d, max_pool3d, avg_pool1d, avg_pool2d,
     avg_pool3d, adaptive_avg_pool1d, adaptive_avg_pool2d,
@@ -34,7 +38,7 @@ __all__ = ["softmax", "log_softmax", "softmin", "one_hot", "normalize", "linear"
            "kl_div", "scaled_dot_product_attention", "multi_head_attention_forward",
            "batch_norm", "group_norm", "conv1d", "conv2d", "conv3d", "max_pool1d", "max_pool2d",
            "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
-           "adaptive_avg_pool2d"]
+           "adaptive_avg_pool2d", "interpolate", "upsample", "dropout1d", "dropout2d", "dropout3d"]
 
 
 def _implicit_dim(name, ndim):

@@ -8,7 +8,10 @@ from .activation import (  # noqa: F401
     ReLU, ReLU6, Hardtanh, LeakyReLU, GELU, SiLU, Tanh, Sigmoid, Softmax, LogSoftmax, Softmin,
     Softplus, ELU, SELU, Mish, LogSigmoid, MultiheadAttention,
 )
-from .layers import LayerNorm, RMSNorm, Embedding, Dropout, Flatten, Unflatten  # noqa: F401
+from .layers import (  # noqa: F401
+    LayerNorm, RMSNorm, Embedding, Dropout, Dropout1d, Dropout2d, Dropout3d, Upsample,
+    UpsamplingNearest2d, UpsamplingBilinear2d, Flatten, Unflatten,
+)
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm  # noqa: F401
 from .conv import (  # noqa: F401
     Conv1d, Conv2d, Conv3d, MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d,

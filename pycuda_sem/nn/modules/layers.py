@@ -10,7 +10,8 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["LayerNorm", "RMSNorm", "Embedding", "Dropout", "Flatten", "Unflatten"]
+__all__ = ["LayerNorm", "RMSNorm", "Embedding", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d",
+           "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "Flatten", "Unflatten"]
 
 
 def _shape_tuple(shape):
@@ -168,6 +169,61 @@ class Dropout(Module):
 
     def extra_repr(self):
         return "p=%s, inplace=%s" % (self.p, self.inplace)
+
+
+class Dropout1d(Dropout):
+    """Zeroes whole channels of (N, C, L) inputs while training."""
+
+    def forward(self, input):
+        return F.dropout1d(input, self.p, self.training, self.inplace)
+
+
+class Dropout2d(Dropout):
+    """Zeroes whole channels of (N, C, H, W) inputs while training."""
+
+    def forward(self, input):
+        return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class Dropout3d(Dropout):
+    """Zeroes whole channels of (N, C, D, H, W) inputs while training."""
+
+    def forward(self, input):
+        return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
+class Upsample(Module):
+    """F.interpolate as a layer (size or scale_factor, mode, align_corners)."""
+
+    def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                 recompute_scale_factor=None):
+        super().__init__()
+        self.name = type(self).__name__
+        self.size = size
+        self.scale_factor = float(scale_factor) if isinstance(scale_factor, (int, float)) \
+            else (tuple(float(f) for f in scale_factor) if scale_factor else None)
+        self.mode = mode
+        self.align_corners = align_corners
+        self.recompute_scale_factor = recompute_scale_factor
+
+    def forward(self, input):
+        return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
+                             recompute_scale_factor=self.recompute_scale_factor)
+
+    def extra_repr(self):
+        info = ("scale_factor=" + repr(self.scale_factor) if self.scale_factor is not None
+                else "size=" + repr(self.size))
+        return info + ", mode=" + repr(self.mode)
+
+
+class UpsamplingNearest2d(Upsample):
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
 
 
 class Flatten(Module):

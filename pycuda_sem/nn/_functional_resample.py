@@ -1,0 +1,134 @@
+"""torch.nn.functional.interpolate (nearest, nearest-exact, linear,
+bilinear, trilinear) and the channel dropouts dropout1d/2d/3d (re-exported
+by functional.py). Interpolation works one spatial dim at a time: an
+index_select of the source positions each output reads (and, for the
+linear modes, a lerp between two), so it is differentiable through
+index_select's backward with torch's source-position formulas."""
+import math
+import warnings
+
+from .. import _C
+
+__all__ = ["interpolate", "upsample", "dropout1d", "dropout2d", "dropout3d"]
+
+_MODES_DIMS = {"linear": 1, "bilinear": 2, "trilinear": 3}
+
+
+def _out_sizes(input, size, scale_factor, d):
+    if (size is None) == (scale_factor is None):
+        raise ValueError("only one of size or scale_factor should be defined")
+    spatial = tuple(input.shape[2:])
+    if size is not None:
+        sizes = tuple(size) if isinstance(size, (list, tuple)) else (size,) * d
+        if len(sizes) != d:
+            raise ValueError("Input and output must have the same number of spatial dimensions, "
+                             "but got input with spatial dimensions of %s and output size of %s. "
+                             "Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                             "output size in (o1, o2, ...,oK) format." % (list(spatial),
+                                                                          list(sizes)))
+        return tuple(int(s) for s in sizes), None
+    scales = tuple(scale_factor) if isinstance(scale_factor, (list, tuple)) \
+        else (scale_factor,) * d
+    if len(scales) != d:
+        raise ValueError("Input and scale_factor must have the same number of spatial "
+                         "dimensions, but got input with spatial dimensions of %s and "
+                         "scale_factor of shape %s." % (list(spatial), list(scales)))
+    return tuple(int(math.floor(n * float(s))) for n, s in zip(spatial, scales)), scales
+
+
+def _source(out_len, in_len, scale, align_corners, mode):
+    """Per output position: the source coordinate (float)."""
+    if mode in ("nearest", "nearest-exact"):
+        r = (1.0 / scale) if scale is not None else in_len / out_len
+        off = 0.5 if mode == "nearest-exact" else 0.0
+        return [min(int(math.floor((i + off) * r)), in_len - 1) for i in range(out_len)]
+    if align_corners:
+        r = (in_len - 1) / (out_len - 1) if out_len > 1 else 0.0
+        return [i * r for i in range(out_len)]
+    r = (1.0 / scale) if scale is not None else in_len / out_len
+    return [max((i + 0.5) * r - 0.5, 0.0) for i in range(out_len)]
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resizes the spatial dims of an [N, C, *spatial] input."""
+    d = input.dim() - 2
+    if d < 1 or d > 3:
+        raise NotImplementedError("Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+                                  "%dD) for the modes: nearest | linear | bilinear | bicubic | "
+                                  "trilinear | area | nearest-exact (got %s)" % (input.dim(), mode))
+    if mode in ("nearest", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+    elif mode in _MODES_DIMS:
+        if _MODES_DIMS[mode] != d:
+            raise NotImplementedError("Got %dD input, but %s mode needs %dD input"
+                                      % (input.dim(), mode, _MODES_DIMS[mode] + 2))
+        align_corners = bool(align_corners)
+    else:
+        raise NotImplementedError("interpolate(mode=%r) is not implemented in pycuda_sem "
+                                  "(nearest, nearest-exact, linear, bilinear, trilinear are)"
+                                  % mode)
+    if antialias:
+        raise NotImplementedError("interpolate(antialias=True) is not implemented in pycuda_sem")
+    sizes, scales = _out_sizes(input, size, scale_factor, d)
+    if recompute_scale_factor:
+        scales = None  # the scale follows from the sizes, as torch
+    out = input
+    for i in range(d):
+        dim, in_len, out_len = 2 + i, input.shape[2 + i], sizes[i]
+        scale = None if scales is None else float(scales[i])
+        src = _source(out_len, in_len, scale, align_corners, mode)
+        if mode in ("nearest", "nearest-exact"):
+            idx = _C.tensor(src, dtype=_C.int64, device=input.device)
+            out = out.index_select(dim, idx)
+            continue
+        lo = [min(int(math.floor(s)), in_len - 1) for s in src]
+        hi = [min(j + 1, in_len - 1) for j in lo]
+        w = _C.tensor([s - j for s, j in zip(src, lo)], dtype=out.dtype, device=input.device)
+        a = out.index_select(dim, _C.tensor(lo, dtype=_C.int64, device=input.device))
+        b = out.index_select(dim, _C.tensor(hi, dtype=_C.int64, device=input.device))
+        w = w.reshape((out_len,) + (1,) * (out.dim() - dim - 1))
+        out = a + (b - a) * w
+    return out
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate "
+                  "instead.", UserWarning, stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def _channel_dropout(input, p, training, inplace, batched_dims, name):
+    if p < 0.0 or p > 1.0:
+        raise ValueError("dropout probability has to be between 0 and 1, but got %s" % p)
+    if input.dim() not in (batched_dims - 1, batched_dims):
+        raise RuntimeError("%s: Expected %dD or %dD input, but received a %dD input"
+                           % (name, batched_dims - 1, batched_dims, input.dim()))
+    if not training or p == 0.0:
+        return input
+    # one draw per channel: [N, C, 1, ...] (unbatched: [C, 1, ...])
+    lead = 2 if input.dim() == batched_dims else 1
+    shape = tuple(input.shape[:lead]) + (1,) * (input.dim() - lead)
+    if p == 1.0:
+        mask = _C.zeros(shape, dtype=input.dtype, device=input.device)
+    else:
+        mask = _C.empty(shape, dtype=input.dtype, device=input.device).bernoulli_(1 - p)
+        mask.div_(1 - p)
+    return input.mul_(mask) if inplace else input * mask
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of an (N, C, L) or (C, L) input."""
+    return _channel_dropout(input, p, training, inplace, 3, "dropout1d")
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of an (N, C, H, W) or (C, H, W) input."""
+    return _channel_dropout(input, p, training, inplace, 4, "dropout2d")
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of an (N, C, D, H, W) or (C, D, H, W) input."""
+    return _channel_dropout(input, p, training, inplace, 5, "dropout3d")
