@@ -14,8 +14,12 @@ from .modules import (  # noqa: F401
     AvgPool2d, AvgPool3d, AdaptiveAvgPool1d, AdaptiveAvgPool2d, RNNBase, RNN, LSTM, GRU, RNNCell,
     LSTMCell, GRUCell, Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer,
     TransformerDecoderLayer, Dropout1d, Dropout2d, Dropout3d, Upsample, UpsamplingNearest2d,
-    UpsamplingBilinear2d,
+    UpsamplingBilinear2d, Hardswish, Hardsigmoid, Softsign, Tanhshrink, Threshold, CELU, Softshrink,
+    Hardshrink, GLU, PReLU, RReLU, Softmax2d, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
+    AdaptiveMaxPool1d, AdaptiveMaxPool2d, PixelShuffle, PixelUnshuffle, CosineSimilarity,
+    PairwiseDistance,
 )
+from .modules.padding import *  # noqa: F401,F403
 from . import modules  # noqa: F401
 from . import functional  # noqa: F401
 from . import init  # noqa: F401

@@ -264,6 +264,60 @@ def _adaptive_avg_pool(input, output_size, d, name):
     return y.squeeze(0) if unbatched else y
 
 
+def _adaptive_max_pool(input, output_size, return_indices, d, name):
+    if return_indices:
+        raise NotImplementedError("%s(return_indices=True) is not implemented in pycuda_sem"
+                                  % name)
+    x, unbatched = _batched(input, d, name)
+    sizes = _tuple(output_size, d, "output_size") if not isinstance(output_size, (list, tuple)) \
+        else tuple(x.shape[2 + i] if s is None else int(s) for i, s in enumerate(output_size))
+    y = x
+    for i, s in enumerate(sizes):
+        dim, length = 2 + i, x.shape[2 + i]
+        if s <= 0:
+            raise ValueError("%s: output_size must be positive, got %s" % (name, list(sizes)))
+        starts = [(j * length) // s for j in range(s)]
+        ends = [-(-((j + 1) * length) // s) for j in range(s)]
+        y = _C.cat([y.narrow(dim, a, b - a).amax(dim, keepdim=True)
+                    for a, b in zip(starts, ends)], dim)
+    return y.squeeze(0) if unbatched else y
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    return _adaptive_max_pool(input, output_size, return_indices, 1, "adaptive_max_pool1d")
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    return _adaptive_max_pool(input, output_size, return_indices, 2, "adaptive_max_pool2d")
+
+
+def pixel_shuffle(input, upscale_factor):
+    """[*, C r^2, H, W] -> [*, C, H r, W r]."""
+    r = int(upscale_factor)
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be divisible "
+                           "by the square of upscale_factor, but input.size(-3)=%d is not "
+                           "divisible by %d" % (c, r * r))
+    x = input.reshape(tuple(lead) + (c // (r * r), r, r, h, w))
+    k = len(lead)
+    x = x.permute(*(tuple(range(k)) + (k, k + 3, k + 1, k + 4, k + 2)))
+    return x.reshape(tuple(lead) + (c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """[*, C, H r, W r] -> [*, C r^2, H, W]."""
+    r = int(downscale_factor)
+    *lead, c, h, w = input.shape
+    if h % r or w % r:
+        raise RuntimeError("pixel_unshuffle expects height and width to be divisible by "
+                           "downscale_factor, got %dx%d and %d" % (h, w, r))
+    x = input.reshape(tuple(lead) + (c, h // r, r, w // r, r))
+    k = len(lead)
+    x = x.permute(*(tuple(range(k)) + (k, k + 2, k + 4, k + 1, k + 3)))
+    return x.reshape(tuple(lead) + (c * r * r, h // r, w // r))
+
+
 def adaptive_avg_pool1d(input, output_size):
     return _adaptive_avg_pool(input, output_size, 1, "adaptive_avg_pool1d")
 

@@ -1,4 +1,4 @@
-"""torch.nn.functional.batch_norm and group_norm (re-exported by
+"""torch.nn.functional.batch_norm, group_norm and instance_norm (re-exported by
 functional.py): compositions of differentiable C ops, so autograd needs no
 formula of its own; half inputs are normalised in float32, as torch's
 kernels accumulate, and come back in their dtype."""
@@ -85,3 +85,25 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if back is not None:
         out = out.to(back)
     return _affine(out, input, weight, bias)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    """Normalises each channel of each sample over its spatial dims: batch
+    norm of the input seen as one sample with N*C channels (running
+    statistics, when given, are averaged over the batch, as torch)."""
+    if input.dim() < 3:
+        raise ValueError("instance_norm: expected an input of at least 3 dims (N, C, ...), got "
+                         "%dD" % input.dim())
+    n, c = input.size(0), input.size(1)
+    if not use_input_stats:
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    folded = input.reshape((1, n * c) + tuple(input.shape[2:]))
+    rm = running_mean.repeat(n) if running_mean is not None else None
+    rv = running_var.repeat(n) if running_var is not None else None
+    out = batch_norm(folded, rm, rv, None, None, True, momentum, eps)
+    if running_mean is not None:
+        with no_grad():
+            running_mean.copy_(rm.reshape(n, c).mean(0))
+            running_var.copy_(rv.reshape(n, c).mean(0))
+    return _affine(out.reshape(tuple(input.shape)), input, weight, bias)

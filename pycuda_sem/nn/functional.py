@@ -21,13 +21,19 @@ from ._functional_loss import (  # noqa: F401
 from ._functional_attention import (  # noqa: F401
     scaled_dot_product_attention, multi_head_attention_forward,
 )
-from ._functional_norm import batch_norm, group_norm  # noqa: F401
+from ._functional_norm import batch_norm, group_norm, instance_norm  # noqa: F401
+from ._functional_act import (  # noqa: F401
+    hardswish, hardsigmoid, softsign, tanhshrink, threshold, celu, softshrink, hardshrink, glu,
+    prelu, rrelu,
+)
+from ._functional_distance import cosine_similarity, pairwise_distance  # noqa: F401
 from ._functional_resample import (  # noqa: F401
     interpolate, upsample, dropout1d, dropout2d, dropout3d,
 )
 from ._functional_conv import (  # noqa: F401
     conv1d, conv2d, conv3d, max_pool1d, max_pool2d, max_pool3d, avg_pool1d, avg_pool2d,
-    avg_pool3d, adaptive_avg_pool1d, adaptive_avg_pool2d,
+    avg_pool3d, adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,
+    pixel_shuffle, pixel_unshuffle,
 )
 
 __all__ = ["softmax", "log_softmax", "softmin", "one_hot", "normalize", "linear", "bilinear",
@@ -38,7 +44,11 @@ __all__ = ["softmax", "log_softmax", "softmin", "one_hot", "normalize", "linear"
            "kl_div", "scaled_dot_product_attention", "multi_head_attention_forward",
            "batch_norm", "group_norm", "conv1d", "conv2d", "conv3d", "max_pool1d", "max_pool2d",
            "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
-           "adaptive_avg_pool2d", "interpolate", "upsample", "dropout1d", "dropout2d", "dropout3d"]
+           "adaptive_avg_pool2d", "interpolate", "upsample", "dropout1d", "dropout2d", "dropout3d",
+           "instance_norm", "hardswish", "hardsigmoid", "softsign", "tanhshrink", "threshold",
+           "celu", "softshrink", "hardshrink", "glu", "prelu", "rrelu", "cosine_similarity",
+           "pairwise_distance", "adaptive_max_pool1d", "adaptive_max_pool2d", "pixel_shuffle",
+           "pixel_unshuffle"]
 
 
 def _implicit_dim(name, ndim):

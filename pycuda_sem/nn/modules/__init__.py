@@ -6,17 +6,24 @@ from .container import (  # noqa: F401
 from .linear import Identity, Linear, Bilinear  # noqa: F401
 from .activation import (  # noqa: F401
     ReLU, ReLU6, Hardtanh, LeakyReLU, GELU, SiLU, Tanh, Sigmoid, Softmax, LogSoftmax, Softmin,
-    Softplus, ELU, SELU, Mish, LogSigmoid, MultiheadAttention,
+    Softplus, ELU, SELU, Mish, LogSigmoid, MultiheadAttention, Hardswish, Hardsigmoid, Softsign,
+    Tanhshrink, Threshold, CELU, Softshrink, Hardshrink, GLU, PReLU, RReLU, Softmax2d,
 )
 from .layers import (  # noqa: F401
     LayerNorm, RMSNorm, Embedding, Dropout, Dropout1d, Dropout2d, Dropout3d, Upsample,
     UpsamplingNearest2d, UpsamplingBilinear2d, Flatten, Unflatten,
 )
-from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm  # noqa: F401
+from .batchnorm import (  # noqa: F401
+    BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
+)
 from .conv import (  # noqa: F401
     Conv1d, Conv2d, Conv3d, MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d,
-    AdaptiveAvgPool1d, AdaptiveAvgPool2d,
+    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, PixelShuffle,
+    PixelUnshuffle,
 )
+from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
+from .padding import *  # noqa: F401,F403
+from .padding import __all__ as _padding_names
 from .rnn import RNNBase, RNN, LSTM, GRU, RNNCell, LSTMCell, GRUCell  # noqa: F401
 from .transformer import (  # noqa: F401
     Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer,

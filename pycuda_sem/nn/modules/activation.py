@@ -5,13 +5,15 @@ equal line for line."""
 from ... import _C
 from .. import functional as F
 from .. import init
+from .. import init as _init_module
 from ..parameter import Parameter
 from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
 
 __all__ = ["ReLU", "ReLU6", "Hardtanh", "LeakyReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax",
            "LogSoftmax", "Softmin", "Softplus", "ELU", "SELU", "Mish", "LogSigmoid",
-           "MultiheadAttention"]
+           "MultiheadAttention", "Hardswish", "Hardsigmoid", "Softsign", "Tanhshrink", "Threshold",
+           "CELU", "Softshrink", "Hardshrink", "GLU", "PReLU", "RReLU", "Softmax2d"]
 
 
 def _inplace(module, sep=""):
@@ -263,3 +265,130 @@ class MultiheadAttention(Module):
         if self.batch_first and batched:
             out = out.transpose(1, 0)
         return out, weights
+
+
+# ---- more pointwise activations (nn/_functional_act.py) ------------------------------------
+
+
+class _Simple(Module):
+    _fn = None
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return type(self)._fn(input, inplace=self.inplace)
+
+
+class Hardswish(_Simple):
+    _fn = staticmethod(F.hardswish)
+
+
+class Hardsigmoid(_Simple):
+    _fn = staticmethod(F.hardsigmoid)
+
+
+class Softsign(Module):
+    def forward(self, input):
+        return F.softsign(input)
+
+
+class Tanhshrink(Module):
+    def forward(self, input):
+        return F.tanhshrink(input)
+
+
+class Threshold(Module):
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self):
+        return "threshold=%s, value=%s%s" % (self.threshold, self.value, _inplace(self, ", "))
+
+
+class CELU(Module):
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input):
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self):
+        return "alpha=%s%s" % (self.alpha, _inplace(self, ", "))
+
+
+class Softshrink(Module):
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return F.softshrink(input, self.lambd)
+
+    def extra_repr(self):
+        return str(self.lambd)
+
+
+class Hardshrink(Softshrink):
+    def forward(self, input):
+        return F.hardshrink(input, self.lambd)
+
+
+class GLU(Module):
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.glu(input, self.dim)
+
+    def extra_repr(self):
+        return "dim=%d" % self.dim
+
+
+class PReLU(Module):
+    """Leaky relu with a learned slope: one, or one per channel (dim 1)."""
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(_C.empty(num_parameters, device=device, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        _init_module.constant_(self.weight, self.init)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return "num_parameters=%d" % self.num_parameters
+
+
+class RReLU(Module):
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return "lower=%s, upper=%s%s" % (self.lower, self.upper, _inplace(self, ", "))
+
+
+class Softmax2d(Module):
+    """Softmax over the channels (dim -3) of (N, C, H, W) or (C, H, W)."""
+
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError("Softmax2d: expected input to be 3D or 4D, got %dD instead"
+                             % input.dim())
+        return F.softmax(input, -3)

@@ -1,13 +1,14 @@
-"""Batch and group normalisation layers: BatchNorm1d/2d/3d (running
-statistics as buffers, torch's momentum rule, momentum=None a cumulative
-average) and GroupNorm. Weight 1 and bias 0 at start, as torch."""
+"""Batch, instance and group normalisation layers: BatchNorm1d/2d/3d
+(running statistics as buffers, torch's momentum rule, momentum=None a
+cumulative average), InstanceNorm1d/2d/3d and GroupNorm. Weight 1 and bias 0 at start, as torch."""
 from ... import _C
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d",
+           "InstanceNorm2d", "InstanceNorm3d"]
 
 
 class _BatchNorm(Module):
@@ -120,3 +121,36 @@ class GroupNorm(Module):
 
     def extra_repr(self):
         return "{num_groups}, {num_channels}, eps={eps}, affine={affine}".format(**self.__dict__)
+
+
+class _InstanceNorm(_BatchNorm):
+    """Each channel of each sample normalised over its spatial dims; no
+    affine and no running statistics by default, as torch."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
+                 track_running_stats=False, device=None, dtype=None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        unbatched = input.dim() == self._dims[0]
+        x = input.unsqueeze(0) if unbatched else input
+        out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                              self.training or not self.track_running_stats,
+                              self.momentum if self.momentum is not None else 0.1, self.eps)
+        return out.squeeze(0) if unbatched else out
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Over (N, C, L) or unbatched (C, L) inputs."""
+    _dims = (2, 3)
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Over (N, C, H, W) or unbatched (C, H, W) inputs."""
+    _dims = (3, 4)
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Over (N, C, D, H, W) or unbatched (C, D, H, W) inputs."""
+    _dims = (4, 5)
