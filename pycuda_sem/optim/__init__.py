@@ -4,12 +4,15 @@ SGD, Adam, AdamW, RMSprop and Adagrad follow torch's update rules and keep
 torch's state and state_dict format. On CUDA they update all parameters of
 a group in a few kernel launches (pycuda_sem._C._fused_adam_ and friends);
 see optimizer.py for when the composed, one-tensor-at-a-time form is used.
+Adamax, NAdam and RAdam (adam_variants.py) are the one-tensor form only.
 """
 from . import lr_scheduler  # noqa: F401
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
+from .adam_variants import Adamax, NAdam, RAdam
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam",
+           "lr_scheduler"]

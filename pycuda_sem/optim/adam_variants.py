@@ -1,0 +1,163 @@
+"""torch.optim.Adamax, NAdam and RAdam, with torch's single-tensor update
+rules (one parameter at a time, on any device; there is no multi-tensor
+kernel for them). The step counter is a 0-dim float32 CPU tensor, as
+torch's, and every scalar of the update (powers of the betas, bias
+corrections, NAdam's momentum schedule, RAdam's rectification) is computed
+in Python doubles, as torch's Python does.
+
+    Adamax: m = lerp(m, g, 1 - b1); u = max(b2 u, |g| + eps)
+            p -= lr / (1 - b1^t) * m / u
+    NAdam:  mu_t = b1 (1 - 0.5 * 0.96^(t psi)); m, v as Adam;
+            p -= lr (1 - mu_t) / (1 - prod mu) * g / d
+               + lr mu_{t+1} / (1 - prod mu * mu_{t+1}) * m / d,
+            d = sqrt(v / (1 - b2^t)) + eps
+    RAdam:  m, v as Adam; rho_t = rho_inf - 2 t b2^t / (1 - b2^t);
+            p -= lr m_hat r_t sqrt(1 - b2^t) / (sqrt(v) + eps) when rho_t > 5,
+            else p -= lr m_hat
+"""
+import math
+
+import pycuda_sem as torch
+
+from .optimizer import Optimizer, _step_tensor, _use_grad, _value
+
+__all__ = ["Adamax", "NAdam", "RAdam"]
+
+
+def _check(lr, eps, betas, weight_decay):
+    if not 0.0 <= _value(lr):
+        raise ValueError("Invalid learning rate: {}".format(lr))
+    if not 0.0 <= eps:
+        raise ValueError("Invalid epsilon value: {}".format(eps))
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError("Invalid beta parameter at index 0: {}".format(betas[0]))
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError("Invalid beta parameter at index 1: {}".format(betas[1]))
+    if not 0.0 <= weight_decay:
+        raise ValueError("Invalid weight_decay value: {}".format(weight_decay))
+
+
+class _AdamFamily(Optimizer):
+    _buffers = ()
+
+    def _state_of(self, p):
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = _step_tensor()
+            for name in self._buffers:
+                state[name] = torch.zeros_like(p)
+            if isinstance(self, NAdam):
+                state["mu_product"] = torch.ones((), dtype=torch.float32)
+        return state
+
+    @_use_grad
+    def step(self, closure=None):
+        loss = self._closure_loss(closure)
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                self._update(group, p, self._state_of(p))
+        return loss
+
+
+class Adamax(_AdamFamily):
+    """Adam with the infinity norm (torch.optim.Adamax)."""
+    _buffers = ("exp_avg", "exp_inf")
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 foreach=None, *, maximize=False, differentiable=False, capturable=False):
+        _check(lr, eps, betas, weight_decay)
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                      foreach=foreach, maximize=maximize,
+                                      differentiable=differentiable, capturable=capturable))
+
+    def _update(self, group, p, state):
+        lr, (b1, b2) = float(_value(group["lr"])), group["betas"]
+        g = -p.grad if group["maximize"] else p.grad
+        if group["weight_decay"] != 0:
+            g = g + p * group["weight_decay"]
+        state["step"] += 1
+        t = _value(state["step"])
+        m, u = state["exp_avg"], state["exp_inf"]
+        m.lerp_(g, 1 - b1)
+        u.copy_(torch.maximum(u * b2, g.abs() + group["eps"]))
+        p.sub_(m / u * (lr / (1 - b1 ** t)))
+
+
+class NAdam(_AdamFamily):
+    """Adam with Nesterov momentum (torch.optim.NAdam)."""
+    _buffers = ("exp_avg", "exp_avg_sq")
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
+                 maximize=False, capturable=False, differentiable=False):
+        _check(lr, eps, betas, weight_decay)
+        if not 0.0 <= momentum_decay:
+            raise ValueError("Invalid momentum_decay value: {}".format(momentum_decay))
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                      momentum_decay=momentum_decay,
+                                      decoupled_weight_decay=decoupled_weight_decay,
+                                      foreach=foreach, maximize=maximize, capturable=capturable,
+                                      differentiable=differentiable))
+
+    def _update(self, group, p, state):
+        lr, (b1, b2), eps = float(_value(group["lr"])), group["betas"], group["eps"]
+        wd, psi = group["weight_decay"], group["momentum_decay"]
+        g = -p.grad if group["maximize"] else p.grad
+        state["step"] += 1
+        t = _value(state["step"])
+        if wd != 0:
+            if group["decoupled_weight_decay"]:
+                p.mul_(1 - lr * wd)
+            else:
+                g = g + p * wd
+        mu = b1 * (1.0 - 0.5 * 0.96 ** (t * psi))
+        mu_next = b1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * psi))
+        state["mu_product"] *= mu
+        prod = _value(state["mu_product"])
+        m, v = state["exp_avg"], state["exp_avg_sq"]
+        m.lerp_(g, 1 - b1)
+        v.mul_(b2).add_(g * g * (1 - b2))
+        denom = (v / (1 - b2 ** t)).sqrt() + eps
+        p.sub_(g / denom * (lr * (1.0 - mu) / (1.0 - prod)))
+        p.sub_(m / denom * (lr * mu_next / (1.0 - prod * mu_next)))
+
+
+class RAdam(_AdamFamily):
+    """Adam with a rectified adaptive learning rate (torch.optim.RAdam)."""
+    _buffers = ("exp_avg", "exp_avg_sq")
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 decoupled_weight_decay=False, *, foreach=None, maximize=False,
+                 capturable=False, differentiable=False):
+        _check(lr, eps, betas, weight_decay)
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                      decoupled_weight_decay=decoupled_weight_decay,
+                                      foreach=foreach, maximize=maximize, capturable=capturable,
+                                      differentiable=differentiable))
+
+    def _update(self, group, p, state):
+        lr, (b1, b2), eps, wd = float(_value(group["lr"])), group["betas"], group["eps"], \
+            group["weight_decay"]
+        g = -p.grad if group["maximize"] else p.grad
+        state["step"] += 1
+        t = _value(state["step"])
+        if wd != 0:
+            if group["decoupled_weight_decay"]:
+                p.mul_(1 - lr * wd)
+            else:
+                g = g + p * wd
+        m, v = state["exp_avg"], state["exp_avg_sq"]
+        m.lerp_(g, 1 - b1)
+        v.mul_(b2).add_(g * g * (1 - b2))
+        bc1, bc2 = 1 - b1 ** t, 1 - b2 ** t
+        m_hat = m / bc1
+        rho_inf = 2 / (1 - b2) - 1
+        rho_t = rho_inf - 2 * t * (b2 ** t) / bc2
+        if rho_t > 5.0:
+            rect = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf
+                             / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
+            p.sub_(m_hat * (lr * rect * math.sqrt(bc2)) / (v.sqrt() + eps))
+        else:
+            p.sub_(m_hat * lr)
