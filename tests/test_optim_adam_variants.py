@@ -45,7 +45,8 @@ def ref_run(name, steps, lr, b1=0.9, b2=0.999, eps=1e-8, wd=0.0, decoupled=False
             mu_next = b1 * (1 - 0.5 * 0.96 ** ((t + 1) * psi))
             prod = float(np.float32(prod) * np.float32(mu))  # a float32 tensor, as torch's
             d = np.sqrt(v / (1 - b2 ** t)) + eps
-            p = p - lr * (1 - mu) / (1 - prod) * g / d - lr * mu_next / (1 - prod * mu_next) * m / d
+            p = p - lr * (1 - mu) / (1 - prod) * g / d
+            p = p - lr * mu_next / (1 - prod * mu_next) * m / d
         else:
             m_hat = m / (1 - b1 ** t)
             rho_inf = 2 / (1 - b2) - 1

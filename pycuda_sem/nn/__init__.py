@@ -17,7 +17,8 @@ from .modules import (  # noqa: F401
     UpsamplingBilinear2d, Hardswish, Hardsigmoid, Softsign, Tanhshrink, Threshold, CELU, Softshrink,
     Hardshrink, GLU, PReLU, RReLU, Softmax2d, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
     AdaptiveMaxPool1d, AdaptiveMaxPool2d, PixelShuffle, PixelUnshuffle, CosineSimilarity,
-    PairwiseDistance,
+    PairwiseDistance, MarginRankingLoss, HingeEmbeddingLoss, SoftMarginLoss, CosineEmbeddingLoss,
+    TripletMarginLoss, PoissonNLLLoss, GaussianNLLLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
 )
 from .modules.padding import *  # noqa: F401,F403
 from . import modules  # noqa: F401

@@ -27,6 +27,11 @@ from ._functional_act import (  # noqa: F401
     prelu, rrelu,
 )
 from ._functional_distance import cosine_similarity, pairwise_distance  # noqa: F401
+from ._functional_loss_more import (  # noqa: F401
+    margin_ranking_loss, hinge_embedding_loss, soft_margin_loss, cosine_embedding_loss,
+    triplet_margin_loss, poisson_nll_loss, gaussian_nll_loss, multilabel_soft_margin_loss,
+    multi_margin_loss,
+)
 from ._functional_resample import (  # noqa: F401
     interpolate, upsample, dropout1d, dropout2d, dropout3d,
 )
@@ -48,7 +53,9 @@ __all__ = ["softmax", "log_softmax", "softmin", "one_hot", "normalize", "linear"
            "instance_norm", "hardswish", "hardsigmoid", "softsign", "tanhshrink", "threshold",
            "celu", "softshrink", "hardshrink", "glu", "prelu", "rrelu", "cosine_similarity",
            "pairwise_distance", "adaptive_max_pool1d", "adaptive_max_pool2d", "pixel_shuffle",
-           "pixel_unshuffle"]
+           "pixel_unshuffle", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
+           "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
+           "multilabel_soft_margin_loss", "multi_margin_loss"]
 
 
 def _implicit_dim(name, ndim):

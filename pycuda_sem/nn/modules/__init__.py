@@ -14,7 +14,8 @@ from .layers import (  # noqa: F401
     UpsamplingNearest2d, UpsamplingBilinear2d, Flatten, Unflatten,
 )
 from .batchnorm import (  # noqa: F401
-    BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
+    BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, InstanceNorm1d, InstanceNorm2d,
+    InstanceNorm3d,
 )
 from .conv import (  # noqa: F401
     Conv1d, Conv2d, Conv3d, MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d,
@@ -23,7 +24,6 @@ from .conv import (  # noqa: F401
 )
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
 from .padding import *  # noqa: F401,F403
-from .padding import __all__ as _padding_names
 from .rnn import RNNBase, RNN, LSTM, GRU, RNNCell, LSTMCell, GRUCell  # noqa: F401
 from .transformer import (  # noqa: F401
     Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer,
@@ -31,5 +31,7 @@ from .transformer import (  # noqa: F401
 )
 from .loss import (  # noqa: F401
     L1Loss, MSELoss, SmoothL1Loss, HuberLoss, CrossEntropyLoss, NLLLoss, BCELoss,
-    BCEWithLogitsLoss, KLDivLoss,
+    BCEWithLogitsLoss, KLDivLoss, MarginRankingLoss, HingeEmbeddingLoss, SoftMarginLoss,
+    CosineEmbeddingLoss, TripletMarginLoss, PoissonNLLLoss, GaussianNLLLoss,
+    MultiLabelSoftMarginLoss, MultiMarginLoss,
 )
