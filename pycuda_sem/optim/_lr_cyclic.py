@@ -4,7 +4,7 @@
 import math as _math
 import types
 
-from .lr_scheduler import LRScheduler, _format_param
+from .lr_scheduler import LRScheduler, _cycle_momentum_setup, _format_param
 
 
 class CyclicLR(LRScheduler):
@@ -40,21 +40,8 @@ class CyclicLR(LRScheduler):
         self._init_scale_fn()
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` "
-                                 "option enabled")
-            self.use_beta1 = "betas" in optimizer.defaults
-            self.base_momentums = _format_param("base_momentum", optimizer, base_momentum)
-            self.max_momentums = _format_param("max_momentum", optimizer, max_momentum)
-            if last_epoch == -1:
-                for m, b, group in zip(self.max_momentums, self.base_momentums,
-                                       optimizer.param_groups):
-                    if self.use_beta1:
-                        group["betas"] = (m, *group["betas"][1:])
-                    else:
-                        group["momentum"] = m
-                    group["max_momentum"] = m
-                    group["base_momentum"] = b
+            self.use_beta1, self.base_momentums, self.max_momentums = _cycle_momentum_setup(
+                optimizer, base_momentum, max_momentum, last_epoch)
         super().__init__(optimizer, last_epoch, verbose)
         self.base_lrs = base_lrs
 

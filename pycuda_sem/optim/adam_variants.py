@@ -19,26 +19,35 @@ import math
 
 import pycuda_sem as torch
 
+from .adam import _check_hyper
 from .optimizer import Optimizer, _step_tensor, _use_grad, _value
 
 __all__ = ["Adamax", "NAdam", "RAdam"]
 
 
-def _check(lr, eps, betas, weight_decay):
-    if not 0.0 <= _value(lr):
-        raise ValueError("Invalid learning rate: {}".format(lr))
-    if not 0.0 <= eps:
-        raise ValueError("Invalid epsilon value: {}".format(eps))
-    if not 0.0 <= betas[0] < 1.0:
-        raise ValueError("Invalid beta parameter at index 0: {}".format(betas[0]))
-    if not 0.0 <= betas[1] < 1.0:
-        raise ValueError("Invalid beta parameter at index 1: {}".format(betas[1]))
-    if not 0.0 <= weight_decay:
-        raise ValueError("Invalid weight_decay value: {}".format(weight_decay))
+def _moments(state, g, b1, b2):
+    """Adam's first and second moments, updated in place."""
+    m, v = state["exp_avg"], state["exp_avg_sq"]
+    m.lerp_(g, 1 - b1)
+    v.mul_(b2).add_(g * g * (1 - b2))
+    return m, v
 
 
 class _AdamFamily(Optimizer):
     _buffers = ()
+
+    @staticmethod
+    def _grad_and_step(group, p, state, lr, wd):
+        """The (maximize-signed, L2-decayed) gradient and the new step count;
+        decoupled weight decay is applied to p here."""
+        g = -p.grad if group["maximize"] else p.grad
+        state["step"] += 1
+        if wd != 0:
+            if group["decoupled_weight_decay"]:
+                p.mul_(1 - lr * wd)
+            else:
+                g = g + p * wd
+        return g, _value(state["step"])
 
     def _state_of(self, p):
         state = self.state[p]
@@ -67,7 +76,7 @@ class Adamax(_AdamFamily):
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  foreach=None, *, maximize=False, differentiable=False, capturable=False):
-        _check(lr, eps, betas, weight_decay)
+        _check_hyper(lr, betas, eps, weight_decay)
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                                       foreach=foreach, maximize=maximize,
                                       differentiable=differentiable, capturable=capturable))
@@ -92,7 +101,7 @@ class NAdam(_AdamFamily):
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
                  maximize=False, capturable=False, differentiable=False):
-        _check(lr, eps, betas, weight_decay)
+        _check_hyper(lr, betas, eps, weight_decay)
         if not 0.0 <= momentum_decay:
             raise ValueError("Invalid momentum_decay value: {}".format(momentum_decay))
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
@@ -104,21 +113,12 @@ class NAdam(_AdamFamily):
     def _update(self, group, p, state):
         lr, (b1, b2), eps = float(_value(group["lr"])), group["betas"], group["eps"]
         wd, psi = group["weight_decay"], group["momentum_decay"]
-        g = -p.grad if group["maximize"] else p.grad
-        state["step"] += 1
-        t = _value(state["step"])
-        if wd != 0:
-            if group["decoupled_weight_decay"]:
-                p.mul_(1 - lr * wd)
-            else:
-                g = g + p * wd
+        g, t = self._grad_and_step(group, p, state, lr, wd)
         mu = b1 * (1.0 - 0.5 * 0.96 ** (t * psi))
         mu_next = b1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * psi))
         state["mu_product"] *= mu
         prod = _value(state["mu_product"])
-        m, v = state["exp_avg"], state["exp_avg_sq"]
-        m.lerp_(g, 1 - b1)
-        v.mul_(b2).add_(g * g * (1 - b2))
+        m, v = _moments(state, g, b1, b2)
         denom = (v / (1 - b2 ** t)).sqrt() + eps
         p.sub_(g / denom * (lr * (1.0 - mu) / (1.0 - prod)))
         p.sub_(m / denom * (lr * mu_next / (1.0 - prod * mu_next)))
@@ -131,7 +131,7 @@ class RAdam(_AdamFamily):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False,
                  capturable=False, differentiable=False):
-        _check(lr, eps, betas, weight_decay)
+        _check_hyper(lr, betas, eps, weight_decay)
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                                       decoupled_weight_decay=decoupled_weight_decay,
                                       foreach=foreach, maximize=maximize, capturable=capturable,
@@ -140,17 +140,8 @@ class RAdam(_AdamFamily):
     def _update(self, group, p, state):
         lr, (b1, b2), eps, wd = float(_value(group["lr"])), group["betas"], group["eps"], \
             group["weight_decay"]
-        g = -p.grad if group["maximize"] else p.grad
-        state["step"] += 1
-        t = _value(state["step"])
-        if wd != 0:
-            if group["decoupled_weight_decay"]:
-                p.mul_(1 - lr * wd)
-            else:
-                g = g + p * wd
-        m, v = state["exp_avg"], state["exp_avg_sq"]
-        m.lerp_(g, 1 - b1)
-        v.mul_(b2).add_(g * g * (1 - b2))
+        g, t = self._grad_and_step(group, p, state, lr, wd)
+        m, v = _moments(state, g, b1, b2)
         bc1, bc2 = 1 - b1 ** t, 1 - b2 ** t
         m_hat = m / bc1
         rho_inf = 2 / (1 - b2) - 1

@@ -39,6 +39,28 @@ def _format_param(name, optimizer, param):
     return [param] * len(optimizer.param_groups)
 
 
+def _cycle_momentum_setup(optimizer, base_momentum, max_momentum, last_epoch):
+    """For the schedulers that cycle momentum (OneCycleLR, CyclicLR): checks
+    that the optimizer has momentum or Adam's betas and, on a fresh start,
+    sets each group's momentum (or beta1) to its max and records
+    max_momentum / base_momentum. Returns (use_beta1, base list, max list)."""
+    if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+        raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` "
+                         "option enabled")
+    use_beta1 = "betas" in optimizer.defaults
+    base_ms = _format_param("base_momentum", optimizer, base_momentum)
+    max_ms = _format_param("max_momentum", optimizer, max_momentum)
+    if last_epoch == -1:
+        for m_mom, b_mom, group in zip(max_ms, base_ms, optimizer.param_groups):
+            if use_beta1:
+                group["betas"] = (m_mom, *group["betas"][1:])
+            else:
+                group["momentum"] = m_mom
+            group["max_momentum"] = m_mom
+            group["base_momentum"] = b_mom
+    return use_beta1, base_ms, max_ms
+
+
 class LRScheduler:
     """Base class: subclasses give get_lr() (the chained form) and, where
     there is one, _get_closed_form_lr()."""
@@ -387,20 +409,8 @@ class OneCycleLR(LRScheduler):
                 group["min_lr"] = group["initial_lr"] / final_div_factor
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` "
-                                 "option enabled")
-            self.use_beta1 = "betas" in optimizer.defaults
-            max_ms = _format_param("max_momentum", optimizer, max_momentum)
-            base_ms = _format_param("base_momentum", optimizer, base_momentum)
-            if last_epoch == -1:
-                for m_mom, b_mom, group in zip(max_ms, base_ms, optimizer.param_groups):
-                    if self.use_beta1:
-                        group["betas"] = (m_mom, *group["betas"][1:])
-                    else:
-                        group["momentum"] = m_mom
-                    group["max_momentum"] = m_mom
-                    group["base_momentum"] = b_mom
+            self.use_beta1, _, _ = _cycle_momentum_setup(optimizer, base_momentum, max_momentum,
+                                                         last_epoch)
         super().__init__(optimizer, last_epoch, verbose)
 
     @staticmethod

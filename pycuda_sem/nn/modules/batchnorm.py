@@ -11,6 +11,16 @@ __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNo
            "InstanceNorm2d", "InstanceNorm3d"]
 
 
+def _affine_params(module, n, affine, device, dtype):
+    # weight and bias of n channels (initialised by reset_parameters), or None
+    if affine:
+        module.weight = Parameter(_C.empty(n, device=device, dtype=dtype))
+        module.bias = Parameter(_C.empty(n, device=device, dtype=dtype))
+    else:
+        module.register_parameter("weight", None)
+        module.register_parameter("bias", None)
+
+
 class _BatchNorm(Module):
     _dims = ()  # the input dims this class accepts
     _version = 2
@@ -23,12 +33,7 @@ class _BatchNorm(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(_C.empty(num_features, device=device, dtype=dtype))
-            self.bias = Parameter(_C.empty(num_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_params(self, num_features, affine, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", _C.zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", _C.ones(num_features, device=device, dtype=dtype))
@@ -103,12 +108,7 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(_C.empty(num_channels, device=device, dtype=dtype))
-            self.bias = Parameter(_C.empty(num_channels, device=device, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_params(self, num_channels, affine, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):

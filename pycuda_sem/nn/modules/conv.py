@@ -1,12 +1,10 @@
 """Convolution and pooling layers: Conv1d/2d/3d (torch's initialisation,
 padding modes and printing), MaxPool, AvgPool and AdaptiveAvgPool; the work
 is nn/_functional_conv.py's (im2col through matmul, no cuDNN)."""
-import math
-
 from ... import _C
 from .. import functional as F
-from .. import init
 from ..parameter import Parameter
+from .linear import _reset_like_linear
 from .module import Module
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d",
@@ -71,12 +69,7 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        _reset_like_linear(self.weight, self.bias)
 
     def forward(self, input):
         fn = type(self)._fn

@@ -10,6 +10,16 @@ from .module import Module
 __all__ = ["Identity", "Linear", "Bilinear", "NonDynamicallyQuantizableLinear"]
 
 
+def _reset_like_linear(weight, bias):
+    """torch's default for Linear and the convolutions: weight kaiming
+    uniform with a=sqrt(5), bias uniform in +-1/sqrt(fan_in)."""
+    init.kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = init._calculate_fan_in_and_fan_out(weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        init.uniform_(bias, -bound, bound)
+
+
 class Identity(Module):
     """Returns its input; takes (and ignores) any arguments, as torch."""
 
@@ -38,11 +48,7 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        _reset_like_linear(self.weight, self.bias)
 
     def forward(self, input):
         return F.linear(input, self.weight, self.bias)

@@ -32,7 +32,35 @@ def _clones(module, n):
     return ModuleList([copy.deepcopy(module) for _ in range(n)])
 
 
-class TransformerEncoderLayer(Module):
+class _Layer(Module):
+    """What the encoder and decoder layers share: attention blocks, the
+    feed-forward block, n LayerNorms and their dropouts."""
+
+    def _build(self, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+               batch_first, norm_first, bias, fk, n, attns):
+        for name in attns:
+            setattr(self, name, MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                                   batch_first=batch_first, **fk))
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **fk)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **fk)
+        self.norm_first = norm_first
+        for k in range(1, n + 1):
+            setattr(self, "norm%d" % k, LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk))
+        for k in range(1, n + 1):
+            setattr(self, "dropout%d" % k, Dropout(dropout))
+        self.activation = _activation(activation)
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                           need_weights=False, is_causal=is_causal and attn_mask is not None)[0]
+        return self.dropout1(x)
+
+    def _ff(self, x, out_dropout):
+        return out_dropout(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+
+class TransformerEncoderLayer(_Layer):
     """Self-attention and a feed-forward block, each with a residual and a
     LayerNorm (after the residual, or before the block with norm_first)."""
 
@@ -40,18 +68,9 @@ class TransformerEncoderLayer(Module):
                  layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True, device=None,
                  dtype=None):
         super().__init__()
-        fk = dict(device=device, dtype=dtype)
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                            batch_first=batch_first, **fk)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **fk)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **fk)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.activation = _activation(activation)
+        self._build(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                    batch_first, norm_first, bias, dict(device=device, dtype=dtype), 2,
+                    ("self_attn",))
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
         x = src
@@ -63,16 +82,11 @@ class TransformerEncoderLayer(Module):
             x = self.norm2(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           need_weights=False, is_causal=is_causal and attn_mask is not None)[0]
-        return self.dropout1(x)
-
     def _ff_block(self, x):
-        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        return self._ff(x, self.dropout2)
 
 
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_Layer):
     """Self-attention, attention over the encoder's memory and a
     feed-forward block, each with a residual and a LayerNorm."""
 
@@ -80,22 +94,9 @@ class TransformerDecoderLayer(Module):
                  layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True, device=None,
                  dtype=None):
         super().__init__()
-        fk = dict(device=device, dtype=dtype)
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                            batch_first=batch_first, **fk)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                                 batch_first=batch_first, **fk)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **fk)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **fk)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
-        self.activation = _activation(activation)
+        self._build(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                    batch_first, norm_first, bias, dict(device=device, dtype=dtype), 3,
+                    ("self_attn", "multihead_attn"))
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
@@ -112,11 +113,6 @@ class TransformerDecoderLayer(Module):
             x = self.norm3(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           need_weights=False, is_causal=is_causal and attn_mask is not None)[0]
-        return self.dropout1(x)
-
     def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal=False):
         x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask,
                                 key_padding_mask=key_padding_mask, need_weights=False,
@@ -124,7 +120,7 @@ class TransformerDecoderLayer(Module):
         return self.dropout2(x)
 
     def _ff_block(self, x):
-        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        return self._ff(x, self.dropout3)
 
 
 class TransformerEncoder(Module):
