@@ -256,3 +256,78 @@ def test_cuda_matches_cpu():
     np.testing.assert_allclose(out.detach().cpu().numpy(), ref, rtol=1e-4, atol=1e-5)
     out.sum().backward()
     assert m[0].weight.grad.is_cuda
+
+
+# ---- transposed convolutions --------------------------------------------------------------
+
+
+def np_conv_transpose(x, w, b, stride, padding, output_padding, groups, dilation):
+    """The definition: every input element scatters weight * value into the
+    output at stride spacing, then padding is cropped from both ends."""
+    d = x.ndim - 2
+    n, cin = x.shape[:2]
+    cout_g = w.shape[1]
+    kernel = w.shape[2:]
+    full = [(x.shape[2 + i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1
+            + output_padding[i] for i in range(d)]
+    out = np.zeros((n, cout_g * groups) + tuple(full))
+    cin_g = cin // groups
+    for ci in range(cin):
+        g = ci // cin_g
+        for pos in np.ndindex(*x.shape[2:]):
+            for kpos in np.ndindex(*kernel):
+                at = tuple(pos[i] * stride[i] + kpos[i] * dilation[i] for i in range(d))
+                sl = (slice(None), slice(g * cout_g, (g + 1) * cout_g)) + at
+                out[sl] += x[(slice(None), ci) + pos][:, None] * w[(ci, slice(None)) + kpos]
+    crop = (slice(None), slice(None)) + tuple(
+        slice(padding[i], full[i] - padding[i]) for i in range(d))
+    out = out[crop]
+    if b is not None:
+        out = out + b.reshape((1, -1) + (1,) * d)
+    return out
+
+
+@pytest.mark.parametrize("d,fn", [(1, F.conv_transpose1d), (2, F.conv_transpose2d)])
+@pytest.mark.parametrize("stride,padding,output_padding,groups,dilation", [
+    (1, 0, 0, 1, 1), (2, 1, 1, 1, 1), (3, 1, 2, 2, 1), (2, 2, 0, 2, 2)])
+def test_conv_transpose_against_numpy(d, fn, stride, padding, output_padding, groups, dilation):
+    spatial = {1: (5,), 2: (4, 3)}[d]
+    kernel = {1: (3,), 2: (3, 2)}[d]
+    x = rng.normal(size=(2, 4) + spatial)
+    w = rng.normal(size=(4, 3) + kernel)
+    b = rng.normal(size=3 * groups)
+    y = fn(t64(x), t64(w), t64(b), stride, padding, output_padding, groups, dilation)
+    ref = np_conv_transpose(x, w, b, (stride,) * d, (padding,) * d, (output_padding,) * d,
+                            groups, (dilation,) * d)
+    np.testing.assert_allclose(y.numpy(), ref, rtol=1e-10, atol=1e-10)
+
+
+def test_conv_transpose_gradient_module_and_errors():
+    _fd(lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1),
+        [rng.normal(size=(1, 2, 2, 3)), rng.normal(size=(2, 2, 3, 3))])
+    m = nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2)
+    assert m.weight.shape == (4, 3, 3, 3) and m.bias.shape == (6,)
+    x = torch.randn(1, 4, 5, 5)
+    assert m(x).shape == (1, 6, 10, 10) and m(x, output_size=(9, 9)).shape == (1, 6, 9, 9)
+    assert repr(m) == ("ConvTranspose2d(4, 6, kernel_size=(3, 3), stride=(2, 2), "
+                       "padding=(1, 1), output_padding=(1, 1), groups=2)")
+    with pytest.raises(ValueError, match="valid sizes range"):
+        m(x, output_size=(12, 12))
+    with pytest.raises(RuntimeError, match="output padding must be smaller"):
+        F.conv_transpose2d(x, torch.randn(4, 3, 3, 3), stride=1, output_padding=1)
+    with pytest.raises(ValueError, match='Only "zeros" padding mode'):
+        nn.ConvTranspose1d(2, 2, 3, padding_mode="reflect")
+
+
+@pytest.mark.skipif(real_torch is None, reason="torch is not importable")
+def test_conv_transpose_matches_torch():
+    x = rng.normal(size=(2, 4, 5, 6))
+    w = rng.normal(size=(4, 3, 3, 2))
+    got = F.conv_transpose2d(t64(x), t64(w), stride=(2, 3), padding=(1, 0), output_padding=(1, 2),
+                             groups=2, dilation=(1, 1)).numpy()
+    want = real_torch.nn.functional.conv_transpose2d(
+        real_torch.from_numpy(x), real_torch.from_numpy(w), stride=(2, 3), padding=(1, 0),
+        output_padding=(1, 2), groups=2).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+    assert repr(nn.ConvTranspose2d(4, 6, 3, stride=2)) == repr(
+        real_torch.nn.ConvTranspose2d(4, 6, 3, stride=2))

@@ -126,6 +126,67 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
 
 
+def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, d,
+                    name):
+    """The gradient of a convolution as a convolution: the input spread out
+    by `stride` (zeros between its elements), padded by dilation (k - 1) -
+    padding on each side (+ output_padding on the right; a negative pad
+    crops), then convolved at stride 1 with the weight flipped and its in
+    and out channels swapped per group."""
+    from .functional import pad as _pad
+    input, weight, bias = _to_lower(input, weight, bias)
+    x, unbatched = _batched(input, d, name)
+    if weight.dim() != d + 2:
+        raise RuntimeError("%s: expected a %dD weight [in, out/groups, *kernel], got %s"
+                           % (name, d + 2, list(weight.shape)))
+    c = x.shape[1]
+    if groups < 1 or c != weight.shape[0] or c % groups:
+        raise RuntimeError("Given transposed=1, weight of size %s, expected input%s to have %d "
+                           "channels, but got %d channels instead"
+                           % (list(weight.shape), list(x.shape), weight.shape[0], c))
+    stride, padding = _tuple(stride, d, "stride"), _tuple(padding, d, "padding")
+    output_padding, dilation = (_tuple(output_padding, d, "output_padding"),
+                                _tuple(dilation, d, "dilation"))
+    for op, s, dl in zip(output_padding, stride, dilation):
+        if op >= max(s, dl):
+            raise RuntimeError("output padding must be smaller than either stride or dilation, "
+                               "but got output_padding=%s, stride=%s, dilation=%s"
+                               % (list(output_padding), list(stride), list(dilation)))
+    kernel = tuple(weight.shape[2:])
+    if any(s > 1 for s in stride):
+        spread = tuple((n - 1) * s + 1 for n, s in zip(x.shape[2:], stride))
+        up = _C.zeros(tuple(x.shape[:2]) + spread, dtype=x.dtype, device=x.device)
+        up[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in stride)] = x
+        x = up
+    pads = [(dl * (k - 1) - p, dl * (k - 1) - p + op)
+            for k, p, op, dl in zip(kernel, padding, output_padding, dilation)]
+    if any(v for pr in pads for v in pr):
+        x = _pad(x, _pad_list(pads))
+    cin_g, cout_g = c // groups, weight.shape[1]
+    w = weight.reshape((groups, cin_g, cout_g) + kernel).transpose(1, 2)
+    w = w.reshape((groups * cout_g, cin_g) + kernel).flip(tuple(range(2, 2 + d)))
+    y = _conv(x, w, bias, 1, 0, dilation, groups, d, name)
+    return y.squeeze(0) if unbatched else y
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 1, "conv_transpose1d")
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 2, "conv_transpose2d")
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 3, "conv_transpose3d")
+
+
 # ---- pooling ---------------------------------------------------------------------------------
 
 

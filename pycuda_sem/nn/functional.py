@@ -36,8 +36,8 @@ from ._functional_resample import (  # noqa: F401
     interpolate, upsample, dropout1d, dropout2d, dropout3d,
 )
 from ._functional_conv import (  # noqa: F401
-    conv1d, conv2d, conv3d, max_pool1d, max_pool2d, max_pool3d, avg_pool1d, avg_pool2d,
-    avg_pool3d, adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,
+    conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, max_pool1d,
+    max_pool2d, max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,
     pixel_shuffle, pixel_unshuffle,
 )
 
@@ -55,7 +55,8 @@ __all__ = ["softmax", "log_softmax", "softmin", "one_hot", "normalize", "linear"
            "pairwise_distance", "adaptive_max_pool1d", "adaptive_max_pool2d", "pixel_shuffle",
            "pixel_unshuffle", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
            "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
-           "multilabel_soft_margin_loss", "multi_margin_loss"]
+           "multilabel_soft_margin_loss", "multi_margin_loss", "conv_transpose1d",
+           "conv_transpose2d", "conv_transpose3d"]
 
 
 def _implicit_dim(name, ndim):

@@ -18,7 +18,8 @@ from .batchnorm import (  # noqa: F401
     InstanceNorm3d,
 )
 from .conv import (  # noqa: F401
-    Conv1d, Conv2d, Conv3d, MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d,
+    Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, MaxPool1d,
+    MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d,
     AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, PixelShuffle,
     PixelUnshuffle,
 )

@@ -7,7 +7,8 @@ from ..parameter import Parameter
 from .linear import _reset_like_linear
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d",
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+           "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d",
            "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d",
            "AdaptiveMaxPool2d", "PixelShuffle", "PixelUnshuffle"]
 
@@ -21,6 +22,7 @@ def _ntuple(v, d):
 class _ConvNd(Module):
     _d = 0
     _fn = None
+    _transposed = False
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
                  groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
@@ -47,7 +49,7 @@ class _ConvNd(Module):
         self.stride = stride
         self.padding = padding if isinstance(padding, str) else _ntuple(padding, d)
         self.dilation = _ntuple(dilation, d)
-        self.transposed = False
+        self.transposed = self._transposed
         self.output_padding = (0,) * d
         self.groups = groups
         self.padding_mode = padding_mode
@@ -60,8 +62,10 @@ class _ConvNd(Module):
             pads = [(p, p) for p in self.padding]
         # F.pad's order for the non-zero padding modes: the last dim first
         self._reversed_padding_repeated_twice = [v for pr in reversed(pads) for v in pr]
-        self.weight = Parameter(_C.empty((out_channels, in_channels // groups) + self.kernel_size,
-                                         device=device, dtype=dtype))
+        # [out, in/groups, *k]; transposed: [in, out/groups, *k], as torch
+        shape = ((in_channels, out_channels // groups) if self._transposed
+                 else (out_channels, in_channels // groups))
+        self.weight = Parameter(_C.empty(shape + self.kernel_size, device=device, dtype=dtype))
         if bias:
             self.bias = Parameter(_C.empty(out_channels, device=device, dtype=dtype))
         else:
@@ -85,6 +89,8 @@ class _ConvNd(Module):
             s += ", padding={padding}"
         if self.dilation != (1,) * len(self.dilation):
             s += ", dilation={dilation}"
+        if self.output_padding != (0,) * len(self.output_padding):
+            s += ", output_padding={output_padding}"
         if self.groups != 1:
             s += ", groups={groups}"
         if self.bias is None:
@@ -110,6 +116,65 @@ class Conv3d(_ConvNd):
     """3-D convolution over [N, C, D, H, W] (or [C, D, H, W])."""
     _d = 3
     _fn = staticmethod(F.conv3d)
+
+
+class _ConvTransposeNd(_ConvNd):
+    """The transposed convolution (the gradient of _ConvNd's): weight
+    [in, out/groups, *kernel]; forward(input, output_size=None) picks the
+    output_padding that reaches output_size."""
+    _transposed = True
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
+                 device=None, dtype=None):
+        if padding_mode != "zeros":
+            raise ValueError('Only "zeros" padding mode is supported for %s'
+                             % type(self).__name__)
+        if isinstance(padding, str):
+            raise ValueError("%s does not support string padding" % type(self).__name__)
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, device, dtype)
+        self.output_padding = _ntuple(output_padding, self._d)
+
+    def _output_padding(self, input, output_size):
+        if output_size is None:
+            return self.output_padding
+        d = self._d
+        output_size = list(output_size)[-d:]
+        if len(output_size) != d:
+            raise ValueError("ConvTranspose%dD: for %dD input, output_size must have %d or %d "
+                             "elements (got %d)" % (d, input.dim(), d, d + 2, len(output_size)))
+        pads = []
+        for i in range(d):
+            lo = ((input.size(input.dim() - d + i) - 1) * self.stride[i] - 2 * self.padding[i]
+                  + self.dilation[i] * (self.kernel_size[i] - 1) + 1)
+            if not lo <= output_size[i] < lo + self.stride[i]:
+                raise ValueError("requested an output size of %s, but valid sizes range from %s "
+                                 "to %s (for an input of %s)" % (output_size, lo,
+                                                                 lo + self.stride[i] - 1,
+                                                                 list(input.shape[2:])))
+            pads.append(output_size[i] - lo)
+        return tuple(pads)
+
+    def forward(self, input, output_size=None):
+        return type(self)._fn(input, self.weight, self.bias, self.stride, self.padding,
+                              self._output_padding(input, output_size), self.groups,
+                              self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    _d = 1
+    _fn = staticmethod(F.conv_transpose1d)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    _d = 2
+    _fn = staticmethod(F.conv_transpose2d)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    _d = 3
+    _fn = staticmethod(F.conv_transpose3d)
 
 
 class _MaxPoolNd(Module):
