@@ -1,6 +1,5 @@
 """torch.cuda.amp: the deprecated spellings of torch.amp's autocast and
 GradScaler for CUDA (each warns FutureWarning, as torch 2.4+)."""
-import functools
 import warnings
 
 from .. import amp as _amp
@@ -17,7 +16,6 @@ class autocast(_amp.autocast):
 
 
 class GradScaler(_amp.GradScaler):
-    @functools.wraps(_amp.GradScaler.__init__)
     def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5,
                  growth_interval=2000, enabled=True):
         warnings.warn("`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use "

@@ -301,27 +301,28 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
                      divisor_override, 3, "avg_pool3d")
 
 
-def _adaptive_avg_pool(input, output_size, d, name):
+def _adaptive_pool(input, output_size, d, name, reduce):
+    """Adaptive pooling by `reduce` ('mean' or 'amax'), one dim at a time:
+    bin i of a dim of length L spans [floor(i L / S), ceil((i + 1) L / S));
+    equal bins are one reshape and one reduction."""
     x, unbatched = _batched(input, d, name)
     sizes = _tuple(output_size, d, "output_size") if not isinstance(output_size, (list, tuple)) \
         else tuple(x.shape[2 + i] if s is None else int(s) for i, s in enumerate(output_size))
     if len(sizes) != d:
         raise ValueError("%s: output_size must have %d elements" % (name, d))
     y = x
-    # one dim at a time: bin i of a dim of length L spans [floor(i L / S), ceil((i + 1) L / S))
     for i, s in enumerate(sizes):
         dim, length = 2 + i, x.shape[2 + i]
         if s <= 0:
             raise ValueError("%s: output_size must be positive, got %s" % (name, list(sizes)))
         if length % s == 0:
-            k = length // s
-            shape = tuple(y.shape[:dim]) + (s, k) + tuple(y.shape[dim + 1:])
-            y = y.reshape(shape).mean(dim + 1)
+            shape = tuple(y.shape[:dim]) + (s, length // s) + tuple(y.shape[dim + 1:])
+            y = getattr(y.reshape(shape), reduce)(dim + 1)
         else:
             starts = [(j * length) // s for j in range(s)]
             ends = [-(-((j + 1) * length) // s) for j in range(s)]
-            parts = [y.narrow(dim, a, b - a).mean(dim, keepdim=True) for a, b in zip(starts, ends)]
-            y = _C.cat(parts, dim)
+            y = _C.cat([getattr(y.narrow(dim, a, b - a), reduce)(dim, keepdim=True)
+                        for a, b in zip(starts, ends)], dim)
     return y.squeeze(0) if unbatched else y
 
 
@@ -329,19 +330,7 @@ def _adaptive_max_pool(input, output_size, return_indices, d, name):
     if return_indices:
         raise NotImplementedError("%s(return_indices=True) is not implemented in pycuda_sem"
                                   % name)
-    x, unbatched = _batched(input, d, name)
-    sizes = _tuple(output_size, d, "output_size") if not isinstance(output_size, (list, tuple)) \
-        else tuple(x.shape[2 + i] if s is None else int(s) for i, s in enumerate(output_size))
-    y = x
-    for i, s in enumerate(sizes):
-        dim, length = 2 + i, x.shape[2 + i]
-        if s <= 0:
-            raise ValueError("%s: output_size must be positive, got %s" % (name, list(sizes)))
-        starts = [(j * length) // s for j in range(s)]
-        ends = [-(-((j + 1) * length) // s) for j in range(s)]
-        y = _C.cat([y.narrow(dim, a, b - a).amax(dim, keepdim=True)
-                    for a, b in zip(starts, ends)], dim)
-    return y.squeeze(0) if unbatched else y
+    return _adaptive_pool(input, output_size, d, name, "amax")
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
@@ -380,8 +369,8 @@ def pixel_unshuffle(input, downscale_factor):
 
 
 def adaptive_avg_pool1d(input, output_size):
-    return _adaptive_avg_pool(input, output_size, 1, "adaptive_avg_pool1d")
+    return _adaptive_pool(input, output_size, 1, "adaptive_avg_pool1d", "mean")
 
 
 def adaptive_avg_pool2d(input, output_size):
-    return _adaptive_avg_pool(input, output_size, 2, "adaptive_avg_pool2d")
+    return _adaptive_pool(input, output_size, 2, "adaptive_avg_pool2d", "mean")

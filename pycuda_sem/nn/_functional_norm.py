@@ -8,6 +8,8 @@ from ..autograd.grad_mode import no_grad
 
 
 def _upcast(input):
+    # half inputs are normalised in float32, as torch's kernels accumulate
+    # (layer_norm and rms_norm in functional.py use it too)
     if input.dtype in (_C.float16, _C.bfloat16):
         return input.float(), input.dtype
     return input, None

@@ -13,7 +13,7 @@ re-exported here."""
 import warnings as _warnings
 
 from .. import _C
-from ..amp.autocast_mode import _to_float32, _to_lower
+from ..amp.autocast_mode import _open as _autocast_open, _to_float32, _to_lower
 from ._functional_loss import (  # noqa: F401
     mse_loss, l1_loss, smooth_l1_loss, huber_loss, nll_loss, cross_entropy, binary_cross_entropy,
     binary_cross_entropy_with_logits, kl_div,
@@ -22,6 +22,7 @@ from ._functional_attention import (  # noqa: F401
     scaled_dot_product_attention, multi_head_attention_forward,
 )
 from ._functional_norm import batch_norm, group_norm, instance_norm  # noqa: F401
+from ._functional_norm import _upcast
 from ._functional_act import (  # noqa: F401
     hardswish, hardsigmoid, softsign, tanhshrink, threshold, celu, softshrink, hardshrink, glu,
     prelu, rrelu,
@@ -69,7 +70,8 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """exp(x) / sum(exp(x)) along dim (dtype= casts the input first)."""
     if dim is None:
         dim = _implicit_dim("softmax", input.dim())
-    input, = _to_float32(input)
+    if _autocast_open[0]:  # a list lookup on the hot path, the policy only inside autocast
+        input, = _to_float32(input)
     return _C.softmax(input, dim, dtype=dtype)
 
 
@@ -77,7 +79,8 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """x - logsumexp(x) along dim (dtype= casts the input first)."""
     if dim is None:
         dim = _implicit_dim("log_softmax", input.dim())
-    input, = _to_float32(input)
+    if _autocast_open[0]:
+        input, = _to_float32(input)
     return _C.log_softmax(input, dim, dtype=dtype)
 
 
@@ -124,7 +127,8 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 
 def linear(input, weight, bias=None):
     """input @ weight.T + bias (one addmm for a 2-D input with bias)."""
-    input, weight, bias = _to_lower(input, weight, bias)
+    if _autocast_open[0]:
+        input, weight, bias = _to_lower(input, weight, bias)
     if bias is not None and input.dim() == 2:
         return _C.addmm(bias, input, weight.t())
     out = input.matmul(weight.t())
@@ -268,13 +272,6 @@ def _norm_dims(input, normalized_shape):
     return tuple(range(-n, 0))
 
 
-def _upcast(input):
-    # half inputs are normalised in float32, as torch's kernels accumulate
-    if input.dtype in (_C.float16, _C.bfloat16):
-        return input.float(), input.dtype
-    return input, None
-
-
 def _fused_norm(input, dims, weight, bias, eps, rms):
     """The one-kernel norm (csrc/ops/fused_layers.c) over the trailing dims,
     or None where the composed form below must run (mixed devices)."""
@@ -291,7 +288,8 @@ def _fused_norm(input, dims, weight, bias, eps, rms):
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """(x - mean) / sqrt(var + eps) * weight + bias over the last dims
     (biased variance, as torch): one kernel forward and backward."""
-    input, weight, bias = _to_float32(input, weight, bias)
+    if _autocast_open[0]:
+        input, weight, bias = _to_float32(input, weight, bias)
     dims = _norm_dims(input, normalized_shape)
     if input.is_floating_point() and input.numel():
         out = _fused_norm(input, dims, weight, bias, eps, False)
