@@ -54,3 +54,12 @@ CASES = [
     _big("gelu fwd+bwd 2^26 float32", "F.gelu(x).backward(g)", BIG),
     _big("gelu(tanh) fwd+bwd 2^26 float32", "F.gelu(x, approximate='tanh').backward(g)", BIG),
 ]
+
+
+if __name__ == "__main__":
+    import harness
+    import pycuda_sem
+    if not pycuda_sem.cuda.is_available():
+        print("bench_fused: no CUDA GPU here.")
+        sys.exit(0)
+    harness.save([harness.run(CASES, TITLE)])

@@ -197,15 +197,43 @@ def test_dropout_same_seed_same_mask_and_advances():
 
 @pytest.mark.cuda
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
-def test_dropout_cpu_and_cuda_masks_are_bit_identical(dtype):
+@pytest.mark.parametrize("n, lead", [(4099, 0), (4096, 0), (4096, 1)])
+def test_dropout_cpu_and_cuda_masks_are_bit_identical(dtype, n, lead):
+    # 4096 from an aligned start takes the kernel's packed loads; 4099 and a
+    # slice that starts one element in take the element-wise path
     dt = getattr(torch, dtype)
-    x = torch.tensor(RNG.standard_normal(4099)).to(dt)
+    x = torch.tensor(RNG.standard_normal(n + lead)).to(dt)[lead:]
     torch.manual_seed(123)
     a = F.dropout(x, 0.25)
     torch.manual_seed(123)
     b = F.dropout(x.cuda(), 0.25).cpu()
     assert (a == 0).tolist() == (b == 0).tolist()
     assert a.double().tolist() == b.double().tolist()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_unused_side_outputs_reach_the_formula_as_none(device, monkeypatch):
+    # layer_norm's mean/rstd and cross_entropy's lse are outputs of the node;
+    # zeros for them would cost several passes over the input per backward
+    from pycuda_sem.autograd import _formulas
+    seen, orig = {}, {}
+    for name in ("_layer_norm", "_cross_entropy"):
+        fn, save, res, node, mat = orig[name] = _formulas.REGISTRY[name]
+
+        def spy(ctx, g, *rest, fn=fn, name=name):
+            seen[name] = [r is None for r in rest]
+            return fn(ctx, g, *rest)
+        monkeypatch.setitem(_formulas.REGISTRY, name, (spy, save, res, node, mat))
+        _C._register_formula(name, spy, save, res, node, mat)
+    try:
+        x = t(RNG.standard_normal((6, 5)), device, rg=True)
+        F.layer_norm(x, (5,)).sum().backward()
+        F.cross_entropy(x, torch.tensor([0, 1, 2, 3, 4, 0], device=device)).backward()
+    finally:
+        for name, entry in orig.items():
+            _C._register_formula(name, *entry)
+    assert seen == {"_layer_norm": [True, True], "_cross_entropy": [True]}
+    assert x.grad is not None and bool(torch.isfinite(x.grad).all())
 
 
 # ---- gelu's backward --------------------------------------------------------------------

@@ -217,6 +217,43 @@ def test_unique_large_int64_matches_torch():
     eq(x.unique(), tu)
 
 
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+@pytest.mark.parametrize("lo, hi", [(0, 1 << 20), (-50, 50), (7, 8), (-(1 << 30), -(1 << 30) + 999)])
+def test_long_integer_sort_of_a_narrow_range_numpy_oracle(dtype, lo, hi):
+    # one row of 2^20 or more integers sorts only the bits on which its keys
+    # differ (kernels/sort.cu: make_keys' span); mixed signs, one value and
+    # negatives only each give a different bit count
+    a = np.random.default_rng(hi & 0xFFFF).integers(lo, hi, (1 << 20) + 5).astype(dtype)
+    x = pcs.tensor(a, device="cuda")
+    v, i = x.sort()
+    want_i = np.argsort(a, kind="stable")
+    assert np.array_equal(np_of(v), a[want_i]) and np.array_equal(np_of(i), want_i)
+    v, i = x.sort(descending=True, stable=True)
+    want_i = np.argsort(-a.astype(np.int64), kind="stable")
+    assert np.array_equal(np_of(v), a[want_i]) and np.array_equal(np_of(i), want_i)
+    assert np.array_equal(np_of(pcs.msort(x)), np.sort(a))
+    u, inv, c = x.unique(return_inverse=True, return_counts=True)
+    wu, winv, wc = np.unique(a, return_inverse=True, return_counts=True)
+    assert np.array_equal(np_of(u), wu) and np.array_equal(np_of(c), wc)
+    assert np.array_equal(np_of(inv), winv.reshape(-1))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+@pytest.mark.parametrize("length", [1, 4096, 5000])
+def test_searchsorted_one_sequence_numpy_oracle(dtype, length):
+    # up to 16 KiB of sequence is searched from shared memory, longer from
+    # global memory: both against numpy.searchsorted, ties and ends included
+    rng = np.random.default_rng(length)
+    seq = np.sort(rng.integers(-300, 300, length)).astype(dtype)
+    vals = np.concatenate([rng.integers(-310, 310, 3000), seq[:5]]).astype(dtype)
+    s, v = pcs.tensor(seq, device="cuda"), pcs.tensor(vals, device="cuda")
+    for side in ("left", "right"):
+        want = np.searchsorted(seq, vals, side=side)
+        assert np.array_equal(np_of(pcs.searchsorted(s, v, side=side)), want)
+        got32 = pcs.searchsorted(s, v, side=side, out_int32=True)
+        assert got32.dtype == pcs.int32 and np.array_equal(np_of(got32), want)
+
+
 @needs_torch
 def test_unique_values_keep_each_nan():
     a = np.array([1.0, np.nan, 2.0, np.nan, 1.0, -0.0, 0.0], dtype=np.float32)

@@ -27,6 +27,7 @@ struct pcs_opinfo {
     int n_save;
     int save[PCS_MAX_SAVE];
     bool save_result;
+    bool no_materialize; /* outputs with no gradient reach the formula as None */
 };
 
 static PyObject *registry = NULL; /* name -> capsule(pcs_opinfo) */
@@ -72,15 +73,19 @@ static PyObject *default_node_name(const char *name)
     return PyUnicode_FromString(buf);
 }
 
-/* _register_formula(name, fn, save_args, save_result, node_name=None) */
+/* _register_formula(name, fn, save_args, save_result, node_name=None,
+ * materialize=True). materialize=False: an output that got no gradient is
+ * passed to the formula as None rather than as zeros, for the fused layers
+ * whose side outputs (mean, rstd, lse) are almost never used and whose
+ * zero gradients would cost full passes over the input. */
 static PyObject *register_formula(PyObject *m, PyObject *const *a, Py_ssize_t nargs)
 {
     PCS_UNUSED(m);
-    if (nargs < 4 || nargs > 5 || !PyUnicode_Check(a[0]) || !PyTuple_Check(a[2]) ||
+    if (nargs < 4 || nargs > 6 || !PyUnicode_Check(a[0]) || !PyTuple_Check(a[2]) ||
         (a[1] != Py_None && !PyCallable_Check(a[1]))) {
         PyErr_SetString(PyExc_TypeError,
                         "_register_formula(name: str, fn: callable | None, save_args: tuple, "
-                        "save_result: bool, node_name: str | None = None)");
+                        "save_result: bool, node_name: str | None = None, materialize: bool = True)");
         return NULL;
     }
     const char *name = PyUnicode_AsUTF8(a[0]);
@@ -105,11 +110,14 @@ static PyObject *register_formula(PyObject *m, PyObject *const *a, Py_ssize_t na
     int sr = PyObject_IsTrue(a[3]);
     if (sr < 0)
         return NULL;
-    if (nargs == 5 && a[4] != Py_None && !PyUnicode_Check(a[4])) {
+    int mat = nargs == 6 ? PyObject_IsTrue(a[5]) : 1;
+    if (mat < 0)
+        return NULL;
+    if (nargs >= 5 && a[4] != Py_None && !PyUnicode_Check(a[4])) {
         PyErr_SetString(PyExc_TypeError, "_register_formula: node_name must be a str or None");
         return NULL;
     }
-    PyObject *nn = (nargs == 5 && a[4] != Py_None) ? Py_NewRef(a[4]) : default_node_name(name);
+    PyObject *nn = (nargs >= 5 && a[4] != Py_None) ? Py_NewRef(a[4]) : default_node_name(name);
     pcs_opinfo *op = nn ? opinfo_for(name) : NULL;
     if (!op) {
         Py_XDECREF(nn);
@@ -120,6 +128,7 @@ static PyObject *register_formula(PyObject *m, PyObject *const *a, Py_ssize_t na
     op->n_save = (int)ns;
     memcpy(op->save, save, sizeof save);
     op->save_result = sr;
+    op->no_materialize = !mat;
     Py_RETURN_NONE;
 }
 
@@ -303,6 +312,7 @@ static PyObject *record(PcsAgOp *w, PyObject *const *args, Py_ssize_t nargs, PyO
     PcsNode *n = pcs_node_new(PCS_NODE_FORMULA, op->node_name);
     if (!n)
         return NULL;
+    n->materialize = !op->no_materialize;
     PyObject *clone = NULL;
     if (inplace && save_self && self && PcsTensor_Check(self))
         clone = (PyObject *)pcs_tensor_contiguous((PcsTensor *)self, true);
@@ -663,7 +673,8 @@ int pcs_ag_wrap_module(PyObject *module)
 
 static PyMethodDef record_functions[] = {
     {"_register_formula", (PyCFunction)(void (*)(void))register_formula, METH_FASTCALL,
-     "_register_formula(name, fn, save_args, save_result, node_name=None): the backward formula "
+     "_register_formula(name, fn, save_args, save_result, node_name=None, materialize=True): "
+     "the backward formula "
      "of op `name` (fn=None: not differentiable)."},
     {"_formula_names", formula_names, METH_NOARGS,
      "_formula_names(): {op name: differentiable?} for every registered op."},

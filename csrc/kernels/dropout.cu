@@ -12,7 +12,9 @@ using namespace pcs;
 
 namespace {
 
-template <class T>
+// VEC: x and y aligned to a Pack of 4 and n a multiple of 4, so each
+// thread's block of 4 elements moves as one load and one store.
+template <class T, bool VEC>
 __global__ void dropout_kernel(T *y, const T *x, int64_t n, uint64_t seed, uint64_t offset,
                                float keep, compute_t<T> scale)
 {
@@ -20,14 +22,28 @@ __global__ void dropout_kernel(T *y, const T *x, int64_t n, uint64_t seed, uint6
     const int64_t blocks = (n + 3) / 4;
     for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < blocks;
          j += (int64_t)gridDim.x * blockDim.x) {
-        pcs_u32x4 r = pcs_philox(seed, offset + (uint64_t)j);
+        Pack<T, 4> in;
+        if constexpr (VEC) {
+            in = reinterpret_cast<const Pack<T, 4> *>(x)[j];
+        } else {
+#pragma unroll
+            for (int l = 0; l < 4; l++)
+                in.v[l] = j * 4 + l < n ? x[j * 4 + l] : T();
+        }
+        const pcs_u32x4 r = pcs_philox(seed, offset + (uint64_t)j);
+        Pack<T, 4> out;
 #pragma unroll
         for (int l = 0; l < 4; l++) {
-            int64_t i = j * 4 + l;
-            if (i < n) {
-                A m = pcs_u01f(r.v[l]) < keep ? A(1) : A(0);
-                y[i] = from_c<T>(to_c<A>(x[i]) * scale * m);
-            }
+            A m = pcs_u01f(r.v[l]) < keep ? A(1) : A(0);
+            out.v[l] = from_c<T>(to_c<A>(in.v[l]) * scale * m);
+        }
+        if constexpr (VEC) {
+            reinterpret_cast<Pack<T, 4> *>(y)[j] = out;
+        } else {
+#pragma unroll
+            for (int l = 0; l < 4; l++)
+                if (j * 4 + l < n)
+                    y[j * 4 + l] = out.v[l];
         }
     }
 }
@@ -46,8 +62,15 @@ extern "C" int pcs_launch_dropout(int dtype, void *y, const void *x, int64_t n, 
         } else {
             using A = compute_t<T>;
             int64_t blocks = (n + 3) / 4, grid = (blocks + 255) / 256, cap = (int64_t)sm_count() * 32;
-            launch_kernel(dropout_kernel<T>, dim3((unsigned)(grid < cap ? grid : cap)), dim3(256),
-                          stream, (T *)y, (const T *)x, n, seed, offset, keep, (A)scale);
+            const bool vec = n % 4 == 0 && (uintptr_t)x % sizeof(Pack<T, 4>) == 0 &&
+                             (uintptr_t)y % sizeof(Pack<T, 4>) == 0;
+            dim3 g((unsigned)(grid < cap ? grid : cap));
+            if (vec)
+                launch_kernel(dropout_kernel<T, true>, g, dim3(256), stream, (T *)y, (const T *)x, n,
+                              seed, offset, keep, (A)scale);
+            else
+                launch_kernel(dropout_kernel<T, false>, g, dim3(256), stream, (T *)y, (const T *)x,
+                              n, seed, offset, keep, (A)scale);
             return 0;
         }
     });

@@ -7,12 +7,14 @@
 // copy and no device-side assert (which would kill the context) runs.
 // Gathers move bytes per element size (whole rows with 16-byte accesses in
 // the common one-index case); deterministic scatters sort the offsets (CUB
-// radix sort, stable) and reduce each run of equal offsets in index order in
-// one thread; the default ADD of int32/int64/float32/float64 and SET use
+// radix sort, stable) and reduce the runs of equal offsets with
+// cub::DeviceReduce::ReduceByKey; the default ADD of int32/int64/float32/float64 and SET use
 // atomics / plain stores instead (index_exec.c decides).
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <cuda/std/limits>
 
@@ -185,21 +187,37 @@ void gather_rows(const int64_t *idx, int64_t nrows, int64_t isize, void *out, co
 // Scatter without sorting: atomics (ADD) or plain stores (SET)
 
 // The offsets computed on the fly (the range was checked by a first pass):
-// no offsets array in memory, no sort.
+// no offsets array in memory, no sort. UNROLL elements a thread, as in
+// gather_fused: the index and value loads of all of them issued before the
+// atomics, so more of them are in flight.
 template <class T, class I>
 __global__ void __launch_bounds__(256) scatter_atomic_kernel(pcs_index_geom g, T *dst, const T *vals, I n,
                                                              int add)
 {
-    const I step = (I)gridDim.x * blockDim.x;
-    for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
-        int64_t o = index_offset<I, false>(g, i, nullptr);
-        if (!add) {
-            dst[o] = vals[i];
-        } else if constexpr (std::is_same_v<T, int64_t>) {
-            atomicAdd((unsigned long long *)(dst + o), (unsigned long long)vals[i]);
-        } else if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, float> ||
-                             std::is_same_v<T, double>) {
-            atomicAdd(dst + o, vals[i]);
+    const I step = (I)gridDim.x * blockDim.x * UNROLL;
+    for (I i0 = (I)blockIdx.x * blockDim.x * UNROLL + threadIdx.x; i0 < n; i0 += step) {
+        int64_t off[UNROLL];
+        T v[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            I i = i0 + (I)u * blockDim.x;
+            off[u] = i < n ? index_offset<I, false>(g, i, nullptr) : -1;
+            if (i < n)
+                v[u] = vals[i];
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            if (off[u] < 0)
+                continue;
+            T *d = dst + off[u];
+            if (!add) {
+                *d = v[u];
+            } else if constexpr (std::is_same_v<T, int64_t>) {
+                atomicAdd((unsigned long long *)d, (unsigned long long)v[u]);
+            } else if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, float> ||
+                                 std::is_same_v<T, double>) {
+                atomicAdd(d, v[u]);
+            }
         }
     }
 }
@@ -207,16 +225,20 @@ __global__ void __launch_bounds__(256) scatter_atomic_kernel(pcs_index_geom g, T
 template <class T>
 void scatter_atomic(const pcs_index_geom *g, void *dst, const void *vals, int64_t n, int add, cudaStream_t st)
 {
-    if (n <= INT32_MAX)
-        launch_kernel(scatter_atomic_kernel<T, uint32_t>, grid_for(n, 256), 256, st, *g, (T *)dst,
-                      (const T *)vals, (uint32_t)n, add);
+    if (n <= INT32_MAX - 4 * 256 * UNROLL)
+        launch_kernel(scatter_atomic_kernel<T, uint32_t>, grid_unrolled(n, 256), 256, st, *g,
+                      (T *)dst, (const T *)vals, (uint32_t)n, add);
     else
-        launch_kernel(scatter_atomic_kernel<T, int64_t>, grid_for(n, 256), 256, st, *g, (T *)dst,
-                      (const T *)vals, n, add);
+        launch_kernel(scatter_atomic_kernel<T, int64_t>, grid_unrolled(n, 256), 256, st, *g,
+                      (T *)dst, (const T *)vals, n, add);
 }
 
 // ---------------------------------------------------------------------------
-// Scatter: one thread per run of equal sorted offsets
+// Scatter: runs of equal sorted offsets reduced by cub::DeviceReduce::
+// ReduceByKey (a scan with a fixed tile structure: the same association of
+// the run's values on every run, so float results are bit-identical from run
+// to run, and long runs are reduced in parallel rather than by one thread),
+// then one thread a run folds in dst itself and writes.
 
 template <class C> __device__ __forceinline__ C combine(C acc, C v, int mode)
 {
@@ -235,33 +257,48 @@ template <class C> __device__ __forceinline__ C combine(C acc, C v, int mode)
     }
 }
 
+// A run's reduction so far and how many values it holds (MEAN divides by it).
+template <class C> struct RunAcc {
+    C v;
+    int64_t c;
+};
+
+// Associative, not commutative: a comes before b in index order, so SET
+// keeps the last value of the run (the stable sort kept index order).
+template <class C> struct RunOp {
+    int mode;
+    __device__ __forceinline__ RunAcc<C> operator()(const RunAcc<C> &a, const RunAcc<C> &b) const
+    {
+        if (mode == PCS_SCATTER_SET)
+            return b;
+        return {combine<C>(a.v, b.v, mode), a.c + b.c};
+    }
+};
+
+// The value at sorted position j: vals[pos[j]], in the accumulation type.
+template <class T> struct LoadAt {
+    const T *vals;
+    __device__ __forceinline__ RunAcc<compute_t<T>> operator()(int64_t p) const
+    {
+        return {to_c<compute_t<T>>(vals[p]), 1};
+    }
+};
+
 template <class T>
-__global__ void __launch_bounds__(256) scatter_kernel(T *dst, const int64_t *key, const int64_t *pos,
-                                                      const T *vals, int64_t n, int mode, int self)
+__global__ void __launch_bounds__(256) scatter_apply(T *dst, const int64_t *key,
+                                                     const RunAcc<compute_t<T>> *agg,
+                                                     const int64_t *nruns, int mode, int self)
 {
     using C = compute_t<T>;
-    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    const int64_t n = *nruns, step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
-        int64_t k = key[i];
-        if (i > 0 && key[i - 1] == k)
-            continue; // not the start of a run
-        int64_t j = i;
-        if (mode == PCS_SCATTER_SET) {
-            while (j + 1 < n && key[j + 1] == k)
-                j++;
-            dst[k] = vals[pos[j]];
-            continue;
+        const int64_t k = key[i];
+        C acc = agg[i].v;
+        int64_t cnt = agg[i].c;
+        if (mode != PCS_SCATTER_SET && self) { // dst's own value first
+            acc = combine<C>(to_c<C>(dst[k]), acc, mode);
+            cnt++;
         }
-        C acc;
-        int64_t cnt = 1;
-        if (self) {
-            acc = to_c<C>(dst[k]);
-        } else {
-            acc = to_c<C>(vals[pos[j]]);
-            j++;
-        }
-        for (; j < n && key[j] == k; j++, cnt++)
-            acc = combine<C>(acc, to_c<C>(vals[pos[j]]), mode);
         if (mode == PCS_SCATTER_MEAN) { // cnt: the run, plus self when included
             if constexpr (is_cx<C>) {
                 acc = acc / C((typename C::value_type)cnt);
@@ -276,6 +313,36 @@ __global__ void __launch_bounds__(256) scatter_kernel(T *dst, const int64_t *key
         }
         dst[k] = from_c<T>(acc);
     }
+}
+
+inline size_t round_up(size_t x) { return (x + 255) / 256 * 256; }
+
+// temp NULL: *bytes = what the run needs (aggregates, the run count, CUB's
+// storage). uniq: n int64 of scratch for the runs' offsets.
+template <class T>
+int scatter_sorted(T *dst, const int64_t *key, const int64_t *pos, const T *vals, int64_t n,
+                   int mode, int self, void *temp, size_t *bytes, int64_t *uniq, cudaStream_t st)
+{
+    using A = RunAcc<compute_t<T>>;
+    const size_t agg_bytes = round_up((size_t)n * sizeof(A)), head = agg_bytes + 256;
+    auto in = thrust::make_transform_iterator(pos, LoadAt<T>{vals});
+    size_t cub_bytes = 0;
+    if (!temp) {
+        if (cub::DeviceReduce::ReduceByKey(nullptr, cub_bytes, key, uniq, in, (A *)nullptr,
+                                           (int64_t *)nullptr, RunOp<compute_t<T>>{mode}, n,
+                                           st) != cudaSuccess)
+            return -1;
+        *bytes = head + cub_bytes;
+        return 0;
+    }
+    A *agg = (A *)temp;
+    int64_t *nruns = (int64_t *)((char *)temp + agg_bytes);
+    cub_bytes = *bytes - head;
+    if (cub::DeviceReduce::ReduceByKey((char *)temp + head, cub_bytes, key, uniq, in, agg, nruns,
+                                       RunOp<compute_t<T>>{mode}, n, st) != cudaSuccess)
+        return -1;
+    launch_kernel(scatter_apply<T>, grid_for(n, 256), 256, st, dst, uniq, agg, nruns, mode, self);
+    return 0;
 }
 
 __global__ void iota_kernel(int64_t *out, int64_t n)
@@ -392,15 +459,17 @@ extern "C" int pcs_index_sort(void *temp, size_t *bytes, const int64_t *off, int
 
 extern "C" int pcs_launch_index_scatter(int dtype, void *dst, const int64_t *off_sorted,
                                         const int64_t *pos_sorted, const void *vals, int64_t n,
-                                        int mode, int include_self, cudaStream_t stream)
+                                        int mode, int include_self, void *temp, size_t *bytes,
+                                        int64_t *uniq, cudaStream_t stream)
 {
-    if (n <= 0)
+    if (n <= 0) {
+        *bytes = 0;
         return 0;
+    }
     return dispatch_dtype(dtype, [&](auto tag) {
         using T = decltype(tag);
-        launch_kernel(scatter_kernel<T>, grid_for(n, 256), 256, stream, (T *)dst, off_sorted,
-                      pos_sorted, (const T *)vals, n, mode, include_self);
-        return 0;
+        return scatter_sorted<T>((T *)dst, off_sorted, pos_sorted, (const T *)vals, n, mode,
+                                 include_self, temp, bytes, uniq, stream);
     });
 }
 

@@ -90,11 +90,15 @@ enum { PCS_SCATTER_SET = 0, PCS_SCATTER_ADD, PCS_SCATTER_MUL, PCS_SCATTER_MEAN,
 int pcs_index_sort(void *temp, size_t *bytes, const int64_t *off, int64_t *off_sorted,
                    int64_t *pos_in, int64_t *pos_sorted, int64_t n, int bits, cudaStream_t stream);
 /* dst[k] = reduce of the values vals[pos[j]] of each run of equal sorted
- * offsets k (with dst[k] itself first when include_self), in index order,
- * so that float sums are the same from run to run. vals has dst's dtype. */
+ * offsets k (with dst[k] itself first when include_self), by
+ * cub::DeviceReduce::ReduceByKey, whose fixed association makes float
+ * results the same from run to run. vals has dst's dtype. temp NULL: sets
+ * *bytes to the temporary storage needed and returns; uniq: n int64 of
+ * scratch. */
 int pcs_launch_index_scatter(int dtype, void *dst, const int64_t *off_sorted,
                              const int64_t *pos_sorted, const void *vals, int64_t n, int mode,
-                             int include_self, cudaStream_t stream);
+                             int include_self, void *temp, size_t *bytes, int64_t *uniq,
+                             cudaStream_t stream);
 
 /* The positions i < n with flags[i] != 0, ascending, and their count
  * (device int64), through cub::DeviceSelect::Flagged. temp NULL: sizing. */

@@ -32,16 +32,58 @@ using namespace pcs;
 
 namespace {
 
+// span != NULL: also the OR (span[0]) and the AND (span[1]) of all keys,
+// whose XOR marks the bits on which some keys differ.
 template <class T>
 __global__ void make_keys(const T *in, ukey_t<T> *keys, int32_t *iota, int64_t n, int64_t seglen,
-                          bool desc)
+                          bool desc, ukey_t<T> *span)
 {
+    using U = ukey_t<T>;
+    U o = 0, a = U(~U(0));
     GRID_STRIDE(i, n)
     {
-        keys[i] = to_key(in[i], iota != nullptr, desc);
+        const U k = to_key(in[i], iota != nullptr, desc);
+        keys[i] = k;
+        o |= k;
+        a &= k;
         if (iota)
             iota[i] = (int32_t)(i % seglen);
     }
+    if constexpr (sizeof(U) == 4 || sizeof(U) == 8) {
+        if (!span) // uniform: the whole grid returns here or none of it
+            return;
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) {
+            o |= __shfl_xor_sync(0xffffffffu, o, off);
+            a &= __shfl_xor_sync(0xffffffffu, a, off);
+        }
+        if ((threadIdx.x & 31) == 0) {
+            using W = std::conditional_t<sizeof(U) == 8, unsigned long long, unsigned int>;
+            atomicOr((W *)span, (W)o);
+            atomicAnd((W *)span + 1, (W)a);
+        }
+    }
+}
+
+// The bits [0, b) on which the n keys of one row may differ, b >= 1: the
+// keys' OR and AND, made with them, read back (a synchronisation, paid
+// only for integer keys of a long row, where the sort it shortens costs a
+// thousand times more). Integers of a small range, the common case
+// (indices, labels, token ids), sort in 2 or 3 radix passes instead of 8.
+template <class U> int span_bits(const U *span, cudaStream_t s, int *end_bit)
+{
+    U h[2];
+    cudaError_t e = cudaMemcpyAsync(h, span, sizeof h, cudaMemcpyDeviceToHost, s);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(s);
+    if (e != cudaSuccess)
+        return (int)e;
+    U diff = h[0] ^ h[1];
+    int b = 1;
+    while (b < (int)sizeof(U) * 8 && (diff >> b) != 0)
+        b++;
+    *end_bit = b;
+    return 0;
 }
 
 template <class T>
@@ -90,6 +132,9 @@ int run_sort(const T *in, T *values, int64_t *indices, int64_t nseg, int64_t seg
     Carve c{base};
     U *k0 = c.take<U>(n * sizeof(U)), *k1 = c.take<U>(n * sizeof(U));
     int32_t *v0 = pairs ? c.take<int32_t>(n * 4) : nullptr, *v1 = pairs ? c.take<int32_t>(n * 4) : nullptr;
+    // integer keys of one long row: sort only the bits on which they differ
+    const bool narrow = is_int<T> && sizeof(U) >= 4 && nseg == 1 && n >= (1 << 20);
+    U *span = narrow ? c.take<U>(2 * sizeof(U)) : nullptr;
     cub::DoubleBuffer<U> keys(k0, k1);
     cub::DoubleBuffer<int32_t> vals(v0, v1);
     size_t tmp_bytes = 0;
@@ -101,10 +146,17 @@ int run_sort(const T *in, T *values, int64_t *indices, int64_t nseg, int64_t seg
         return 0;
     if (n == 0)
         return 0;
-    launch_kernel(make_keys<T>, grid_for(n), 256, s, in, k0, v0, n, seglen, desc);
+    if (span && ((e = cudaMemsetAsync(span, 0, sizeof(U), s)) != cudaSuccess ||
+                 (e = cudaMemsetAsync(span + 1, 0xff, sizeof(U), s)) != cudaSuccess))
+        return (int)e;
+    launch_kernel(make_keys<T>, grid_for(n), 256, s, in, k0, v0, n, seglen, desc, span);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return (int)e;
-    e = cub_sort<U>(tmp, tmp_bytes, keys, pairs ? &vals : nullptr, n, nseg, seglen, s);
+    int end_bit = 0, r;
+    if (span && (r = span_bits(span, s, &end_bit)) != 0)
+        return r;
+    // fewer bits need no more storage than all of them (sized above)
+    e = cub_sort<U>(tmp, tmp_bytes, keys, pairs ? &vals : nullptr, n, nseg, seglen, s, end_bit);
     if (e != cudaSuccess)
         return (int)e;
     if (pairs)
@@ -211,6 +263,37 @@ __global__ void search_rows(const T *seq, const int64_t *sorter, int64_t seq_row
             C m = to_c<C>(s[so ? so[mid] : mid]);
             bool go_right = right ? !(m > v) : !(m >= v);
             if (go_right)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        out[i] = (O)lo;
+    }
+}
+
+// One short sequence for every value (the common bucketize case): each block
+// copies it into shared memory once and searches there with 32-bit indices,
+// so the ~log2(len) dependent reads per value cost shared-memory latency
+// rather than L1/L2's. Same comparisons as search_rows.
+constexpr int64_t SEARCH_SMEM_BYTES = 16384;
+
+template <class T, class O>
+__global__ void search_smem(const T *seq, int len, const T *vals, int64_t n, bool right, O *out)
+{
+    using C = compute_t<T>;
+    extern __shared__ __align__(16) unsigned char sm_raw[];
+    C *sh = reinterpret_cast<C *>(sm_raw);
+    for (int k = threadIdx.x; k < len; k += blockDim.x)
+        sh[k] = to_c<C>(seq[k]);
+    __syncthreads();
+    GRID_STRIDE(i, n)
+    {
+        const C v = to_c<C>(vals[i]);
+        int lo = 0, hi = len;
+        while (lo < hi) {
+            const int mid = (lo + hi) >> 1;
+            const C m = sh[mid];
+            if (right ? !(m > v) : !(m >= v))
                 lo = mid + 1;
             else
                 hi = mid;
@@ -511,6 +594,22 @@ extern "C" int pcs_launch_searchsorted(int dtype, const void *seq, const int64_t
         } else {
             if (n == 0)
                 return 0;
+            using C = compute_t<T>;
+            const int64_t smem = len * (int64_t)sizeof(C);
+            if (seq_rows == 1 && !sorter && len > 0 && smem <= SEARCH_SMEM_BYTES) {
+                // enough blocks to fill the GPU, each paying for one copy
+                unsigned g = grid_for(n);
+                unsigned cap = (unsigned)sm_count() * 8;
+                g = g < cap ? g : cap;
+                // chevrons: launch_kernel passes no dynamic shared memory
+                if (out_int32)
+                    search_smem<T, int32_t><<<g, 256, (size_t)smem, s>>>(
+                        (const T *)seq, (int)len, (const T *)vals, n, right != 0, (int32_t *)out);
+                else
+                    search_smem<T, int64_t><<<g, 256, (size_t)smem, s>>>(
+                        (const T *)seq, (int)len, (const T *)vals, n, right != 0, (int64_t *)out);
+                return 0;
+            }
             if (out_int32)
                 launch_kernel(search_rows<T, int32_t>, grid_for(n), 256, s, (const T *)seq, sorter,
                               seq_rows, len, (const T *)vals, n, per_row, right != 0, (int32_t *)out);

@@ -123,19 +123,21 @@ struct Carve {
     }
 };
 
-// CUB's part of a sort of `n` keys of type U in nseg rows (pairs: int32 values).
+// CUB's part of a sort of `n` keys of type U in nseg rows (pairs: int32
+// values). end_bit > 0 (one row only): every key agrees on the bits from
+// end_bit up, so the radix passes cover bits [0, end_bit) alone.
 template <class U>
 cudaError_t cub_sort(void *tmp, size_t &tmp_bytes, cub::DoubleBuffer<U> &keys,
                      cub::DoubleBuffer<int32_t> *vals, int64_t n, int64_t nseg, int64_t seglen,
-                     cudaStream_t s)
+                     cudaStream_t s, int end_bit = 0)
 {
     RowIt begin(thrust::counting_iterator<int64_t>(0), RowStart{seglen});
     RowIt end(thrust::counting_iterator<int64_t>(1), RowStart{seglen});
     if (nseg == 1) {
+        const int eb = end_bit > 0 ? end_bit : (int)sizeof(U) * 8;
         if (vals)
-            return cub::DeviceRadixSort::SortPairs(tmp, tmp_bytes, keys, *vals, (int)n, 0,
-                                                   (int)sizeof(U) * 8, s);
-        return cub::DeviceRadixSort::SortKeys(tmp, tmp_bytes, keys, (int)n, 0, (int)sizeof(U) * 8, s);
+            return cub::DeviceRadixSort::SortPairs(tmp, tmp_bytes, keys, *vals, (int)n, 0, eb, s);
+        return cub::DeviceRadixSort::SortKeys(tmp, tmp_bytes, keys, (int)n, 0, eb, s);
     }
     if (vals)
         return cub::DeviceSegmentedSort::StableSortPairs(tmp, tmp_bytes, keys, *vals, n, nseg, begin,

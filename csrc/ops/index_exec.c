@@ -400,24 +400,35 @@ static int scatter_cuda(PcsTensor *dst, PcsTensor *off, PcsTensor *vals, int64_t
         return -1;
     cudaStream_t st = pcs_current_stream(dev);
     int bits = bit_length((uint64_t)(dst->storage->nbytes / pcs_itemsize(dst->dtype)));
-    size_t bytes = 0;
+    size_t bytes = 0, sbytes = 0;
     if (pcs_index_sort(NULL, &bytes, NULL, NULL, NULL, NULL, n, bits, st) < 0) {
         PyErr_SetString(PyExc_RuntimeError, "index scatter: cub::DeviceRadixSort sizing failed");
         return -1;
     }
+    if (pcs_launch_index_scatter(dst->dtype, NULL, NULL, NULL, NULL, n, mode, include_self, NULL,
+                                 &sbytes, NULL, st) < 0) {
+        pcs_not_implemented("scatter", dst->dtype);
+        return -1;
+    }
+    /* the sort's storage, then the reduction's: one buffer of the larger */
+    bytes = bytes > sbytes ? bytes : sbytes;
     PcsTensor *scratch = empty1(3 * n, PCS_INT64, dev);
     PcsTensor *temp = scratch ? empty1((int64_t)bytes + 1, PCS_UINT8, dev) : NULL;
     int r = temp ? 0 : -1;
     if (r == 0) {
+        /* s: sorted offsets | positions 0..n-1, then the runs' offsets | sorted positions */
         int64_t *s = pcs_tensor_data(scratch);
         const int64_t *o = pcs_tensor_data(off);
-        if (pcs_index_sort(pcs_tensor_data(temp), &bytes, o, s, s + n, s + 2 * n, n, bits, st) < 0) {
+        size_t tb = bytes;
+        if (pcs_index_sort(pcs_tensor_data(temp), &tb, o, s, s + n, s + 2 * n, n, bits, st) < 0) {
             PyErr_SetString(PyExc_RuntimeError, "index scatter: cub::DeviceRadixSort failed");
             r = -1;
         } else if ((r = PCS_CHECK_LAUNCH(st, "index sort")) == 0) {
             if (pcs_launch_index_scatter(dst->dtype, dst->storage->data, s, s + 2 * n,
-                                         pcs_tensor_data(vals), n, mode, include_self, st) < 0) {
-                pcs_not_implemented("scatter", dst->dtype);
+                                         pcs_tensor_data(vals), n, mode, include_self,
+                                         pcs_tensor_data(temp), &sbytes, s + n, st) < 0) {
+                PyErr_SetString(PyExc_RuntimeError,
+                                "index scatter: cub::DeviceReduce::ReduceByKey failed");
                 r = -1;
             } else {
                 r = PCS_CHECK_LAUNCH(st, "index scatter");

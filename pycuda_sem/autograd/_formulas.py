@@ -25,7 +25,8 @@ work, and so that the engine's automatic fix-ups apply):
 from .. import _C
 
 # ---- the registry ---------------------------------------------------------------
-# REGISTRY maps an op name to (fn, save_args, save_result, node_name). fn None
+# REGISTRY maps an op name to (fn, save_args, save_result, node_name,
+# materialize). fn None
 # marks an op whose outputs never require grad (factories, random fills).
 # The test suite enumerates it: every differentiable entry needs a gradcheck
 # case there (tests/test_autograd_ops.py), so no op slips in untested.
@@ -38,24 +39,28 @@ def _camel(name):
     return "".join(p[:1].upper() + p[1:] for p in name.strip("_").split("_"))
 
 
-def register(names, fn, save=(), result=False, node_name=None):
+def register(names, fn, save=(), result=False, node_name=None, materialize=True):
     """Register fn under every name of the space-separated `names`. The
     first name is the canonical op: aliases and in-place variants share its
-    node name (torch: x.mul_(y).grad_fn is MulBackward0)."""
+    node name (torch: x.mul_(y).grad_fn is MulBackward0). materialize=False:
+    outputs that got no gradient reach fn as None instead of zeros (for ops
+    with side outputs that are rarely differentiated, where zeros would cost
+    whole passes over the input)."""
     names = names.split()
     if node_name is None:
         node_name = _camel(names[0].rstrip("_")) + "Backward0"
     save = tuple(save)
     for n in names:
-        REGISTRY[n] = (fn, save, bool(result), node_name if fn is not None else None)
+        REGISTRY[n] = (fn, save, bool(result), node_name if fn is not None else None,
+                       bool(materialize))
         if _engine_register is not None:
-            _engine_register(n, fn, save, bool(result), node_name)
+            _engine_register(n, fn, save, bool(result), node_name, bool(materialize))
 
 
-def formula(names, save=(), result=False, node_name=None):
+def formula(names, save=(), result=False, node_name=None, materialize=True):
     """Decorator form of register()."""
     def deco(fn):
-        register(names, fn, save, result, node_name)
+        register(names, fn, save, result, node_name, materialize)
         return fn
     return deco
 

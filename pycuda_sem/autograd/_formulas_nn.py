@@ -21,7 +21,7 @@ def _composed_norm(x, w, mean, rstd, rms, gy, n):
     return (rs * gx).reshape(x.shape), (gr * xh).sum(0), gr.sum(0)
 
 
-@formula("_layer_norm", save=(0, 2), result=True)
+@formula("_layer_norm", save=(0, 2), result=True, materialize=False)
 def _layer_norm(ctx, gy, *gstats):
     x, w = ctx.args[0], ctx.args[2]
     n, rms = int(ctx.args[1]), bool(ctx.args[5]) if len(ctx.args) > 5 else bool(ctx.kwargs.get("rms"))
@@ -67,7 +67,7 @@ def _composed_xent(x, t, w, ignore, ls, gl):
     return gl.reshape(-1, 1) * gx
 
 
-@formula("_cross_entropy", save=(0, 1, 2), result=True)
+@formula("_cross_entropy", save=(0, 1, 2), result=True, materialize=False)
 def _cross_entropy(ctx, gl, glse=None):
     x, t, w, ignore, ls = ctx.args[:5]
     lse = ctx.result[1]
