@@ -46,19 +46,49 @@ __device__ __noinline__ void report_bad(pcs_index_err *err, int k, int64_t v)
     err->bad[k] = 1;
 }
 
+// The geometry with a multiply-shift divider for each result size (the
+// 32-bit coordinate path): q = (umulhi(n, mul) + n) >> shr is n / size for
+// every n < 2^31 (Granlund and Montgomery; the 32-bit path only runs for
+// results under 2^31 elements). A divide by a value known only at run time
+// is some 20 instructions; this is 3, and the address arithmetic is most of
+// what a gather thread does besides waiting for memory.
+struct Geom : pcs_index_geom {
+    uint32_t mul[PCS_MAX_DIMS], shr[PCS_MAX_DIMS];
+};
+
+inline Geom make_geom(const pcs_index_geom &g)
+{
+    Geom f;
+    static_cast<pcs_index_geom &>(f) = g;
+    for (int d = 0; d < PCS_MAX_DIMS; d++) {
+        uint64_t v = d < g.ndim && g.sizes[d] > 0 && g.sizes[d] <= INT32_MAX ? (uint64_t)g.sizes[d] : 1;
+        uint32_t sh = 0;
+        while ((1ull << sh) < v)
+            sh++;
+        f.shr[d] = sh;
+        f.mul[d] = (uint32_t)(((1ull << 32) * ((1ull << sh) - v)) / v + 1);
+    }
+    return f;
+}
+
 // The offset of result element i (index.h's formula). I: the type
 // coordinates are split in (32 bits when the result has under 2^31
-// elements: divisions cost a third).
+// elements, with the dividers above).
 template <class I, bool REPORT = true>
-__device__ __forceinline__ int64_t index_offset(const pcs_index_geom &g, I i, pcs_index_err *err)
+__device__ __forceinline__ int64_t index_offset(const Geom &g, I i, pcs_index_err *err)
 {
     I rem = i;
     int64_t off = g.base, ioff[PCS_MAX_DIMS];
     for (int k = 0; k < g.nidx; k++)
         ioff[k] = 0;
     for (int d = g.ndim - 1; d >= 0; d--) {
-        I s = (I)g.sizes[d], c = rem % s;
-        rem /= s;
+        I s = (I)g.sizes[d], q;
+        if constexpr (sizeof(I) == 4)
+            q = (__umulhi(rem, g.mul[d]) + rem) >> g.shr[d];
+        else
+            q = rem / s;
+        const I c = rem - q * s;
+        rem = q;
         off += (int64_t)c * g.bstride[d];
         for (int k = 0; k < g.nidx; k++)
             ioff[k] += (int64_t)c * g.istride[k][d];
@@ -79,7 +109,7 @@ __device__ __forceinline__ int64_t index_offset(const pcs_index_geom &g, I i, pc
 constexpr int UNROLL = 4;
 
 template <class I>
-__global__ void __launch_bounds__(256) offsets_kernel(pcs_index_geom g, int64_t *out, I n, pcs_index_err *err)
+__global__ void __launch_bounds__(256) offsets_kernel(Geom g, int64_t *out, I n, pcs_index_err *err)
 {
     const I step = (I)gridDim.x * blockDim.x;
     for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
@@ -95,7 +125,7 @@ __global__ void __launch_bounds__(256) offsets_kernel(pcs_index_geom g, int64_t 
 // reads of src. A bad index reads element 0 (in bounds); the host discards
 // the result.
 template <class E, class I>
-__global__ void __launch_bounds__(256) gather_fused(pcs_index_geom g, E *out, const E *src, I n, pcs_index_err *err)
+__global__ void __launch_bounds__(256) gather_fused(Geom g, E *out, const E *src, I n, pcs_index_err *err)
 {
     const I step = (I)gridDim.x * blockDim.x * UNROLL;
     for (I i0 = (I)blockIdx.x * blockDim.x * UNROLL + threadIdx.x; i0 < n; i0 += step) {
@@ -127,10 +157,10 @@ void gather_geom(const pcs_index_geom *g, void *out, const void *src, int64_t n,
                  cudaStream_t st)
 {
     if (n <= INT32_MAX - 4 * 256 * UNROLL)
-        launch_kernel(gather_fused<E, uint32_t>, grid_unrolled(n, 256), 256, st, *g, (E *)out,
+        launch_kernel(gather_fused<E, uint32_t>, grid_unrolled(n, 256), 256, st, make_geom(*g), (E *)out,
                       (const E *)src, (uint32_t)n, err);
     else
-        launch_kernel(gather_fused<E, int64_t>, grid_unrolled(n, 256), 256, st, *g, (E *)out,
+        launch_kernel(gather_fused<E, int64_t>, grid_unrolled(n, 256), 256, st, make_geom(*g), (E *)out,
                       (const E *)src, n, err);
 }
 
@@ -191,7 +221,7 @@ void gather_rows(const int64_t *idx, int64_t nrows, int64_t isize, void *out, co
 // gather_fused: the index and value loads of all of them issued before the
 // atomics, so more of them are in flight.
 template <class T, class I>
-__global__ void __launch_bounds__(256) scatter_atomic_kernel(pcs_index_geom g, T *dst, const T *vals, I n,
+__global__ void __launch_bounds__(256) scatter_atomic_kernel(Geom g, T *dst, const T *vals, I n,
                                                              int add)
 {
     const I step = (I)gridDim.x * blockDim.x * UNROLL;
@@ -226,10 +256,10 @@ template <class T>
 void scatter_atomic(const pcs_index_geom *g, void *dst, const void *vals, int64_t n, int add, cudaStream_t st)
 {
     if (n <= INT32_MAX - 4 * 256 * UNROLL)
-        launch_kernel(scatter_atomic_kernel<T, uint32_t>, grid_unrolled(n, 256), 256, st, *g,
+        launch_kernel(scatter_atomic_kernel<T, uint32_t>, grid_unrolled(n, 256), 256, st, make_geom(*g),
                       (T *)dst, (const T *)vals, (uint32_t)n, add);
     else
-        launch_kernel(scatter_atomic_kernel<T, int64_t>, grid_unrolled(n, 256), 256, st, *g,
+        launch_kernel(scatter_atomic_kernel<T, int64_t>, grid_unrolled(n, 256), 256, st, make_geom(*g),
                       (T *)dst, (const T *)vals, n, add);
 }
 
@@ -386,9 +416,11 @@ extern "C" int pcs_launch_index_offsets(const pcs_index_geom *g, int64_t *out, i
     if (n <= 0)
         return 0;
     if (n <= INT32_MAX)
-        launch_kernel(offsets_kernel<uint32_t>, grid_for(n, 256), 256, stream, *g, out, (uint32_t)n, err);
+        launch_kernel(offsets_kernel<uint32_t>, grid_for(n, 256), 256, stream, make_geom(*g), out,
+                      (uint32_t)n, err);
     else
-        launch_kernel(offsets_kernel<int64_t>, grid_for(n, 256), 256, stream, *g, out, n, err);
+        launch_kernel(offsets_kernel<int64_t>, grid_for(n, 256), 256, stream, make_geom(*g), out, n,
+                      err);
     return 0;
 }
 

@@ -426,6 +426,9 @@ int pcs_launch_norm_fwd(int dtype, int rms, void *y, void *mean, void *rstd, con
 int pcs_launch_norm_bwd(int dtype, int rms, void *gx, void *gw, void *gb, const void *gy,
                         const void *x, const void *mean, const void *rstd, const void *w,
                         int64_t rows, int64_t N, void *work, int parts, cudaStream_t stream);
+/* The `parts` pcs_launch_norm_bwd wants (work holds 2 * parts * N values):
+ * with_gx and rows of up to 4096 take the one-pass kernel, a part a block. */
+int pcs_norm_bwd_parts(int64_t rows, int64_t N, int with_gx);
 
 /* Cross entropy with class indices over `rows` contiguous rows of C logits x
  * (dtype) and int64 targets t, one block a row, the row read once:

@@ -8,10 +8,12 @@
 // accumulation type (float for float16/bfloat16/float32, double for float64),
 // which is as accurate as Welford and cheaper once the row is in registers.
 // Backward: gx one block a row (the two row sums mean(dxh) and mean(dxh xh),
-// then one write); gw/gb as column sums: a grid of (column tiles x parts),
-// each block summing a fixed slice of rows for 32 columns into `work`, then a
-// second kernel adds the parts of each column in order. No atomics, so the
-// result is bit-identical from run to run.
+// then one write); gw/gb as column sums into `work`, one slice of it per
+// part, then a second kernel adds the parts of each column in order. Rows of
+// up to 4096 do all three in one pass over gy and x (norm_bwd_fused, a part
+// per block); longer ones sum with a grid of (column tiles x parts), each
+// block a fixed slice of rows for 32 columns. No atomics, so the result is
+// bit-identical from run to run.
 #include "ew_common.cuh"
 
 using namespace pcs;
@@ -164,6 +166,66 @@ __global__ void __launch_bounds__(BLOCK) norm_bwd_x(T *gx, const T *gy, const T 
     }
 }
 
+// gx as norm_bwd_x, and in the same pass the column sums of gy * xh and gy
+// over this block's rows, kept in registers (each thread owns the columns
+// threadIdx.x + i * BLOCK) and written as the block's part of `work`: gy and
+// x are read once for all three gradients. The grid is fixed (the parts), so
+// each block's rows, and the sums, are the same on every run.
+template <class T, int VPT>
+__global__ void __launch_bounds__(BLOCK) norm_bwd_fused(T *gx, compute_t<T> *work, const T *gy,
+                                                        const T *x, const compute_t<T> *mean,
+                                                        const compute_t<T> *rstd, const T *w,
+                                                        int64_t rows, int64_t N)
+{
+    using A = compute_t<T>;
+    __shared__ A sh[32];
+    const A inv_n = A(1) / A(N);
+    A pw[VPT], pb[VPT];
+#pragma unroll
+    for (int i = 0; i < VPT; i++)
+        pw[i] = pb[i] = 0;
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const T *xr = x + row * N, *gr = gy + row * N;
+        const A mu = mean ? mean[row] : A(0), rs = rstd[row];
+        A xh[VPT], g[VPT];
+        A s1 = 0, s2 = 0;
+#pragma unroll
+        for (int i = 0; i < VPT; i++) {
+            int64_t k = threadIdx.x + (int64_t)i * BLOCK;
+            xh[i] = g[i] = 0;
+            if (k < N) {
+                xh[i] = (to_c<A>(xr[k]) - mu) * rs;
+                g[i] = to_c<A>(gr[k]);
+            }
+            const A dv = w && k < N ? g[i] * to_c<A>(w[k]) : g[i];
+            s1 += dv;
+            s2 += dv * xh[i];
+            pw[i] += g[i] * xh[i];
+            pb[i] += g[i];
+        }
+        const A m1 = mean ? block_sum(s1, sh) * inv_n : A(0); // rms: no mean term
+        const A m2 = block_sum(s2, sh) * inv_n;
+        T *o = gx + row * N;
+#pragma unroll
+        for (int i = 0; i < VPT; i++) {
+            int64_t k = threadIdx.x + (int64_t)i * BLOCK;
+            if (k < N) {
+                const A dv = w ? g[i] * to_c<A>(w[k]) : g[i];
+                o[k] = from_c<T>(rs * (dv - m1 - xh[i] * m2));
+            }
+        }
+    }
+    const int64_t parts = gridDim.x;
+#pragma unroll
+    for (int i = 0; i < VPT; i++) {
+        int64_t k = threadIdx.x + (int64_t)i * BLOCK;
+        if (k < N) {
+            work[(int64_t)blockIdx.x * N + k] = pw[i];
+            work[(parts + blockIdx.x) * N + k] = pb[i];
+        }
+    }
+}
+
 // Partial column sums: block (tile, part) sums rows [part * per, ...) of 32
 // columns; 8 rows of threads split the slice, merged in a fixed order.
 constexpr int TY = 8;
@@ -249,7 +311,20 @@ template <class F> void by_vpt(int64_t N, F &&f)
         f(std::integral_constant<int, 0>{});
 }
 
+// Rows short enough that norm_bwd_fused keeps them (with the sums) in registers.
+constexpr int64_t FUSED_MAX_N = BLOCK * 16;
+
 } // namespace
+
+extern "C" int pcs_norm_bwd_parts(int64_t rows, int64_t N, int with_gx)
+{
+    if (with_gx && N <= FUSED_MAX_N) { // the fused pass: two blocks an SM, a part each
+        int64_t p = (int64_t)sm_count() * 2;
+        return (int)(rows < p ? (rows > 0 ? rows : 1) : p);
+    }
+    int64_t p = rows / 32;
+    return (int)(p < 1 ? 1 : p > 64 ? 64 : p);
+}
 
 extern "C" int pcs_launch_norm_fwd(int dtype, int rms, void *y, void *mean, void *rstd,
                                    const void *x, const void *w, const void *b, int64_t rows,
@@ -288,6 +363,20 @@ extern "C" int pcs_launch_norm_bwd(int dtype, int rms, void *gx, void *gw, void 
         } else {
             using A = compute_t<T>;
             const A *mu = rms ? nullptr : (const A *)mean;
+            if (gx && (gw || gb) && N <= FUSED_MAX_N) {
+                // parts == pcs_norm_bwd_parts(rows, N, 1): one block a part
+                by_vpt(N, [&](auto vc) {
+                    constexpr int VPT = decltype(vc)::value;
+                    if constexpr (VPT > 0 && VPT <= 16)
+                        launch_kernel(norm_bwd_fused<T, VPT>, dim3((unsigned)parts), dim3(BLOCK),
+                                      stream, (T *)gx, (A *)work, (const T *)gy, (const T *)x, mu,
+                                      (const A *)rstd, (const T *)w, rows, N);
+                });
+                int64_t blocks = (N + 255) / 256, cap = (int64_t)sm_count() * 8;
+                launch_kernel(norm_bwd_wb_final<T>, dim3((unsigned)(blocks < cap ? blocks : cap)),
+                              dim3(256), stream, (T *)gw, (T *)gb, (const A *)work, N, parts);
+                return 0;
+            }
             if (gx) {
                 by_vpt(N, [&](auto vc) {
                     constexpr int VPT = decltype(vc)::value;

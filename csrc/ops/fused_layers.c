@@ -315,8 +315,7 @@ static PyObject *f_layer_norm_backward(PyObject *m, PyObject *const *a, Py_ssize
         if (r < 0)
             goto done;
     } else if (want[0] || want[1] || want[2]) {
-        int parts = (int)(rows / 32);
-        parts = parts < 1 ? 1 : parts > 64 ? 64 : parts;
+        int parts = pcs_norm_bwd_parts(rows, n, want[0]);
         if ((want[1] || want[2]) && !(work = empty1(2 * (int64_t)parts * n, acc, x->device)))
             goto done;
         PcsDeviceGuard g;
