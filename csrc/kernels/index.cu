@@ -73,13 +73,17 @@ inline Geom make_geom(const pcs_index_geom &g)
 
 // The offset of result element i (index.h's formula). I: the type
 // coordinates are split in (32 bits when the result has under 2^31
-// elements, with the dividers above).
-template <class I, bool REPORT = true>
+// elements, with the dividers above). ONE: a single index tensor (gather,
+// scatter, index_select, x[idx]), whose running index offset stays in a
+// register; the general case keeps one per index tensor in an array that
+// the run-time count leaves in local memory.
+template <class I, bool REPORT, bool ONE>
 __device__ __forceinline__ int64_t index_offset(const Geom &g, I i, pcs_index_err *err)
 {
     I rem = i;
-    int64_t off = g.base, ioff[PCS_MAX_DIMS];
-    for (int k = 0; k < g.nidx; k++)
+    int64_t off = g.base, ioff[ONE ? 1 : PCS_MAX_DIMS];
+    const int nidx = ONE ? 1 : g.nidx;
+    for (int k = 0; k < nidx; k++)
         ioff[k] = 0;
     for (int d = g.ndim - 1; d >= 0; d--) {
         I s = (I)g.sizes[d], q;
@@ -90,10 +94,10 @@ __device__ __forceinline__ int64_t index_offset(const Geom &g, I i, pcs_index_er
         const I c = rem - q * s;
         rem = q;
         off += (int64_t)c * g.bstride[d];
-        for (int k = 0; k < g.nidx; k++)
+        for (int k = 0; k < nidx; k++)
             ioff[k] += (int64_t)c * g.istride[k][d];
     }
-    for (int k = 0; k < g.nidx; k++) {
+    for (int k = 0; k < nidx; k++) {
         int64_t v = g.idx[k][ioff[k]];
         int64_t w = v < 0 ? v + g.isize[k] : v;
         if (w < 0 || w >= g.isize[k]) {
@@ -106,14 +110,23 @@ __device__ __forceinline__ int64_t index_offset(const Geom &g, I i, pcs_index_er
     return off;
 }
 
+// f(std::bool_constant<g.nidx == 1>): the kernel variant for the geometry.
+template <class F> void by_nidx(const pcs_index_geom &g, F &&f)
+{
+    if (g.nidx == 1)
+        f(std::true_type{});
+    else
+        f(std::false_type{});
+}
+
 constexpr int UNROLL = 4;
 
-template <class I>
+template <class I, bool ONE>
 __global__ void __launch_bounds__(256) offsets_kernel(Geom g, int64_t *out, I n, pcs_index_err *err)
 {
     const I step = (I)gridDim.x * blockDim.x;
     for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
-        int64_t o = index_offset<I>(g, i, err);
+        int64_t o = index_offset<I, true, ONE>(g, i, err);
         if (out) // else only the range check (before an atomic scatter)
             out[i] = o;
     }
@@ -124,7 +137,7 @@ __global__ void __launch_bounds__(256) offsets_kernel(Geom g, int64_t *out, I n,
 // coalesced), the index loads of all of them issued before the dependent
 // reads of src. A bad index reads element 0 (in bounds); the host discards
 // the result.
-template <class E, class I>
+template <class E, class I, bool ONE>
 __global__ void __launch_bounds__(256) gather_fused(Geom g, E *out, const E *src, I n, pcs_index_err *err)
 {
     const I step = (I)gridDim.x * blockDim.x * UNROLL;
@@ -133,7 +146,7 @@ __global__ void __launch_bounds__(256) gather_fused(Geom g, E *out, const E *src
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) {
             I i = i0 + (I)u * blockDim.x;
-            off[u] = i < n ? index_offset<I>(g, i, err) : 0;
+            off[u] = i < n ? index_offset<I, true, ONE>(g, i, err) : 0;
         }
         E v[UNROLL];
 #pragma unroll
@@ -156,12 +169,15 @@ template <class E>
 void gather_geom(const pcs_index_geom *g, void *out, const void *src, int64_t n, pcs_index_err *err,
                  cudaStream_t st)
 {
-    if (n <= INT32_MAX - 4 * 256 * UNROLL)
-        launch_kernel(gather_fused<E, uint32_t>, grid_unrolled(n, 256), 256, st, make_geom(*g), (E *)out,
-                      (const E *)src, (uint32_t)n, err);
-    else
-        launch_kernel(gather_fused<E, int64_t>, grid_unrolled(n, 256), 256, st, make_geom(*g), (E *)out,
-                      (const E *)src, n, err);
+    by_nidx(*g, [&](auto one) {
+        constexpr bool ONE = decltype(one)::value;
+        if (n <= INT32_MAX - 4 * 256 * UNROLL)
+            launch_kernel(gather_fused<E, uint32_t, ONE>, grid_unrolled(n, 256), 256, st,
+                          make_geom(*g), (E *)out, (const E *)src, (uint32_t)n, err);
+        else
+            launch_kernel(gather_fused<E, int64_t, ONE>, grid_unrolled(n, 256), 256, st,
+                          make_geom(*g), (E *)out, (const E *)src, n, err);
+    });
 }
 
 // Rows: V-byte chunks; chunk e of the result is chunk c = e % per of row
@@ -220,7 +236,7 @@ void gather_rows(const int64_t *idx, int64_t nrows, int64_t isize, void *out, co
 // no offsets array in memory, no sort. UNROLL elements a thread, as in
 // gather_fused: the index and value loads of all of them issued before the
 // atomics, so more of them are in flight.
-template <class T, class I>
+template <class T, class I, bool ONE>
 __global__ void __launch_bounds__(256) scatter_atomic_kernel(Geom g, T *dst, const T *vals, I n,
                                                              int add)
 {
@@ -231,7 +247,7 @@ __global__ void __launch_bounds__(256) scatter_atomic_kernel(Geom g, T *dst, con
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) {
             I i = i0 + (I)u * blockDim.x;
-            off[u] = i < n ? index_offset<I, false>(g, i, nullptr) : -1;
+            off[u] = i < n ? index_offset<I, false, ONE>(g, i, nullptr) : -1;
             if (i < n)
                 v[u] = vals[i];
         }
@@ -255,12 +271,15 @@ __global__ void __launch_bounds__(256) scatter_atomic_kernel(Geom g, T *dst, con
 template <class T>
 void scatter_atomic(const pcs_index_geom *g, void *dst, const void *vals, int64_t n, int add, cudaStream_t st)
 {
-    if (n <= INT32_MAX - 4 * 256 * UNROLL)
-        launch_kernel(scatter_atomic_kernel<T, uint32_t>, grid_unrolled(n, 256), 256, st, make_geom(*g),
-                      (T *)dst, (const T *)vals, (uint32_t)n, add);
-    else
-        launch_kernel(scatter_atomic_kernel<T, int64_t>, grid_unrolled(n, 256), 256, st, make_geom(*g),
-                      (T *)dst, (const T *)vals, n, add);
+    by_nidx(*g, [&](auto one) {
+        constexpr bool ONE = decltype(one)::value;
+        if (n <= INT32_MAX - 4 * 256 * UNROLL)
+            launch_kernel(scatter_atomic_kernel<T, uint32_t, ONE>, grid_unrolled(n, 256), 256, st,
+                          make_geom(*g), (T *)dst, (const T *)vals, (uint32_t)n, add);
+        else
+            launch_kernel(scatter_atomic_kernel<T, int64_t, ONE>, grid_unrolled(n, 256), 256, st,
+                          make_geom(*g), (T *)dst, (const T *)vals, n, add);
+    });
 }
 
 // ---------------------------------------------------------------------------
@@ -415,12 +434,15 @@ extern "C" int pcs_launch_index_offsets(const pcs_index_geom *g, int64_t *out, i
 {
     if (n <= 0)
         return 0;
-    if (n <= INT32_MAX)
-        launch_kernel(offsets_kernel<uint32_t>, grid_for(n, 256), 256, stream, make_geom(*g), out,
-                      (uint32_t)n, err);
-    else
-        launch_kernel(offsets_kernel<int64_t>, grid_for(n, 256), 256, stream, make_geom(*g), out, n,
-                      err);
+    by_nidx(*g, [&](auto one) {
+        constexpr bool ONE = decltype(one)::value;
+        if (n <= INT32_MAX)
+            launch_kernel(offsets_kernel<uint32_t, ONE>, grid_for(n, 256), 256, stream, make_geom(*g),
+                          out, (uint32_t)n, err);
+        else
+            launch_kernel(offsets_kernel<int64_t, ONE>, grid_for(n, 256), 256, stream, make_geom(*g),
+                          out, n, err);
+    });
     return 0;
 }
 
