@@ -220,9 +220,10 @@ def test_unique_large_int64_matches_torch():
 @pytest.mark.parametrize("dtype", ["int32", "int64"])
 @pytest.mark.parametrize("lo, hi", [(0, 1 << 20), (-50, 50), (7, 8), (-(1 << 30), -(1 << 30) + 999)])
 def test_long_integer_sort_of_a_narrow_range_numpy_oracle(dtype, lo, hi):
-    # one row of 2^20 or more integers sorts only the bits on which its keys
+    # unique of 2^20 or more integers sorts only the bits on which its keys
     # differ (kernels/sort.cu: make_keys' span); mixed signs, one value and
-    # negatives only each give a different bit count
+    # negatives only each give a different bit count. sort() itself keeps
+    # every bit (it does not wait for the device): checked on the same data
     a = np.random.default_rng(hi & 0xFFFF).integers(lo, hi, (1 << 20) + 5).astype(dtype)
     x = pcs.tensor(a, device="cuda")
     v, i = x.sort()

@@ -20,6 +20,7 @@
 
 #include "ew_common.cuh"
 #include "index.h"
+#include "offsets.cuh"
 
 using namespace pcs;
 
@@ -46,28 +47,21 @@ __device__ __noinline__ void report_bad(pcs_index_err *err, int k, int64_t v)
     err->bad[k] = 1;
 }
 
-// The geometry with a multiply-shift divider for each result size (the
-// 32-bit coordinate path): q = (umulhi(n, mul) + n) >> shr is n / size for
-// every n < 2^31 (Granlund and Montgomery; the 32-bit path only runs for
-// results under 2^31 elements). A divide by a value known only at run time
-// is some 20 instructions; this is 3, and the address arithmetic is most of
-// what a gather thread does besides waiting for memory.
+// The geometry with a multiply-shift divider (offsets.cuh's FastDiv) for
+// each result size, for the 32-bit coordinate path (results under 2^31
+// elements): a divide by a value known only at run time is some 20
+// instructions, this is 3, and the address arithmetic is most of what a
+// gather thread does besides waiting for memory.
 struct Geom : pcs_index_geom {
-    uint32_t mul[PCS_MAX_DIMS], shr[PCS_MAX_DIMS];
+    FastDiv div[PCS_MAX_DIMS];
 };
 
 inline Geom make_geom(const pcs_index_geom &g)
 {
     Geom f;
     static_cast<pcs_index_geom &>(f) = g;
-    for (int d = 0; d < PCS_MAX_DIMS; d++) {
-        uint64_t v = d < g.ndim && g.sizes[d] > 0 && g.sizes[d] <= INT32_MAX ? (uint64_t)g.sizes[d] : 1;
-        uint32_t sh = 0;
-        while ((1ull << sh) < v)
-            sh++;
-        f.shr[d] = sh;
-        f.mul[d] = (uint32_t)(((1ull << 32) * ((1ull << sh) - v)) / v + 1);
-    }
+    for (int d = 0; d < PCS_MAX_DIMS; d++)
+        f.div[d].init(d < g.ndim && g.sizes[d] > 0 && g.sizes[d] <= INT32_MAX ? (uint32_t)g.sizes[d] : 1);
     return f;
 }
 
@@ -88,7 +82,7 @@ __device__ __forceinline__ int64_t index_offset(const Geom &g, I i, pcs_index_er
     for (int d = g.ndim - 1; d >= 0; d--) {
         I s = (I)g.sizes[d], q;
         if constexpr (sizeof(I) == 4)
-            q = (__umulhi(rem, g.mul[d]) + rem) >> g.shr[d];
+            q = g.div[d].div(rem);
         else
             q = rem / s;
         const I c = rem - q * s;

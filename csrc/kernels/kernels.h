@@ -206,9 +206,12 @@ int pcs_launch_scan(int op, int dtype, void *out, const void *in, int64_t A, int
 
 /* Stable sort of each row (torch's order: NaN last ascending, first
  * descending, -0.0 equal to +0.0). values (the input's dtype) and int64
- * indices may each be NULL (not both); indices NULL sorts keys only. */
+ * indices may each be NULL (not both); indices NULL sorts keys only.
+ * narrow: a caller that waits for the device anyway allows one wait here,
+ * so that one long row of integers sorts only the bits its keys differ in. */
 int pcs_sort_rows(int dtype, const void *in, void *values, int64_t *indices, int64_t nseg,
-                  int64_t seglen, int descending, void *ws, size_t *ws_bytes, cudaStream_t stream);
+                  int64_t seglen, int descending, int narrow, void *ws, size_t *ws_bytes,
+                  cudaStream_t stream);
 
 /* The first k of each row in pcs_sort_rows' order (descending when
  * largest), values and int64 indices (either may be NULL for rows of at

@@ -66,10 +66,12 @@ __global__ void make_keys(const T *in, ukey_t<T> *keys, int32_t *iota, int64_t n
 }
 
 // The bits [0, b) on which the n keys of one row may differ, b >= 1: the
-// keys' OR and AND, made with them, read back (a synchronisation, paid
-// only for integer keys of a long row, where the sort it shortens costs a
-// thousand times more). Integers of a small range, the common case
-// (indices, labels, token ids), sort in 2 or 3 radix passes instead of 8.
+// keys' OR and AND, made with them, read back. That is a synchronisation,
+// so only callers that wait for the device anyway ask for it (unique, whose
+// result size is data-dependent), and only for integer keys of a long row,
+// where the sort it shortens costs a thousand times more. Integers of a
+// small range, the common case (indices, labels, token ids), then sort in
+// 2 or 3 radix passes instead of 8.
 template <class U> int span_bits(const U *span, cudaStream_t s, int *end_bit)
 {
     U h[2];
@@ -122,7 +124,7 @@ __global__ void finish_pairs(const T *in, const ukey_t<T> *keys, const int32_t *
 // The whole sort; with base == NULL only sizes the workspace into *ws_bytes.
 template <class T>
 int run_sort(const T *in, T *values, int64_t *indices, int64_t nseg, int64_t seglen, bool desc,
-             char *base, size_t *ws_bytes, cudaStream_t s)
+             bool narrow_ok, char *base, size_t *ws_bytes, cudaStream_t s)
 {
     using U = ukey_t<T>;
     int64_t n = nseg * seglen;
@@ -132,8 +134,9 @@ int run_sort(const T *in, T *values, int64_t *indices, int64_t nseg, int64_t seg
     Carve c{base};
     U *k0 = c.take<U>(n * sizeof(U)), *k1 = c.take<U>(n * sizeof(U));
     int32_t *v0 = pairs ? c.take<int32_t>(n * 4) : nullptr, *v1 = pairs ? c.take<int32_t>(n * 4) : nullptr;
-    // integer keys of one long row: sort only the bits on which they differ
-    const bool narrow = is_int<T> && sizeof(U) >= 4 && nseg == 1 && n >= (1 << 20);
+    // integer keys of one long row, for a caller that synchronises anyway
+    // (unique): sort only the bits on which they differ
+    const bool narrow = narrow_ok && is_int<T> && sizeof(U) >= 4 && nseg == 1 && n >= (1 << 20);
     U *span = narrow ? c.take<U>(2 * sizeof(U)) : nullptr;
     cub::DoubleBuffer<U> keys(k0, k1);
     cub::DoubleBuffer<int32_t> vals(v0, v1);
@@ -482,7 +485,7 @@ int run_topk(const T *in, int64_t nseg, int64_t len, int64_t k, bool largest, T 
 // The launchers
 
 extern "C" int pcs_sort_rows(int dtype, const void *in, void *values, int64_t *indices, int64_t nseg,
-                             int64_t seglen, int descending, void *ws, size_t *ws_bytes,
+                             int64_t seglen, int descending, int narrow, void *ws, size_t *ws_bytes,
                              cudaStream_t s)
 {
     return dispatch_dtype(dtype, [&](auto tv) -> int {
@@ -491,7 +494,7 @@ extern "C" int pcs_sort_rows(int dtype, const void *in, void *values, int64_t *i
             return -1;
         else
             return run_sort<T>((const T *)in, (T *)values, indices, nseg, seglen, descending != 0,
-                               (char *)ws, ws_bytes, s);
+                               narrow != 0, (char *)ws, ws_bytes, s);
     });
 }
 

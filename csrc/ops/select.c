@@ -149,7 +149,7 @@ static int unique_flat(PcsTensor *x, bool consecutive, bool want_inv, bool want_
             perm = sorted && want_inv ? pcs_tensor_empty(1, &n, PCS_INT64, x->device, false) : NULL;
             r = sorted && (perm || !want_inv) ? 0 : -1;
             if (r == 0)
-                r = pcs_sort_block(xs, 1, n, false, sorted, perm, "unique");
+                r = pcs_sort_block(xs, 1, n, false, true, sorted, perm, "unique");
         }
         if (r == 0)
             r = unique_cuda(sorted ? sorted : xs, perm, want_inv, want_counts, uniq, inv, counts);

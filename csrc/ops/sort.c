@@ -306,7 +306,7 @@ PyObject *pcs_into_outs(PyObject *res, PyObject *out, int n, const char *fname)
 
 /* The arguments of a sort (or topk) launch, for pcs_cub_run. */
 typedef struct {
-    int dtype, desc;
+    int dtype, desc, narrow;
     const void *in;
     void *vals;
     int64_t *idx;
@@ -316,7 +316,8 @@ typedef struct {
 static int sort_call(const void *c, void *ws, size_t *bytes, cudaStream_t s)
 {
     const sort_ctx *a = c;
-    return pcs_sort_rows(a->dtype, a->in, a->vals, a->idx, a->nseg, a->len, a->desc, ws, bytes, s);
+    return pcs_sort_rows(a->dtype, a->in, a->vals, a->idx, a->nseg, a->len, a->desc, a->narrow, ws,
+                         bytes, s);
 }
 
 static int topk_call(const void *c, void *ws, size_t *bytes, cudaStream_t s)
@@ -325,13 +326,13 @@ static int topk_call(const void *c, void *ws, size_t *bytes, cudaStream_t s)
     return pcs_topk_rows(a->dtype, a->in, a->nseg, a->len, a->k, a->desc, a->vals, a->idx, ws, bytes, s);
 }
 
-int pcs_sort_block(PcsTensor *rows, int64_t nseg, int64_t len, bool desc, PcsTensor *vals,
+int pcs_sort_block(PcsTensor *rows, int64_t nseg, int64_t len, bool desc, bool narrow, PcsTensor *vals,
                    PcsTensor *idx, const char *fname)
 {
     if (nseg * len == 0)
         return 0;
     if (rows->device >= 0) {
-        sort_ctx c = {rows->dtype, desc, pcs_tensor_data(rows), vals ? pcs_tensor_data(vals) : NULL,
+        sort_ctx c = {rows->dtype, desc, narrow, pcs_tensor_data(rows), vals ? pcs_tensor_data(vals) : NULL,
                       idx ? (int64_t *)pcs_tensor_data(idx) : NULL, nseg, len, len};
         /* Rows that fit one tile: one block sorts each, in one launch. */
         int r = len <= PCS_TOPK_ONE_TILE ? pcs_cub_run(rows->device, fname, rows->dtype, topk_call, &c) : -2;
@@ -365,7 +366,8 @@ static int sort_dim(PcsTensor *x, int d, bool desc, bool want_vals, bool want_id
     pcs_rows_shape(x, d, shape);
     PcsTensor *v = want_vals ? pcs_tensor_empty(x->ndim, shape, x->dtype, x->device, false) : NULL;
     PcsTensor *i = want_idx ? pcs_tensor_empty(x->ndim, shape, PCS_INT64, x->device, false) : NULL;
-    int r = (want_vals && !v) || (want_idx && !i) ? -1 : pcs_sort_block(rows, nseg, len, desc, v, i, fname);
+    int r = (want_vals && !v) || (want_idx && !i) ? -1
+                                                  : pcs_sort_block(rows, nseg, len, desc, false, v, i, fname);
     Py_DECREF(rows);
     if (r < 0) {
         Py_XDECREF(v);
@@ -451,7 +453,7 @@ static int topk_cuda(PcsTensor *x, int d, int64_t k, bool largest, PcsTensor **v
     PcsTensor *i = v ? pcs_tensor_empty(x->ndim, shape, PCS_INT64, x->device, false) : NULL;
     int r = -1;
     if (i) {
-        sort_ctx c = {x->dtype, largest, pcs_tensor_data(rows), pcs_tensor_data(v), pcs_tensor_data(i),
+        sort_ctx c = {x->dtype, largest, 0, pcs_tensor_data(rows), pcs_tensor_data(v), pcs_tensor_data(i),
                       nseg, len, k};
         r = pcs_cub_run(x->device, "topk", x->dtype, topk_call, &c);
     }
@@ -568,7 +570,7 @@ static int pick_dim(int op, PcsTensor *x, int d, int64_t k, PcsTensor **vals, Pc
         pcs_rows_shape(x, d, shape);
         sv = pcs_tensor_empty(x->ndim, shape, x->dtype, x->device, false);
         si = sv ? pcs_tensor_empty(x->ndim, shape, PCS_INT64, x->device, false) : NULL;
-        r = si ? pcs_sort_block(rows, nseg, len, false, sv, si, fname) : -1;
+        r = si ? pcs_sort_block(rows, nseg, len, false, false, sv, si, fname) : -1;
         cudaStream_t s;
         if (r == 0 && op == PCS_PICK_MODE && len >= MODE_LONG_ROW && nseg <= MODE_FEW_ROWS) {
             mode_ctx c = {x->dtype, pcs_tensor_data(sv), pcs_tensor_data(si), nseg, len,

@@ -30,9 +30,11 @@ PcsTensor *pcs_rows_restore(PcsTensor *r, int d);
 PcsTensor *pcs_rows_reduced(PcsTensor *r, const PcsTensor *x, int d, bool keepdim);
 
 /* Stable sort of each row of a rows block (either device) into vals and/or
- * idx (rows-shaped, either NULL): NaN last ascending, -0.0 == +0.0. */
-int pcs_sort_block(PcsTensor *rows, int64_t nseg, int64_t len, bool desc, PcsTensor *vals,
-                   PcsTensor *idx, const char *fname);
+ * idx (rows-shaped, either NULL): NaN last ascending, -0.0 == +0.0.
+ * narrow: the caller synchronises anyway, so a long row of integers may
+ * wait once to sort only the bits its keys differ in (pcs_sort_rows). */
+int pcs_sort_block(PcsTensor *rows, int64_t nseg, int64_t len, bool desc, bool narrow,
+                   PcsTensor *vals, PcsTensor *idx, const char *fname);
 
 /* cumsum (cumprod when prod) of a contiguous CUDA tensor along d into out
  * (same shape and dtype) through CUB's device-wide scans (scan.c), when the
