@@ -58,8 +58,4 @@ CASES = [
 
 if __name__ == "__main__":
     import harness
-    import pycuda_sem
-    if not pycuda_sem.cuda.is_available():
-        print("bench_fused: no CUDA GPU here.")
-        sys.exit(0)
-    harness.save([harness.run(CASES, TITLE)])
+    harness.main("bench_fused", CASES, TITLE)

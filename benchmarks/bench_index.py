@@ -103,8 +103,4 @@ CASES = big_cases() + host_cases()
 
 if __name__ == "__main__":
     import harness
-    import pycuda_sem
-    if not pycuda_sem.cuda.is_available():
-        print("bench_index: no CUDA GPU here.")
-        sys.exit(0)
-    harness.save([harness.run(CASES, TITLE)])
+    harness.main("bench_index", CASES, TITLE)

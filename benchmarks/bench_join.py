@@ -128,8 +128,4 @@ CASES = cat_cases() + rearrange_cases() + softmax_cases() + host_cases()
 
 if __name__ == "__main__":
     import harness
-    import pycuda_sem
-    if not pycuda_sem.cuda.is_available():
-        print("bench_join: no CUDA GPU here.")
-        sys.exit(0)
-    harness.save([harness.run(CASES, TITLE)])
+    harness.main("bench_join", CASES, TITLE)

@@ -189,9 +189,5 @@ CASES = cases()
 
 if __name__ == "__main__":
     import harness
-    import pycuda_sem
-    if not pycuda_sem.cuda.is_available():
-        print("bench_layouts: no CUDA GPU here.")
-        sys.exit(0)
     quick = "--quick" in sys.argv[1:]
-    harness.save([harness.run(cases(quick), TITLE + (" (quick)" if quick else ""))])
+    harness.main("bench_layouts", cases(quick), TITLE + (" (quick)" if quick else ""))

@@ -100,8 +100,4 @@ CASES = [
 
 
 if __name__ == "__main__":
-    import pycuda_sem
-    if not pycuda_sem.cuda.is_available():
-        print("bench_optim: no GPU, nothing measured")
-        sys.exit(0)
-    harness.save([harness.run(CASES, TITLE)])
+    harness.main("bench_optim", CASES, TITLE)

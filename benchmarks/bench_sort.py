@@ -77,8 +77,4 @@ CASES = [
 
 if __name__ == "__main__":
     import harness
-    import pycuda_sem
-    if not pycuda_sem.cuda.is_available():
-        print("bench_sort: no CUDA GPU here; the benchmarks compare GPU runtimes and need one.")
-        sys.exit(0)
-    harness.save([harness.run(CASES, TITLE)])
+    harness.main("bench_sort", CASES, TITLE)

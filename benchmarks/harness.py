@@ -142,3 +142,14 @@ def save(tables):
         json.dump(info, f, indent=1)
     print("\nwritten to", os.path.relpath(path))
     return path
+
+
+def main(name, cases, title):
+    """What a benchmark file runs when started alone: its table, saved, or
+    a line saying there is no GPU to measure on."""
+    import sys
+    import pycuda_sem
+    if not pycuda_sem.cuda.is_available():
+        print("%s: no CUDA GPU here; the benchmarks compare GPU runtimes and need one." % name)
+        sys.exit(0)
+    save([run(cases, title)])
