@@ -7,6 +7,7 @@ else sm_80 and sm_90 with PTX so that newer GPUs can JIT the code.
 """
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -101,19 +102,33 @@ class BuildExt(build_ext):
 
             # An object newer than its source and every header is kept, so a
             # change to one C file rebuilds one object, not every kernel.
-            # Device code includes only csrc/kernels/ headers (the layer rule),
-            # so a host header change leaves the kernels' objects alone.
+            # Device code includes only csrc/kernels/ headers (the layer rule):
+            # a .cu file is rebuilt when a header it includes (directly or
+            # through another kernels header) changed, so a host header, or a
+            # launcher header like kernels/index.h, leaves the others alone.
             def newest(headers):
                 return max((os.path.getmtime(h) for h in headers if os.path.exists(h)),
                            default=0.0)
 
             headers = depends or []
             newest_host = newest(headers)
-            newest_kernel = newest([h for h in headers if "kernels" + os.sep in h])
+            include = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+            def kernel_headers(path, seen):
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+                for name in include.findall(text):
+                    h = os.path.normpath(os.path.join(os.path.dirname(path), name))
+                    if not os.path.exists(h):
+                        h = os.path.normpath(os.path.join(HERE, "csrc", name))
+                    if os.path.exists(h) and h not in seen:
+                        seen.add(h)
+                        kernel_headers(h, seen)
+                return seen
 
             def one(obj):
                 src, ext = build[obj]
-                hdr = newest_kernel if src.endswith(".cu") else newest_host
+                hdr = newest(kernel_headers(src, set())) if src.endswith(".cu") else newest_host
                 if (not self.force and os.path.exists(obj) and os.path.getmtime(obj)
                         >= max(os.path.getmtime(src), hdr)):
                     return

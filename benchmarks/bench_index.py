@@ -4,11 +4,10 @@ boolean-mask select of 1 GiB with half the mask true, side by side with
 torch (and CuPy where it has the op), plus host time at 1024 elements.
 
 GB/s counts the bytes each op must move (indices read, values read and
-written once). pycuda_sem checks the range of CUDA index tensors through a
-record in host-mapped pinned memory that the kernel writes only on a bad
-index, and waits for the stream once per call to raise in the same call
-(docs/api.md), which the figures include; torch checks with a device-side
-assert instead. Float sums (scatter_add_, index_put_(accumulate=True)) use
+written once). pycuda_sem checks the range of CUDA index tensors in the
+kernel that follows them, through a record in host-mapped pinned memory
+written only on a bad index and read at the next call that waits for the
+device (docs/api.md); torch checks with a device-side assert instead. Float sums (scatter_add_, index_put_(accumulate=True)) use
 atomicAdd by default, as torch's do; the rows marked "deterministic" time
 the sort-based path that use_deterministic_algorithms(True) selects.
 
@@ -47,6 +46,7 @@ def big_cases():
     vec = ("x = LIB.randn(%d, device='cuda'); "
            "idx = LIB.randint(0, %d, (%d,), device='cuda')" % (n, n, n))
     s_vec = _lib(vec)
+    s_vec_v = _lib(vec + "; v = LIB.randn(%d, device='cuda')" % n)
     s_vec["cupy"] = ("x = cupy.random.standard_normal(%d, dtype=cupy.float32); "
                      "idx = cupy.random.randint(0, %d, %d)" % (n, n, n))
     mat = _lib("x = LIB.randn(%d, 4, device='cuda'); idx = LIB.randint(0, %d, (%d, 4), device='cuda'); "
@@ -67,6 +67,8 @@ def big_cases():
              n * 4 * (8 + 4 + 4)),
         _big("scatter_add_(0, idx, src) [2^24, 4] float32", "y.scatter_add_(0, idx, src)",
              "y.scatter_add_(0, idx, src)", None, mat, n * 4 * (8 + 4 + 8)),
+        _big("x[idx] = v, 2^24 float32 at 2^24 random indices (last value wins)", "x[idx] = v",
+             "x[idx] = v", None, s_vec_v, n * (8 + 4 + 4)),
         _big("index_put_(accumulate=True), 2^24 values into 1024", "y.index_put_((idx,), v, accumulate=True)",
              "y.index_put_((idx,), v, accumulate=True)", None, dup, n * (8 + 4)),
         _big("index_put_(accumulate=True), 2^24 values into 1024, deterministic",

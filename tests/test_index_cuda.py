@@ -3,8 +3,8 @@ against the CPU result (itself checked against NumPy in test_index.py) and
 against torch on the same data where torch with CUDA is installed; random
 index expressions read and written, negative indices, CPU index tensors for
 CUDA tensors; deterministic accumulation; out-of-range indices raise
-IndexError without a device-side assert, and the process goes on computing
-correctly afterwards; allocator statistics back to baseline."""
+IndexError at the next call that waits for the device, without a
+device-side assert, and the process goes on computing correctly afterwards; allocator statistics back to baseline."""
 import numpy as np
 import pytest
 
@@ -172,22 +172,28 @@ def test_accumulate_is_deterministic(deterministic):
 
 
 def test_out_of_range_leaves_the_context_usable():
+    """A bad CUDA index is reported by the next call that waits for the
+    device (here synchronize()); the ops skip it (gathers read element 0,
+    scatters leave its element out), so nothing outside the tensor is read
+    or written, and the context stays usable."""
     x = pcs.arange(4.0, device="cuda")
     for bad, call in (
             (10, lambda: x[C([0, 10])]),
             (-5, lambda: x[C([-5])]),
             (10, lambda: x.__setitem__(C([10]), 1.0)),
+            (10, lambda: x.__setitem__(C([10]), C([5.0], pcs.float32))),  # sorted SET
             (10, lambda: x.index_select(0, C([10]))),
             (10, lambda: x.gather(0, C([10]))),
             (10, lambda: x.scatter_add_(0, C([10]), x[:1])),
-            (10, lambda: x.index_put_((C([1, 10]),), C([1.0, 2.0], pcs.float32), accumulate=True)),
+            (10, lambda: x.index_put_((C([10]),), C([2.0], pcs.float32), accumulate=True)),
             (10, lambda: x.take(C([10]))),
             (10, lambda: x[[10]]),                       # a list: checked on the host
             (10, lambda: x[pcs.tensor([1, 10])]),        # a CPU index tensor: on the host
             (10, lambda: x.gather(0, pcs.tensor([10])))):
         with pytest.raises(IndexError, match="index %d is out of bounds for dimension 0 with size 4" % bad):
             call()
-        pcs.cuda.synchronize()  # no sticky error: the context is fine
+            pcs.cuda.synchronize()
+        pcs.cuda.synchronize()  # reported once, no sticky error: the context is fine
     assert x.cpu().tolist() == [0.0, 1.0, 2.0, 3.0]  # nothing was written
     # and the process goes on computing correctly
     y = pcs.arange(1 << 16, device="cuda", dtype=pcs.float32)
@@ -195,6 +201,75 @@ def test_out_of_range_leaves_the_context_usable():
     assert y.sum().item() == float(sum(range(1 << 16)))
     z = pcs.zeros(4, device="cuda").index_put_((C([0, 0, 3]),), C([1.0, 2.0, 3.0], pcs.float32), accumulate=True)
     assert z.cpu().tolist() == [3.0, 0.0, 0.0, 3.0]
+
+
+@pytest.mark.parametrize("deterministic", [False, True])
+def test_a_scatter_with_a_bad_index_applies_the_good_ones(deterministic):
+    """The atomic and the sorted scatter skip exactly the bad elements."""
+    pcs.use_deterministic_algorithms(deterministic)
+    try:
+        x = pcs.zeros(4, device="cuda")
+        x.index_put_((C([1, 10, 1, -9, 3]),), C([1.0, 2.0, 4.0, 8.0, 16.0], pcs.float32), accumulate=True)
+        with pytest.raises(IndexError, match="out of bounds for dimension 0 with size 4"):
+            x.cpu()
+        assert x.cpu().tolist() == [0.0, 5.0, 0.0, 16.0]
+        y = pcs.zeros(2, 3, device="cuda")
+        y[C([0, 7, 1]), C([2, 0, -1])] = C([1.0, 2.0, 3.0], pcs.float32)  # sorted SET, two index tensors
+        with pytest.raises(IndexError, match="index 7 is out of bounds for dimension 0 with size 2"):
+            y.tolist()
+        assert y.cpu().tolist() == [[0.0, 0.0, 1.0], [0.0, 0.0, 3.0]]
+    finally:
+        pcs.use_deterministic_algorithms(False)
+
+
+def _event_wait():
+    e = pcs.cuda.Event()
+    e.record()
+    e.synchronize()
+
+
+def test_bad_index_reported_at_the_next_waiting_call():
+    """Deferred, as CUDA's own asynchronous errors: the op returns, every
+    call that waits for the device afterwards (docs/api.md lists them)
+    raises it once, in launch order when there are several."""
+    x = pcs.arange(4.0, device="cuda")
+    waits = (lambda: pcs.cuda.synchronize(), lambda: x.sum().item(), lambda: x.cpu(),
+             lambda: x.tolist(), lambda: pcs.cuda.current_stream().synchronize(),
+             lambda: repr(x), lambda: bool(x[0] > -1), _event_wait)
+    for wait in waits:
+        y = x[C([1, 12])]  # returns: nothing waited
+        assert y.shape == (2,)
+        with pytest.raises(IndexError, match="index 12 is out of bounds"):
+            wait()
+        wait()  # once only
+    a, b = x[C([20])], x.gather(0, C([-30]))
+    with pytest.raises(IndexError, match="index 20 is out"):
+        pcs.cuda.synchronize()
+    with pytest.raises(IndexError, match="index -30 is out"):
+        pcs.cuda.synchronize()
+    pcs.cuda.synchronize()
+    # a long loop that never waits keeps a bounded queue, and good results
+    idx = C([3, 0])
+    for _ in range(3000):
+        r = x[idx]
+    assert r.cpu().tolist() == [3.0, 0.0]
+
+
+def test_launch_blocking_reports_in_the_call():
+    """CUDA_LAUNCH_BLOCKING=1: the op itself waits and raises."""
+    import subprocess
+    import sys
+    code = ("import pycuda_sem as t\n"
+            "x = t.arange(4.0, device='cuda')\n"
+            "try:\n"
+            "    x[t.tensor([9], device='cuda')]\n"
+            "except IndexError as e:\n"
+            "    print('raised', e)\n")
+    import os
+    env = dict(os.environ, CUDA_LAUNCH_BLOCKING="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert "raised index 9 is out of bounds for dimension 0 with size 4" in out.stdout, out.stderr
 
 
 def test_errors():
@@ -253,6 +328,36 @@ def test_accumulate_default_uses_atomics_like_torch():
         np.testing.assert_allclose(got.cpu().numpy(), ref.cpu().numpy(), rtol=1e-4, atol=1e-3)
 
 
+@pytest.mark.parametrize("dtype", [pcs.bool, pcs.uint8, pcs.float16, pcs.float32, pcs.int64, pcs.complex128])
+@pytest.mark.parametrize("target", [64, 1 << 22])
+def test_set_with_duplicates_last_wins_every_size(dtype, target):
+    """x[idx] = values, scatter_ and index_copy_ with duplicate targets: the
+    last value in index order wins, as on the CPU. A small target takes the
+    two-pass claims, one far larger than the values the sort; both agree."""
+    rng = np.random.default_rng(int(target) + 7)
+    n = 5000
+    hot = rng.integers(0, 64, size=n)  # every target hit many times
+    vals_np = rng.integers(0, 100, size=n)
+    v = pcs.tensor(vals_np).to(dtype).cuda()
+    idx = C(hot)
+    y = pcs.zeros(target, dtype=dtype, device="cuda")
+    y[idx] = v
+    yc = pcs.zeros(target, dtype=dtype)
+    yc[idx.cpu()] = v.cpu()
+    np.testing.assert_array_equal(y.cpu().numpy(), yc.numpy())
+    z = pcs.zeros(target, dtype=dtype, device="cuda").scatter_(0, idx, v)
+    np.testing.assert_array_equal(z.cpu().numpy(), yc.numpy())
+    w = pcs.zeros(target, dtype=dtype, device="cuda").index_copy_(0, idx, v)
+    np.testing.assert_array_equal(w.cpu().numpy(), yc.numpy())
+    # two index tensors into a 2-D view with an offset (storage offsets)
+    base = pcs.zeros(3, 70, dtype=dtype, device="cuda")
+    view = base[1:, 3:]
+    view[C(hot % 2), C(hot)] = v
+    bc = pcs.zeros(3, 70, dtype=dtype)
+    bc[1:, 3:][pcs.tensor(hot % 2), pcs.tensor(hot)] = v.cpu()
+    np.testing.assert_array_equal(base.cpu().numpy(), bc.numpy())
+
+
 def test_setitem_number_with_duplicates():
     """x[idx] = number: one plain-store pass; every duplicate writes the same."""
     rng = np.random.default_rng(13)
@@ -301,6 +406,7 @@ def test_row_gather_fast_path(dtype):
                      lambda: x[C([[1, 2], [3, 9]])]):
             with pytest.raises(IndexError, match="out of bounds for dimension 0 with size 4"):
                 call()
+                pcs.cuda.synchronize()
         assert x[C([3, -4])].cpu().tolist() == [[9.0, 10.0, 11.0], [0.0, 1.0, 2.0]]
 
 

@@ -76,8 +76,9 @@ def test_random_layouts_elementwise_and_copy(dtype):
             close(host(a.permute(*p).contiguous()), np.transpose(an, p), dtype)
 
 
-@pytest.mark.parametrize("shape", [(64, 48), (1000, 3), (3, 1000), (33, 65), (5, 40, 37), (17, 1, 130)])
-@pytest.mark.parametrize("dtype", ["float32", "float16", "int64", "uint8", "complex64"])
+@pytest.mark.parametrize("shape", [(64, 48), (1000, 3), (3, 1000), (33, 65), (5, 40, 37), (17, 1, 130),
+                                   (128, 192), (2, 64, 128)])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int64", "uint8", "complex64"])
 def test_transposed_copies(shape, dtype):
     vals = np.arange(int(np.prod(shape))).reshape(shape) % 251
     x = torch.tensor(vals.tolist(), dtype=getattr(torch, dtype), device="cuda")
@@ -87,6 +88,23 @@ def test_transposed_copies(shape, dtype):
     y = torch.empty(*shape[::-1], dtype=x.dtype, device="cuda")
     y.copy_(x.permute(*range(len(shape) - 1, -1, -1)))
     np.testing.assert_array_equal(y.cpu().numpy(), np.transpose(vals).astype(got.dtype))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "int16", "float32", "int32"])
+def test_pair_transposes_misaligned_and_offset(dtype):
+    """2- and 4-byte transposes of whole 64-tiles move pairs of elements; a
+    view that starts at an odd element, or an odd row stride, takes the
+    element path."""
+    vals = np.arange(130 * 256).reshape(130, 256) % 241
+    x = torch.tensor(vals.tolist(), dtype=getattr(torch, dtype), device="cuda")
+    for view, ref in ((x[1:129, 1:129], vals[1:129, 1:129]),    # odd start
+                      (x[2:130, :128], vals[2:130, :128]),      # even start, rows of 256
+                      (x[:128, :192].t(), vals[:128, :192].T)):   # a transposed source
+        got = view.t().contiguous().cpu().numpy()
+        np.testing.assert_array_equal(got, ref.T.astype(got.dtype))
+    y = torch.tensor((vals[:, :255] % 7).tolist(), dtype=getattr(torch, dtype), device="cuda")[:128]
+    got = y[:, :192].t().contiguous().cpu().numpy()  # odd row stride (255)
+    np.testing.assert_array_equal(got, (vals[:128, :192] % 7).T.astype(got.dtype))
 
 
 REDUCTIONS = {

@@ -62,6 +62,16 @@ int pcs_check_launch(cudaStream_t stream, const char *what, const char *file, in
 
 extern bool pcs_launch_blocking; /* CUDA_LAUNCH_BLOCKING=1, read at import */
 
+/* Errors found on the device and reported later (an out-of-range CUDA index:
+ * ops/index_exec.c). The layer that records them registers one check; every
+ * call that waits for the device (synchronize, Stream/Event.synchronize, a
+ * copy or read to the host, a query that answers "done") runs it after the
+ * wait: 0, or -1 with the recorded error raised. The check only reads host
+ * memory and queries events: it never waits itself. */
+typedef int (*pcs_deferred_check_fn)(void);
+void pcs_set_deferred_check(pcs_deferred_check_fn fn);
+int pcs_deferred_check(void);
+
 /* Sizes given by Python, checked: -1 with exception on negative / overflow. */
 int pcs_mul_overflow_size(size_t a, size_t b, size_t *out);
 

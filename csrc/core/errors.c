@@ -1,7 +1,7 @@
 /* errors.c: the error convention's helpers (declared in common.h): CUDA
  * statuses turned into Python exceptions that name the failing call, the
- * launch check (synchronous under CUDA_LAUNCH_BLOCKING=1), checked size
- * products. The exception objects are created by the module at import. */
+ * launch check (synchronous under CUDA_LAUNCH_BLOCKING=1), the hook for
+ * errors reported after a wait, checked size products. The exception objects are created by the module at import. */
 #include "core/common.h"
 
 PyObject *pcs_OutOfMemoryError = NULL;
@@ -45,8 +45,17 @@ int pcs_check_launch(cudaStream_t stream, const char *what, const char *file, in
     }
     if (err != cudaSuccess)
         return pcs_cuda_error(err, what, file, line);
-    return 0;
+    return pcs_launch_blocking ? pcs_deferred_check() : 0;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Deferred errors                                                           */
+
+static pcs_deferred_check_fn deferred_check;
+
+void pcs_set_deferred_check(pcs_deferred_check_fn fn) { deferred_check = fn; }
+
+int pcs_deferred_check(void) { return deferred_check ? deferred_check() : 0; }
 
 int pcs_mul_overflow_size(size_t a, size_t b, size_t *out)
 {

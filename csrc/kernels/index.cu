@@ -65,15 +65,17 @@ inline Geom make_geom(const pcs_index_geom &g)
     return f;
 }
 
-// The offset of result element i (index.h's formula). I: the type
+// The offset of result element i (index.h's formula), or -1 when one of its
+// indices is out of range (reported in err). I: the type
 // coordinates are split in (32 bits when the result has under 2^31
 // elements, with the dividers above). ONE: a single index tensor (gather,
 // scatter, index_select, x[idx]), whose running index offset stays in a
 // register; the general case keeps one per index tensor in an array that
 // the run-time count leaves in local memory.
-template <class I, bool REPORT, bool ONE>
+template <class I, bool ONE>
 __device__ __forceinline__ int64_t index_offset(const Geom &g, I i, pcs_index_err *err)
 {
+    bool bad = false;
     I rem = i;
     int64_t off = g.base, ioff[ONE ? 1 : PCS_MAX_DIMS];
     const int nidx = ONE ? 1 : g.nidx;
@@ -95,13 +97,12 @@ __device__ __forceinline__ int64_t index_offset(const Geom &g, I i, pcs_index_er
         int64_t v = g.idx[k][ioff[k]];
         int64_t w = v < 0 ? v + g.isize[k] : v;
         if (w < 0 || w >= g.isize[k]) {
-            if constexpr (REPORT)
-                report_bad(err, k, v);
-            w = 0; // out of range: reported, never followed
+            report_bad(err, k, v);
+            bad = true; // reported, never followed
         }
         off += w * g.wstride[k];
     }
-    return off;
+    return bad ? -1 : off;
 }
 
 // f(std::bool_constant<g.nidx == 1>): the kernel variant for the geometry.
@@ -120,17 +121,15 @@ __global__ void __launch_bounds__(256) offsets_kernel(Geom g, int64_t *out, I n,
 {
     const I step = (I)gridDim.x * blockDim.x;
     for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
-        int64_t o = index_offset<I, true, ONE>(g, i, err);
-        if (out) // else only the range check (before an atomic scatter)
-            out[i] = o;
+        out[i] = index_offset<I, ONE>(g, i, err);
     }
 }
 
 // x[idx], gather, take in one pass: no offsets in memory; UNROLL elements a
 // thread (a block covers UNROLL * 256 consecutive ones, each access still
 // coalesced), the index loads of all of them issued before the dependent
-// reads of src. A bad index reads element 0 (in bounds); the host discards
-// the result.
+// reads of src. A bad index reads element 0 (in bounds); the host reports
+// it at the next synchronising call.
 template <class E, class I, bool ONE>
 __global__ void __launch_bounds__(256) gather_fused(Geom g, E *out, const E *src, I n, pcs_index_err *err)
 {
@@ -140,7 +139,8 @@ __global__ void __launch_bounds__(256) gather_fused(Geom g, E *out, const E *src
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) {
             I i = i0 + (I)u * blockDim.x;
-            off[u] = i < n ? index_offset<I, true, ONE>(g, i, err) : 0;
+            off[u] = i < n ? index_offset<I, ONE>(g, i, err) : 0;
+            off[u] = off[u] < 0 ? 0 : off[u];
         }
         E v[UNROLL];
 #pragma unroll
@@ -226,13 +226,13 @@ void gather_rows(const int64_t *idx, int64_t nrows, int64_t isize, void *out, co
 // ---------------------------------------------------------------------------
 // Scatter without sorting: atomics (ADD) or plain stores (SET)
 
-// The offsets computed on the fly (the range was checked by a first pass):
-// no offsets array in memory, no sort. UNROLL elements a thread, as in
+// The offsets computed on the fly, elements with a bad index reported and
+// skipped: no offsets array in memory, no sort, no separate range check. UNROLL elements a thread, as in
 // gather_fused: the index and value loads of all of them issued before the
 // atomics, so more of them are in flight.
 template <class T, class I, bool ONE>
 __global__ void __launch_bounds__(256) scatter_atomic_kernel(Geom g, T *dst, const T *vals, I n,
-                                                             int add)
+                                                             int add, pcs_index_err *err)
 {
     const I step = (I)gridDim.x * blockDim.x * UNROLL;
     for (I i0 = (I)blockIdx.x * blockDim.x * UNROLL + threadIdx.x; i0 < n; i0 += step) {
@@ -241,7 +241,7 @@ __global__ void __launch_bounds__(256) scatter_atomic_kernel(Geom g, T *dst, con
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) {
             I i = i0 + (I)u * blockDim.x;
-            off[u] = i < n ? index_offset<I, false, ONE>(g, i, nullptr) : -1;
+            off[u] = i < n ? index_offset<I, ONE>(g, i, err) : -1;
             if (i < n)
                 v[u] = vals[i];
         }
@@ -263,16 +263,60 @@ __global__ void __launch_bounds__(256) scatter_atomic_kernel(Geom g, T *dst, con
 }
 
 template <class T>
-void scatter_atomic(const pcs_index_geom *g, void *dst, const void *vals, int64_t n, int add, cudaStream_t st)
+void scatter_atomic(const pcs_index_geom *g, void *dst, const void *vals, int64_t n, int add,
+                    pcs_index_err *err, cudaStream_t st)
 {
     by_nidx(*g, [&](auto one) {
         constexpr bool ONE = decltype(one)::value;
         if (n <= INT32_MAX - 4 * 256 * UNROLL)
             launch_kernel(scatter_atomic_kernel<T, uint32_t, ONE>, grid_unrolled(n, 256), 256, st,
-                          make_geom(*g), (T *)dst, (const T *)vals, (uint32_t)n, add);
+                          make_geom(*g), (T *)dst, (const T *)vals, (uint32_t)n, add, err);
         else
             launch_kernel(scatter_atomic_kernel<T, int64_t, ONE>, grid_unrolled(n, 256), 256, st,
-                          make_geom(*g), (T *)dst, (const T *)vals, n, add);
+                          make_geom(*g), (T *)dst, (const T *)vals, n, add, err);
+    });
+}
+
+// ---------------------------------------------------------------------------
+// SET of many values, deterministically without sorting: the last writer in
+// index order wins. Pass 1 claims each target for its highest position
+// (atomicMax into win, one int32 a storage element, -1 beforehand); pass 2
+// lets the winners write. Two light passes instead of a radix sort and a
+// reduction, for targets small enough that win costs little to clear.
+
+template <class I, bool ONE>
+__global__ void __launch_bounds__(256) set_claim(Geom g, int32_t *win, I n, pcs_index_err *err)
+{
+    const I step = (I)gridDim.x * blockDim.x;
+    for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        const int64_t o = index_offset<I, ONE>(g, i, err);
+        if (o >= 0)
+            atomicMax(win + o, (int32_t)i);
+    }
+}
+
+template <class E, class I, bool ONE>
+__global__ void __launch_bounds__(256) set_write(Geom g, E *dst, const E *vals, const int32_t *win, I n,
+                                                 pcs_index_err *err)
+{
+    const I step = (I)gridDim.x * blockDim.x;
+    for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        const int64_t o = index_offset<I, ONE>(g, i, err);
+        if (o >= 0 && win[o] == (int32_t)i)
+            dst[o] = vals[i];
+    }
+}
+
+template <class E>
+void set_last(const pcs_index_geom *g, void *dst, const void *vals, int64_t n, int32_t *win,
+              pcs_index_err *err, cudaStream_t st)
+{
+    by_nidx(*g, [&](auto one) {
+        constexpr bool ONE = decltype(one)::value;
+        const Geom f = make_geom(*g);
+        launch_kernel(set_claim<uint32_t, ONE>, grid_for(n, 256), 256, st, f, win, (uint32_t)n, err);
+        launch_kernel(set_write<E, uint32_t, ONE>, grid_for(n, 256), 256, st, f, (E *)dst, (const E *)vals,
+                      (const int32_t *)win, (uint32_t)n, err);
     });
 }
 
@@ -336,6 +380,8 @@ __global__ void __launch_bounds__(256) scatter_apply(T *dst, const int64_t *key,
     const int64_t n = *nruns, step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
         const int64_t k = key[i];
+        if (k < 0) // the run of bad indices (reported by the offsets kernel)
+            continue;
         C acc = agg[i].v;
         int64_t cnt = agg[i].c;
         if (mode != PCS_SCATTER_SET && self) { // dst's own value first
@@ -478,7 +524,8 @@ extern "C" int pcs_launch_index_gather_rows(const int64_t *idx, int64_t nrows, i
 }
 
 extern "C" int pcs_launch_index_scatter_atomic(int dtype, const pcs_index_geom *g, void *dst,
-                                               const void *vals, int64_t n, int mode, cudaStream_t stream)
+                                               const void *vals, int64_t n, int mode,
+                                               pcs_index_err *err, cudaStream_t stream)
 {
     if (mode != PCS_SCATTER_ADD && mode != PCS_SCATTER_SET)
         return -1;
@@ -486,10 +533,28 @@ extern "C" int pcs_launch_index_scatter_atomic(int dtype, const pcs_index_geom *
     if (n <= 0)
         return 0;
     switch (dtype) {
-    case PCS_INT32: scatter_atomic<int32_t>(g, dst, vals, n, add, stream); return 0;
-    case PCS_INT64: scatter_atomic<int64_t>(g, dst, vals, n, add, stream); return 0;
-    case PCS_FLOAT32: scatter_atomic<float>(g, dst, vals, n, add, stream); return 0;
-    case PCS_FLOAT64: scatter_atomic<double>(g, dst, vals, n, add, stream); return 0;
+    case PCS_INT32: scatter_atomic<int32_t>(g, dst, vals, n, add, err, stream); return 0;
+    case PCS_INT64: scatter_atomic<int64_t>(g, dst, vals, n, add, err, stream); return 0;
+    case PCS_FLOAT32: scatter_atomic<float>(g, dst, vals, n, add, err, stream); return 0;
+    case PCS_FLOAT64: scatter_atomic<double>(g, dst, vals, n, add, err, stream); return 0;
+    default: return -1;
+    }
+}
+
+extern "C" int pcs_launch_index_set_last(const pcs_index_geom *g, void *dst, const void *vals,
+                                         int itemsize, int64_t n, int32_t *win, pcs_index_err *err,
+                                         cudaStream_t stream)
+{
+    if (n <= 0)
+        return 0;
+    if (n > INT32_MAX)
+        return -1;
+    switch (itemsize) {
+    case 1: set_last<uint8_t>(g, dst, vals, n, win, err, stream); return 0;
+    case 2: set_last<uint16_t>(g, dst, vals, n, win, err, stream); return 0;
+    case 4: set_last<uint32_t>(g, dst, vals, n, win, err, stream); return 0;
+    case 8: set_last<uint64_t>(g, dst, vals, n, win, err, stream); return 0;
+    case 16: set_last<Bytes16>(g, dst, vals, n, win, err, stream); return 0;
     default: return -1;
     }
 }

@@ -42,23 +42,24 @@ typedef struct {
 /* The range-check record: host-mapped pinned memory (ops/index_exec.c keeps
  * a pool of them) that a kernel writes only when it meets an out-of-range
  * index: bad[k] = 1 and value[k] one such raw value of index tensor k. The
- * host clears bad[] before the launch and reads the record after waiting
- * for the stream: no device buffer, no copy, no atomics in the common case. */
+ * host clears bad[] before the launch and reads the record once the launch
+ * is known to have finished (an event after it): no device buffer, no copy,
+ * no atomics in the common case. */
 typedef struct {
     int64_t bad[PCS_MAX_DIMS];
     int64_t value[PCS_MAX_DIMS];
 } pcs_index_err;
 
 /* out[i] = off(coordinate of i) for the n = prod(sizes) result elements, in
- * row-major order (out NULL: only the range check). An out-of-range index
- * is reported in err (a device
- * pointer to the mapped record) and contributes 0 to its offset, so no
- * offset ever leaves the tensor. */
+ * row-major order. An out-of-range index is reported in err (a device
+ * pointer to the mapped record) and makes its element's offset -1, which
+ * the sorted scatter skips (it sorts last over the low bits), so no offset
+ * ever leaves the tensor. */
 int pcs_launch_index_offsets(const pcs_index_geom *g, int64_t *out, int64_t n, pcs_index_err *err,
                              cudaStream_t stream);
 /* The offsets and the gather in one pass: out[i] = src[off(i)] (out
  * contiguous, n elements of `itemsize` bytes), err as above; a bad index
- * reads element 0 and the caller discards out. Four elements a thread, their
+ * reads element 0 of src's storage (in bounds). Four elements a thread, their
  * index loads issued before the dependent reads. */
 int pcs_launch_index_gather_geom(const pcs_index_geom *g, void *out, const void *src, int itemsize,
                                  int64_t n, pcs_index_err *err, cudaStream_t stream);
@@ -75,11 +76,18 @@ int pcs_launch_index_gather_rows(const int64_t *idx, int64_t nrows, int64_t isiz
  * on the fly, without sorting: ADD through atomicAdd (int32, int64, float32,
  * float64; float sums then vary in the last bits from run to run, as
  * torch's default), SET a plain store (for one value broadcast: duplicates
- * write the same). The range must have been checked (an offsets launch with
- * out NULL does only that); a bad index would write element 0. Returns -1
- * for other dtypes or modes (then sort). */
+ * write the same). An element with a bad index is reported in err and
+ * skipped (the others are applied). Returns -1 for other dtypes or modes
+ * (then sort). */
 int pcs_launch_index_scatter_atomic(int dtype, const pcs_index_geom *g, void *dst, const void *vals,
-                                    int64_t n, int mode, cudaStream_t stream);
+                                    int64_t n, int mode, pcs_index_err *err, cudaStream_t stream);
+/* dst[off(i)] = vals[i] (itemsize bytes each) where the last i in index order
+ * wins among duplicates, without sorting: win (one int32 per element of
+ * dst's storage, all -1 beforehand) takes each target's highest position,
+ * then the winners write. Bad indices reported in err and skipped. -1 for
+ * n past INT32_MAX or an unsupported itemsize. */
+int pcs_launch_index_set_last(const pcs_index_geom *g, void *dst, const void *vals, int itemsize,
+                              int64_t n, int32_t *win, pcs_index_err *err, cudaStream_t stream);
 /* Scatter modes: SET keeps the last value in index order (deterministic). */
 enum { PCS_SCATTER_SET = 0, PCS_SCATTER_ADD, PCS_SCATTER_MUL, PCS_SCATTER_MEAN,
        PCS_SCATTER_AMAX, PCS_SCATTER_AMIN };
@@ -90,7 +98,7 @@ enum { PCS_SCATTER_SET = 0, PCS_SCATTER_ADD, PCS_SCATTER_MUL, PCS_SCATTER_MEAN,
 int pcs_index_sort(void *temp, size_t *bytes, const int64_t *off, int64_t *off_sorted,
                    int64_t *pos_in, int64_t *pos_sorted, int64_t n, int bits, cudaStream_t stream);
 /* dst[k] = reduce of the values vals[pos[j]] of each run of equal sorted
- * offsets k (with dst[k] itself first when include_self), by
+ * offsets k >= 0 (a run of -1, bad indices, is skipped) (with dst[k] itself first when include_self), by
  * cub::DeviceReduce::ReduceByKey, whose fixed association makes float
  * results the same from run to run. vals has dst's dtype. temp NULL: sets
  * *bytes to the temporary storage needed and returns; uniq: n int64 of

@@ -329,7 +329,10 @@ static PcsTensor *src_values(PcsTensor *t, PcsTensor *src, PcsTensor *index)
     PcsTensor *corner = pcs_tensor_alias(src, src->offset, index->ndim, index->sizes, src->strides);
     if (!corner)
         return NULL;
-    PcsTensor *v = pcs_tensor_to(corner, t->dtype, t->device, false, true, false);
+    /* a copy only when src shares t's memory (x.scatter_(0, i, x)): the
+     * scatter must not read what it already wrote */
+    bool alias = src->storage == t->storage;
+    PcsTensor *v = pcs_tensor_to(corner, t->dtype, t->device, false, alias, false);
     Py_DECREF(corner);
     PcsTensor *c = v ? pcs_tensor_contiguous(v, false) : NULL;
     Py_XDECREF(v);

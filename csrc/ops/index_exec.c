@@ -3,21 +3,27 @@
  *
  * The range check happens here, once, for every indexing op: on the CPU the
  * offsets loop raises at the first bad index in index order; on CUDA the
- * offsets (or gather) kernel writes a bad index into a record in
- * host-mapped pinned memory (kernels/index.h; an out-of-range index
- * contributes offset 0, so nothing ever reads or writes outside the
- * tensor), the host waits for the stream (GIL released) and reads the
- * record directly: no device buffer, no init kernel, no copy. It raises
- * IndexError before any scatter is launched. No device-side assert: the
- * CUDA context stays usable.
+ * kernel that computes the offsets (the gather, the atomic scatter, or the
+ * offsets kernel before a sort) writes a bad index into a record in
+ * host-mapped pinned memory (kernels/index.h) and never follows it: a
+ * gather reads element 0, a scatter skips the element, so nothing reads or
+ * writes outside the tensor. The op does not wait: it records an event
+ * after the launch and queues the record (deferred errors, common.h). The
+ * first call that waits for the device afterwards (or the next indexing op,
+ * if it finds the launch finished) reads the record directly (no device
+ * buffer, no copy) and raises IndexError. No device-side assert: the CUDA
+ * context stays usable. Under CUDA_LAUNCH_BLOCKING=1 the op waits and
+ * raises itself.
  *
  * Scatters: ADD into int32/int64 tensors, and into float32/float64 ones
  * unless deterministic algorithms are requested
  * (pycuda_sem.use_deterministic_algorithms, off by default as in torch),
  * run one atomicAdd pass over the offsets; SET of one value (x[idx] = 1.0,
- * index_fill_) one plain store pass. Otherwise (and for the other modes and
- * dtypes) the offsets are sorted and each run of equal offsets is reduced
- * in index order (SET: the last value wins). */
+ * index_fill_) one plain store pass; SET of many values into a tensor not
+ * much larger than them, two passes of claims (the last in index order
+ * wins). Otherwise (and for the other modes and dtypes) the offsets are
+ * sorted and each run of equal offsets is reduced in index order (SET: the
+ * last value wins). */
 #include "ops/index.h"
 
 #include <string.h>
@@ -38,13 +44,23 @@ void pcs_index_set_deterministic(bool on) { deterministic = on; }
 /* Range-check records: host-mapped pinned memory, a free list under the GIL */
 
 #define ERR_CHUNK 32
+/* Past this many unread records an op waits for the oldest (a loop that
+ * never synchronises keeps a bounded queue). */
+#define ERR_PENDING_MAX 1024
 
 typedef struct err_slot {
     pcs_index_err *host, *dev;
+    cudaEvent_t ev; /* made on first use, on device ev_device */
+    int ev_device;
+    int nidx; /* what IndexError names: the dims and sizes indexed */
+    int dim[PCS_MAX_DIMS];
+    int64_t isize[PCS_MAX_DIMS];
     struct err_slot *next;
 } err_slot;
 
 static err_slot *err_free;
+static err_slot *pend_head, *pend_tail; /* launched, not yet read: oldest first */
+static int npend;
 
 /* A record for one launch (bad[] cleared), or NULL with exception. The GIL
  * guards the list; a record is only reused after its op waited for it. */
@@ -82,6 +98,129 @@ static void err_give(err_slot *s)
 {
     s->next = err_free;
     err_free = s;
+}
+
+static bool err_bad(const err_slot *s)
+{
+    const volatile pcs_index_err *rec = s->host;
+    for (int k = 0; k < s->nidx; k++)
+        if (rec->bad[k])
+            return true;
+    return false;
+}
+
+/* IndexError for the first bad index the record holds (-1), or 0. */
+static int err_raise(const err_slot *s)
+{
+    const volatile pcs_index_err *rec = s->host;
+    for (int k = 0; k < s->nidx; k++)
+        if (rec->bad[k])
+            return pcs_index_oob(rec->value[k], s->dim[k], s->isize[k]);
+    return 0;
+}
+
+/* Reads the queued records whose launch finished, oldest first, and gives
+ * them back. `all` (a waiting call): look past a launch still running (a
+ * wait on one stream finishes that stream's launches, not the others') and
+ * raise for the first record that holds a bad index (the later ones stay
+ * queued for the next check). Else (the cheap poll of each indexing op,
+ * which keeps the queue short) stop at the first launch still running or
+ * holding a bad index: errors are raised by waiting calls only, so when one
+ * surfaces does not depend on the device's timing. */
+static int pending_read(bool all)
+{
+    err_slot *prev = NULL, *s = pend_head;
+    while (s) {
+        err_slot *next = s->next;
+        cudaError_t q = cudaEventQuery(s->ev);
+        if (q == cudaErrorNotReady) {
+            (void)cudaGetLastError();
+            if (!all)
+                return 0;
+            prev = s;
+            s = next;
+            continue;
+        }
+        if (!all && q == cudaSuccess && err_bad(s))
+            return 0;
+        if (prev)
+            prev->next = next;
+        else
+            pend_head = next;
+        if (pend_tail == s)
+            pend_tail = prev;
+        npend--;
+        if (q != cudaSuccess)
+            return pcs_cuda_error(q, "cudaEventQuery (index range check)", __FILE__, __LINE__); /* leaked */
+        int r = err_raise(s);
+        err_give(s);
+        if (r < 0)
+            return -1;
+        s = next;
+    }
+    return 0;
+}
+
+/* The deferred check (common.h) every waiting call runs. */
+static int pending_check(void)
+{
+    return pend_head ? pending_read(true) : 0;
+}
+
+/* Queues the record of a launch just made on `st` (device current): an
+ * event after it tells when the record is final. Gives back the finished
+ * clean ones first, and waits for the oldest past ERR_PENDING_MAX (raising
+ * only if that one holds a bad index). */
+static int err_defer(err_slot *s, cudaStream_t st, int device)
+{
+    pcs_set_deferred_check(pending_check);
+    if (s->ev && s->ev_device != device) {
+        cudaError_t de = cudaEventDestroy(s->ev); /* made on another device: remake it here */
+        (void)de;
+        s->ev = NULL;
+    }
+    if (!s->ev) {
+        cudaError_t e = cudaEventCreateWithFlags(&s->ev, cudaEventDisableTiming);
+        if (e != cudaSuccess) {
+            s->ev = NULL;
+            err_give(s);
+            return pcs_cuda_error(e, "cudaEventCreateWithFlags", __FILE__, __LINE__);
+        }
+        s->ev_device = device;
+    }
+    cudaError_t e = cudaEventRecord(s->ev, st);
+    if (e != cudaSuccess) /* the launch may still write it: the slot is leaked */
+        return pcs_cuda_error(e, "cudaEventRecord", __FILE__, __LINE__);
+    if (pending_read(false) < 0) /* before this one joins: it may not be read here */
+        return -1;
+    s->next = NULL;
+    if (pend_tail)
+        pend_tail->next = s;
+    else
+        pend_head = s;
+    pend_tail = s;
+    npend++;
+    if (npend > ERR_PENDING_MAX) {
+        cudaError_t w;
+        cudaEvent_t oldest = pend_head->ev;
+        Py_BEGIN_ALLOW_THREADS
+        w = cudaEventSynchronize(oldest);
+        Py_END_ALLOW_THREADS
+        if (w != cudaSuccess)
+            return pcs_cuda_error(w, "cudaEventSynchronize", __FILE__, __LINE__);
+        return pending_read(true);
+    }
+    return 0;
+}
+
+/* What a record names when it raises: the plan's index dims and sizes. */
+static void err_name(err_slot *s, const pcs_index_plan *p)
+{
+    s->nidx = p->g.nidx;
+    for (int k = 0; k < p->g.nidx; k++) {
+        s->dim[k] = p->dim[k];
+        s->isize[k] = p->g.isize[k];
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -207,21 +346,20 @@ static int offsets_cpu(pcs_index_plan *p, int64_t *out, int64_t n)
     return 0;
 }
 
-/* Waits for the stream (GIL released) and raises IndexError for a bad index
- * the kernel recorded: the one synchronisation of an op with CUDA indices. */
-static int check_err(pcs_index_plan *p, err_slot *slot, cudaStream_t st)
+/* After a launch that reports into `slot`: queue its record (deferred), or
+ * under CUDA_LAUNCH_BLOCKING=1 wait (GIL released) and raise here. */
+static int err_finish(pcs_index_plan *p, err_slot *slot, cudaStream_t st, int device)
 {
+    err_name(slot, p);
+    if (!pcs_launch_blocking)
+        return err_defer(slot, st, device);
     cudaError_t e;
     Py_BEGIN_ALLOW_THREADS
     e = cudaStreamSynchronize(st);
     Py_END_ALLOW_THREADS
     if (e != cudaSuccess)
         return pcs_cuda_error(e, "cudaStreamSynchronize", __FILE__, __LINE__); /* slot leaked */
-    const volatile pcs_index_err *rec = slot->host;
-    int r = 0;
-    for (int k = 0; k < p->g.nidx && r == 0; k++)
-        if (!p->host_checked[k] && rec->bad[k])
-            r = pcs_index_oob(rec->value[k], p->dim[k], p->g.isize[k]);
+    int r = err_raise(slot);
     err_give(slot);
     return r;
 }
@@ -257,9 +395,23 @@ static bool rows_case(const pcs_index_geom *g, int64_t *nrows, int64_t *row)
     return true;
 }
 
-/* Runs the offsets kernel (off != NULL), the fused gather into res (src !=
- * NULL) or the range check alone (neither), then checks the range (when
- * some index tensor was not checked on the host). */
+/* Runs the offsets kernel (off != NULL) or the fused gather into res (src
+ * != NULL), then queues the range check (when some index tensor was not
+ * checked on the host). */
+/* The end of a launch that reports into `slot`: queued when some index
+ * tensor came from the device; else given back at once (the kernel never
+ * writes it: every index was checked on the host), as after a launch that
+ * did not happen (`none`); after a failed launch it is leaked. */
+static int run_finish(pcs_index_plan *p, err_slot *slot, cudaStream_t st, int device, int r,
+                      bool none, bool need)
+{
+    if (r == 0 && need)
+        return err_finish(p, slot, st, device);
+    if (r == 0 || none)
+        err_give(slot);
+    return r;
+}
+
 static int run_cuda(pcs_index_plan *p, PcsTensor *off, PcsTensor *src, PcsTensor *res, int64_t n,
                     int device)
 {
@@ -270,8 +422,6 @@ static int run_cuda(pcs_index_plan *p, PcsTensor *off, PcsTensor *src, PcsTensor
     need = need && n > 0;
     if (pcs_cuda_set_device_raw(device) < 0)
         return -1;
-    if (!off && !src && !need)
-        return 0; /* a range check only, and nothing to check */
     cudaStream_t st = pcs_current_stream(device);
     err_slot *slot = err_take();
     if (!slot)
@@ -279,8 +429,8 @@ static int run_cuda(pcs_index_plan *p, PcsTensor *off, PcsTensor *src, PcsTensor
     const pcs_index_geom *g = &p->g;
     int lr, r;
     int64_t nrows, row, is = src ? (int64_t)pcs_itemsize(src->dtype) : 0;
-    if (off || !src) /* offsets, or (no output) the range check alone */
-        lr = pcs_launch_index_offsets(g, off ? pcs_tensor_data(off) : NULL, n, slot->dev, st);
+    if (off)
+        lr = pcs_launch_index_offsets(g, pcs_tensor_data(off), n, slot->dev, st);
     else if (rows_case(g, &nrows, &row))
         lr = pcs_launch_index_gather_rows(g->idx[0], nrows, g->isize[0], pcs_tensor_data(res),
                                           src->storage->data, g->base * is, g->wstride[0] * is,
@@ -294,11 +444,7 @@ static int run_cuda(pcs_index_plan *p, PcsTensor *off, PcsTensor *src, PcsTensor
     } else {
         r = PCS_CHECK_LAUNCH(st, off ? "index offsets" : "index gather");
     }
-    if (r == 0 && need)
-        return check_err(p, slot, st);
-    if (r == 0 || lr < 0)
-        err_give(slot); /* nothing ran, or nothing to wait for; after a failed launch it is leaked */
-    return r;
+    return run_finish(p, slot, st, device, r, lr < 0, need);
 }
 
 PcsTensor *pcs_index_offsets(pcs_index_plan *p, PcsTensor *t)
@@ -455,22 +601,83 @@ static bool scatter_atomic_ok(const pcs_index_plan *p, int dtype, int mode, bool
     return mode == PCS_SCATTER_SET && p->uniform && wide;
 }
 
-/* The one-pass scatter: the range checked by a first read of the CUDA index
- * tensors (skipped when all came from the host), then offsets computed and
- * applied in one kernel: no offsets array, no sort. */
+/* The index pointers in the geometry, the device made current; whether
+ * some index tensor still needs its range checked on the device. */
+static bool launch_setup(pcs_index_plan *p)
+{
+    bool need = false;
+    for (int k = 0; k < p->g.nidx; k++) {
+        p->g.idx[k] = pcs_tensor_data(p->idx[k]);
+        need = need || !p->host_checked[k];
+    }
+    return need;
+}
+
+/* The one-pass scatter: offsets computed, checked and applied in one
+ * kernel (no offsets array, no sort); an element with a bad index is
+ * skipped and reported as run_cuda's are. */
 static int scatter_atomic(pcs_index_plan *p, PcsTensor *dst, PcsTensor *vals, int64_t n, int mode)
 {
-    for (int k = 0; k < p->g.nidx; k++)
-        p->g.idx[k] = pcs_tensor_data(p->idx[k]);
-    if (run_cuda(p, NULL, NULL, NULL, n, dst->device) < 0)
+    bool need = launch_setup(p);
+    int dev = dst->device;
+    if (pcs_cuda_set_device_raw(dev) < 0)
         return -1;
-    cudaStream_t st = pcs_current_stream(dst->device); /* run_cuda set the device */
-    if (pcs_launch_index_scatter_atomic(dst->dtype, &p->g, dst->storage->data, pcs_tensor_data(vals), n,
-                                        mode, st) < 0) {
-        pcs_not_implemented("scatter", dst->dtype);
+    cudaStream_t st = pcs_current_stream(dev);
+    err_slot *slot = err_take();
+    if (!slot)
         return -1;
+    int r, lr = pcs_launch_index_scatter_atomic(dst->dtype, &p->g, dst->storage->data,
+                                                pcs_tensor_data(vals), n, mode, slot->dev, st);
+    if (lr < 0) {
+        (void)pcs_not_implemented("scatter", dst->dtype);
+        r = -1;
+    } else {
+        r = PCS_CHECK_LAUNCH(st, "index scatter (atomic)");
     }
-    return PCS_CHECK_LAUNCH(st, "index scatter (atomic)");
+    return run_finish(p, slot, st, dev, r, lr < 0, need);
+}
+
+static int64_t storage_numel(const PcsTensor *t)
+{
+    return (int64_t)(t->storage->nbytes / pcs_itemsize(t->dtype));
+}
+
+/* SET of many values by claims (kernels/index.h) rather than a sort, when
+ * the claim array (an int32 per element of dst's storage) is cheap next to
+ * sorting n offsets with their positions. */
+static bool set_last_ok(const PcsTensor *dst, int mode, int64_t n)
+{
+    return mode == PCS_SCATTER_SET && n <= INT32_MAX && storage_numel(dst) <= 16 * n + (1 << 20);
+}
+
+static int scatter_set_last(pcs_index_plan *p, PcsTensor *dst, PcsTensor *vals, int64_t n)
+{
+    bool need = launch_setup(p);
+    int dev = dst->device;
+    if (pcs_cuda_set_device_raw(dev) < 0)
+        return -1;
+    cudaStream_t st = pcs_current_stream(dev);
+    int64_t s = storage_numel(dst);
+    PcsTensor *win = empty1(s, PCS_INT32, dev);
+    if (!win)
+        return -1;
+    cudaError_t me = cudaMemsetAsync(pcs_tensor_data(win), 0xFF, (size_t)s * sizeof(int32_t), st);
+    err_slot *slot = me == cudaSuccess ? err_take() : NULL;
+    if (!slot) {
+        Py_DECREF(win); /* freed in stream order: nothing was launched on it */
+        return me == cudaSuccess ? -1 : pcs_cuda_error(me, "cudaMemsetAsync", __FILE__, __LINE__);
+    }
+    int r, lr = pcs_launch_index_set_last(&p->g, dst->storage->data, pcs_tensor_data(vals),
+                                          (int)pcs_itemsize(dst->dtype), n, pcs_tensor_data(win),
+                                          slot->dev, st);
+    if (lr < 0) {
+        (void)pcs_not_implemented("scatter", dst->dtype);
+        r = -1;
+    } else {
+        r = PCS_CHECK_LAUNCH(st, "index scatter (last value wins)");
+    }
+    Py_DECREF(win); /* the caching allocator reuses it in stream order */
+    return run_finish(p, slot, st, dev, r, lr < 0, need);
 }
 
 int pcs_index_scatter(pcs_index_plan *p, PcsTensor *dst, PcsTensor *vals, int mode,
@@ -479,6 +686,8 @@ int pcs_index_scatter(pcs_index_plan *p, PcsTensor *dst, PcsTensor *vals, int mo
     int64_t n0 = plan_numel(p);
     if (dst->device >= 0 && n0 > 0 && scatter_atomic_ok(p, dst->dtype, mode, include_self))
         return scatter_atomic(p, dst, vals, n0, mode);
+    if (dst->device >= 0 && n0 > 0 && set_last_ok(dst, mode, n0))
+        return scatter_set_last(p, dst, vals, n0);
     PcsTensor *off = pcs_index_offsets(p, dst);
     if (!off)
         return -1;
@@ -513,10 +722,13 @@ PcsTensor *pcs_index_values(pcs_index_plan *p, PcsTensor *dst, PyObject *value)
         v = pcs_tensor_to(vt, dst->dtype, dst->device, false, alias, false);
     } else if (PySequence_Check(value) && !PyUnicode_Check(value)) {
         v = pcs_tensor_from_data(value, dst->dtype, dst->device, false);
-    } else {
-        v = pcs_tensor_empty(0, NULL, dst->dtype, dst->device, false);
+    } else { /* a number: filled at the result's shape at once (one launch, no copy) */
+        const pcs_index_geom *g = &p->g;
+        v = pcs_tensor_empty(g->ndim, g->sizes, dst->dtype, dst->device, false);
         if (v && pcs_tensor_fill(v, value) < 0)
             Py_CLEAR(v);
+        p->uniform = true;
+        return v;
     }
     if (!v)
         return NULL;

@@ -670,6 +670,8 @@ static PyObject *py_synchronize(PyObject *m, PyObject *const *args, Py_ssize_t n
     pcs_device_guard_exit(&g);
     if (err != cudaSuccess)
         return pcs_cuda_error(err, "cudaDeviceSynchronize", __FILE__, __LINE__), NULL;
+    if (pcs_deferred_check() < 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 

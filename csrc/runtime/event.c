@@ -199,8 +199,11 @@ static PyObject *Event_query(PcsEvent *e, PyObject *noargs)
     if (!e->event)
         Py_RETURN_TRUE;
     cudaError_t err = cudaEventQuery(e->event);
-    if (err == cudaSuccess)
+    if (err == cudaSuccess) {
+        if (pcs_deferred_check() < 0)
+            return NULL;
         Py_RETURN_TRUE;
+    }
     if (err == cudaErrorNotReady) {
         (void)cudaGetLastError();
         Py_RETURN_FALSE;
@@ -219,6 +222,8 @@ static PyObject *Event_synchronize(PcsEvent *e, PyObject *noargs)
     Py_END_ALLOW_THREADS
     if (err != cudaSuccess)
         return pcs_cuda_error(err, "cudaEventSynchronize", __FILE__, __LINE__), NULL;
+    if (pcs_deferred_check() < 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 

@@ -160,8 +160,11 @@ static PyObject *Stream_query(PcsStream *s, PyObject *noargs)
         return NULL;
     cudaError_t err = cudaStreamQuery(s->stream);
     pcs_device_guard_exit(&g);
-    if (err == cudaSuccess)
+    if (err == cudaSuccess) {
+        if (pcs_deferred_check() < 0)
+            return NULL;
         Py_RETURN_TRUE;
+    }
     if (err == cudaErrorNotReady) {
         (void)cudaGetLastError();
         Py_RETURN_FALSE;
@@ -182,6 +185,8 @@ static PyObject *Stream_synchronize(PcsStream *s, PyObject *noargs)
     pcs_device_guard_exit(&g);
     if (err != cudaSuccess)
         return pcs_cuda_error(err, "cudaStreamSynchronize", __FILE__, __LINE__), NULL;
+    if (pcs_deferred_check() < 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 

@@ -227,8 +227,10 @@ fail:
 /* ------------------------------------------------------------------------ */
 /* Between devices: bytes of dense-alike, same-dtype tensors                 */
 
-/* Waits for a stream with the GIL released. */
-static int sync_stream(cudaStream_t stream)
+/* Waits for a stream with the GIL released. `to_host`: data is coming
+ * back to the host, so the errors found on the device meanwhile are raised
+ * (common.h): no value reaches the host past a bad index unreported. */
+static int sync_stream(cudaStream_t stream, bool to_host)
 {
     cudaError_t err;
     Py_BEGIN_ALLOW_THREADS
@@ -236,7 +238,7 @@ static int sync_stream(cudaStream_t stream)
     Py_END_ALLOW_THREADS
     if (err != cudaSuccess)
         return pcs_cuda_error(err, "cudaStreamSynchronize", __FILE__, __LINE__);
-    return 0;
+    return to_host ? pcs_deferred_check() : 0;
 }
 
 /* cudaMemcpyAsync with the GIL released when the host may be busy staging
@@ -296,7 +298,7 @@ static int copy_host_device_bytes(PcsTensor *dst, PcsTensor *src, size_t nbytes,
     if (r == 0 && nb && block)
         r = pcs_host_record(block, stream, dev); /* guards the block's reuse */
     else if (r == 0)
-        r = sync_stream(stream); /* the data must be there (or read) on return */
+        r = sync_stream(stream, !h2d); /* the data must be there (or read) on return */
     pcs_device_guard_exit(&guard);
     return r;
 }
@@ -392,7 +394,7 @@ static int copy_device_device_bytes(PcsTensor *dst, PcsTensor *src, size_t nbyte
         pcs_device_guard_exit(&guard);
         goto out;
     }
-    r = sync_stream(ss);
+    r = sync_stream(ss, false); /* staging between devices: nothing reaches the user */
     pcs_device_guard_exit(&guard);
     if (r < 0 || pcs_device_guard_enter(&guard, ddev) < 0) {
         r = -1;
@@ -591,7 +593,7 @@ int pcs_read_element(PcsTensor *t, void *buf)
         return -1;
     cudaStream_t stream = pcs_current_stream(t->device);
     cudaError_t err = cudaMemcpyAsync(buf, pcs_tensor_data(t), isz, cudaMemcpyDeviceToHost, stream);
-    int r = err == cudaSuccess ? sync_stream(stream)
+    int r = err == cudaSuccess ? sync_stream(stream, true)
                                : pcs_cuda_error(err, "cudaMemcpyAsync", __FILE__, __LINE__);
     pcs_device_guard_exit(&guard);
     return r;

@@ -296,6 +296,8 @@ int pcs_copy_pageable(void *dst, const void *src, size_t nbytes, bool h2d, int d
             (void)cudaGetLastError();
         }
     }
+    if (r == 0 && !h2d)
+        r = pcs_deferred_check(); /* data reached the host: report the device's errors (common.h) */
     for (int i = 0; i < nl; i++) {
         cudaEventDestroy(lanes[i].ev[0]); /* a pending event goes when it fires */
         cudaEventDestroy(lanes[i].ev[1]);
