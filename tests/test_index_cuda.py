@@ -358,6 +358,34 @@ def test_set_with_duplicates_last_wins_every_size(dtype, target):
     np.testing.assert_array_equal(base.cpu().numpy(), bc.numpy())
 
 
+def test_big_set_with_duplicates():
+    """From 65536 values, x[idx] = v is one pass of plain stores (as torch):
+    each target holds one of its values; deterministic algorithms keep the
+    last one in index order."""
+    rng = np.random.default_rng(5)
+    n = 1 << 17
+    hot = rng.integers(0, 1000, size=n)
+    vals = rng.permutation(n).astype(np.float32)  # distinct: which one landed is visible
+    idx, v = C(hot), C(vals)
+    y = pcs.full((1000,), -1.0, device="cuda")
+    y[idx] = v
+    got = y.cpu().numpy()
+    for t in range(1000):
+        assert got[t] in vals[hot == t]
+    last = np.full(1000, -1.0, np.float32)
+    last[hot] = vals  # NumPy assigns in order: the last one wins
+    pcs.use_deterministic_algorithms(True)
+    try:
+        y = pcs.full((1000,), -1.0, device="cuda")
+        y[idx] = v
+        np.testing.assert_array_equal(y.cpu().numpy(), last)
+        z = pcs.full((1 << 24,), -1.0, device="cuda")  # a large target: the sort
+        z[idx] = v
+        np.testing.assert_array_equal(z[:1000].cpu().numpy(), last)
+    finally:
+        pcs.use_deterministic_algorithms(False)
+
+
 def test_setitem_number_with_duplicates():
     """x[idx] = number: one plain-store pass; every duplicate writes the same."""
     rng = np.random.default_rng(13)

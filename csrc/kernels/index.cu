@@ -532,6 +532,20 @@ extern "C" int pcs_launch_index_scatter_atomic(int dtype, const pcs_index_geom *
     int add = mode == PCS_SCATTER_ADD;
     if (n <= 0)
         return 0;
+    if (!add) { // plain stores move bytes: any dtype, by its size
+        switch (dtype) {
+        case PCS_BOOL: case PCS_UINT8: case PCS_INT8:
+            scatter_atomic<uint8_t>(g, dst, vals, n, 0, err, stream); return 0;
+        case PCS_INT16: case PCS_FLOAT16: case PCS_BFLOAT16:
+            scatter_atomic<uint16_t>(g, dst, vals, n, 0, err, stream); return 0;
+        case PCS_INT32: case PCS_FLOAT32:
+            scatter_atomic<uint32_t>(g, dst, vals, n, 0, err, stream); return 0;
+        case PCS_INT64: case PCS_FLOAT64: case PCS_COMPLEX64:
+            scatter_atomic<uint64_t>(g, dst, vals, n, 0, err, stream); return 0;
+        case PCS_COMPLEX128: scatter_atomic<Bytes16>(g, dst, vals, n, 0, err, stream); return 0;
+        default: return -1;
+        }
+    }
     switch (dtype) {
     case PCS_INT32: scatter_atomic<int32_t>(g, dst, vals, n, add, err, stream); return 0;
     case PCS_INT64: scatter_atomic<int64_t>(g, dst, vals, n, add, err, stream); return 0;

@@ -75,8 +75,8 @@ int pcs_launch_index_gather_rows(const int64_t *idx, int64_t nrows, int64_t isiz
 /* dst[off(i)] op= vals[i] for the n result elements of g, offsets computed
  * on the fly, without sorting: ADD through atomicAdd (int32, int64, float32,
  * float64; float sums then vary in the last bits from run to run, as
- * torch's default), SET a plain store (for one value broadcast: duplicates
- * write the same). An element with a bad index is reported in err and
+ * torch's default), SET a plain store of any dtype (one value broadcast:
+ * duplicates write the same; else which duplicate lands is unspecified). An element with a bad index is reported in err and
  * skipped (the others are applied). Returns -1 for other dtypes or modes
  * (then sort). */
 int pcs_launch_index_scatter_atomic(int dtype, const pcs_index_geom *g, void *dst, const void *vals,

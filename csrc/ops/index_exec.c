@@ -19,9 +19,9 @@
  * unless deterministic algorithms are requested
  * (pycuda_sem.use_deterministic_algorithms, off by default as in torch),
  * run one atomicAdd pass over the offsets; SET of one value (x[idx] = 1.0,
- * index_fill_) one plain store pass; SET of many values into a tensor not
- * much larger than them, two passes of claims (the last in index order
- * wins). Otherwise (and for the other modes and dtypes) the offsets are
+ * index_fill_), and of many values from SET_PLAIN_MIN unless deterministic,
+ * one plain store pass; else SET of many values into a tensor not much
+ * larger than them, two passes of claims (the last in index order wins). Otherwise (and for the other modes and dtypes) the offsets are
  * sorted and each run of equal offsets is reduced in index order (SET: the
  * last value wins). */
 #include "ops/index.h"
@@ -586,19 +586,25 @@ static int scatter_cuda(PcsTensor *dst, PcsTensor *off, PcsTensor *vals, int64_t
     return r;
 }
 
+/* SET of many values takes plain stores from this many (deterministic
+ * algorithms off), as torch's index_put_ does: which duplicate lands is then
+ * unspecified. Below it, and with deterministic algorithms, the last value
+ * in index order wins (claims or a sort), as on the CPU. */
+#define SET_PLAIN_MIN ((int64_t)1 << 16)
+
 /* The one-pass scatter applies: ADD (with self) of int32/int64 always (its
  * atomics are exact and order-free) and of float32/float64 unless
- * deterministic algorithms are requested; SET of one value (a number)
- * always: whichever duplicate lands last, the result is the same. */
-static bool scatter_atomic_ok(const pcs_index_plan *p, int dtype, int mode, bool include_self)
+ * deterministic algorithms are requested; SET of one value (a number) of
+ * any dtype always (whichever duplicate lands last, the result is the
+ * same), and of many values past SET_PLAIN_MIN unless deterministic. */
+static bool scatter_atomic_ok(const pcs_index_plan *p, int dtype, int mode, bool include_self, int64_t n)
 {
-    bool wide = dtype == PCS_INT32 || dtype == PCS_INT64 || dtype == PCS_FLOAT32 || dtype == PCS_FLOAT64;
     if (mode == PCS_SCATTER_ADD && include_self) {
         if (dtype == PCS_INT32 || dtype == PCS_INT64)
             return true;
-        return !deterministic && wide;
+        return !deterministic && (dtype == PCS_FLOAT32 || dtype == PCS_FLOAT64);
     }
-    return mode == PCS_SCATTER_SET && p->uniform && wide;
+    return mode == PCS_SCATTER_SET && (p->uniform || (!deterministic && n >= SET_PLAIN_MIN));
 }
 
 /* The index pointers in the geometry, the device made current; whether
@@ -684,7 +690,7 @@ int pcs_index_scatter(pcs_index_plan *p, PcsTensor *dst, PcsTensor *vals, int mo
                       bool include_self)
 {
     int64_t n0 = plan_numel(p);
-    if (dst->device >= 0 && n0 > 0 && scatter_atomic_ok(p, dst->dtype, mode, include_self))
+    if (dst->device >= 0 && n0 > 0 && scatter_atomic_ok(p, dst->dtype, mode, include_self, n0))
         return scatter_atomic(p, dst, vals, n0, mode);
     if (dst->device >= 0 && n0 > 0 && set_last_ok(dst, mode, n0))
         return scatter_set_last(p, dst, vals, n0);
