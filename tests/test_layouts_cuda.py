@@ -76,6 +76,37 @@ def test_random_layouts_elementwise_and_copy(dtype):
             close(host(a.permute(*p).contiguous()), np.transpose(an, p), dtype)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "int64", "float64"])
+def test_dense_rows_at_any_alignment(dtype):
+    """Operands whose rows are contiguous but start anywhere (sliced views,
+    a contiguous run that starts mid-pack), rows long enough for the
+    row-by-row kernel, with broadcast along and across the rows."""
+    rng = np.random.default_rng(3 + len(dtype))
+    rows, cols = 37, 1100
+    ints = dtype == "int64"
+
+    def make(shape):
+        v = rng.integers(-5, 6, size=shape) if ints else rng.standard_normal(shape)
+        return torch.tensor(np.asarray(v).tolist(), dtype=getattr(torch, dtype), device="cuda")
+
+    a, b = make((rows, cols + 3)), make((rows + 1, cols + 2))
+    col, row = make((rows, 1)), make((1, cols + 1))
+    av, bv = a[:, 1:1 + cols], b[1:, 2:]
+    an, bn = host(av), host(bv)
+    close(host(av + bv), an + bn, dtype)
+    close(host(-av), -an, dtype)
+    close(host(av * col), an * host(col), dtype)            # stride 0 along the rows
+    close(host(av - row[:, 1:]), an - host(row)[:, 1:], dtype)  # a misaligned row for every row
+    if not ints:
+        close(host(torch.where(av > 0, av, bv)), np.where(an > 0, an, bn), dtype)
+        close(host(torch.addcmul(av, bv, av, value=0.5)), an + 0.5 * bn * an, dtype)
+    flat = make((5001,))
+    close(host(flat[1:] + flat[:-1]), host(flat)[1:] + host(flat)[:-1], dtype)  # 1-D, mid-pack
+    out = torch.empty(rows, cols + 1, dtype=av.dtype, device="cuda")[:, 1:]  # a misaligned output
+    torch.add(av, bv, out=out)
+    close(host(out), an + bn, dtype)
+
+
 def _np(t):
     """NumPy has no bfloat16: its values exactly, as float32."""
     return (t.float() if t.dtype == torch.bfloat16 else t).cpu().numpy()
