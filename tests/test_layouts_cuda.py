@@ -99,7 +99,8 @@ def test_dense_rows_at_any_alignment(dtype):
     close(host(av - row[:, 1:]), an - host(row)[:, 1:], dtype)  # a misaligned row for every row
     if not ints:
         close(host(torch.where(av > 0, av, bv)), np.where(an > 0, an, bn), dtype)
-        close(host(torch.addcmul(av, bv, av, value=0.5)), an + 0.5 * bn * an, dtype)
+        w = col.abs()  # a ternary op with one operand broadcast along the rows
+        close(host(torch.lerp(av, bv, w)), an + host(w) * (bn - an), dtype)
     flat = make((5001,))
     close(host(flat[1:] + flat[:-1]), host(flat)[1:] + host(flat)[:-1], dtype)  # 1-D, mid-pack
     out = torch.empty(rows, cols + 1, dtype=av.dtype, device="cuda")[:, 1:]  # a misaligned output
