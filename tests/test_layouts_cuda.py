@@ -139,6 +139,11 @@ def test_pair_transposes_misaligned_and_offset(dtype):
                       (x[:128, :192].t(), vals[:128, :192].T)):   # a transposed source
         got = _np(view.t().contiguous())
         np.testing.assert_array_equal(got, ref.T.astype(got.dtype))
+    big = np.arange(2 * 256 * 384).reshape(2, 256, 384) % 239  # whole tiles for both sizes
+    xb = torch.tensor(big.tolist(), dtype=getattr(torch, dtype), device="cuda")
+    for p in ((0, 2, 1), (2, 1, 0), (1, 2, 0)):
+        got = _np(xb.permute(*p).contiguous())
+        np.testing.assert_array_equal(got, np.transpose(big, p).astype(got.dtype))
     y = torch.tensor((vals[:, :255] % 7).tolist(), dtype=getattr(torch, dtype), device="cuda")[:128]
     got = _np(y[:, :192].t().contiguous())  # odd row stride (255)
     np.testing.assert_array_equal(got, (vals[:128, :192] % 7).T.astype(got.dtype))

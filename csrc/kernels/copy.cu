@@ -235,8 +235,8 @@ template <typename T> __global__ void __launch_bounds__(256) copy_transpose(T *d
 // columns (2x, 2x + 1); the two words of rows 2y and 2y + 1 at the same x
 // give, rearranged, the destination words of columns 2x and 2x + 1 at rows
 // (2y, 2y + 1). Half the memory instructions of the element kernel, each
-// twice as wide. For tile dims that are multiples of 64 (so no edge tiles);
-// other shapes take copy_transpose.
+// twice as wide. For shapes that are whole tiles (below), so there are no
+// edge tiles; other shapes take copy_transpose.
 struct PairGeom {
     TransposeGeom g;
     int64_t ti, tj; // whole tiles along i and j
@@ -254,29 +254,42 @@ __device__ __forceinline__ void unzip(uint64_t a, uint64_t c, uint64_t &lo, uint
     hi = (a >> 32) | (c & 0xffffffff00000000ull);
 }
 
+// A tile is pair_rows source rows of pair_words words: 256 bytes of each
+// source row read and of each destination row written, for both element
+// sizes (128 x 128 for 2-byte elements, 64 x 64 for 4-byte ones), so the
+// row segments are as long for the narrow type as for the wide one.
+template <class W> inline constexpr int pair_words = 256 / (int)sizeof(W);
+template <class W> inline constexpr int pair_rows = 512 / (int)sizeof(W);
+
 template <class W>
 __global__ void __launch_bounds__(256) copy_transpose_pairs(W *dst, const W *src, PairGeom p)
 {
-    constexpr int TILE = 64, NW = TILE / 2, ROWS = 8; // NW words a tile row; blockDim (32, 8)
+    constexpr int TILE = pair_rows<W>, NW = pair_words<W>, ROWS = 8; // blockDim (32, 8)
     __shared__ W tile[TILE][NW + 1];
     const TransposeGeom &g = p.g;
     const int tx = threadIdx.x, ty = threadIdx.y;
     for (int64_t t = blockIdx.x; t < p.ti * p.tj * g.nb; t += gridDim.x) {
         int64_t b = t / (p.ti * p.tj), r = t - b * p.ti * p.tj;
-        int64_t i0 = (r / p.tj) * TILE, j0 = (r % p.tj) * TILE;
+        int64_t i0 = (r / p.tj) * TILE, j0 = (r % p.tj) * (2 * NW);
         // strides in words: ssi, dsj and the batch strides are even (checked)
         const W *s = src + (b * g.ssb + i0 * g.ssi + j0) / 2;
         W *d = dst + (b * g.dsb + j0 * g.dsj + i0) / 2;
 #pragma unroll
         for (int k = ty; k < TILE; k += ROWS)
-            tile[k][tx] = s[k * (g.ssi / 2) + tx];
+#pragma unroll
+            for (int q = 0; q < NW / 32; q++) // a trip count known at compile time: all loads in flight
+                tile[k][tx + 32 * q] = s[k * (g.ssi / 2) + tx + 32 * q];
         __syncthreads();
 #pragma unroll
         for (int m = ty; m < NW; m += ROWS) {
-            W lo, hi;
-            unzip(tile[2 * tx][m], tile[2 * tx + 1][m], lo, hi);
-            d[(2 * m) * (g.dsj / 2) + tx] = lo;
-            d[(2 * m + 1) * (g.dsj / 2) + tx] = hi;
+#pragma unroll
+            for (int q = 0; q < TILE / 64; q++) { // the word of rows (2x, 2x + 1)
+                const int x = tx + 32 * q;
+                W lo, hi;
+                unzip(tile[2 * x][m], tile[2 * x + 1][m], lo, hi);
+                d[(2 * m) * (g.dsj / 2) + x] = lo;
+                d[(2 * m + 1) * (g.dsj / 2) + x] = hi;
+            }
         }
         __syncthreads();
     }
@@ -288,7 +301,8 @@ bool pairs_ok(const TransposeGeom &t, const void *dst, const void *src, int size
     auto even = [](int64_t x) { return (x & 1) == 0; };
     const uintptr_t a = 2 * (uintptr_t)size - 1;
     return t.ssj == 1 && t.dsi == 1 && even(t.ssi) && even(t.dsj) && even(t.ssb) && even(t.dsb) &&
-           ((uintptr_t)dst & a) == 0 && ((uintptr_t)src & a) == 0 && t.ni % 64 == 0 && t.nj % 64 == 0;
+           ((uintptr_t)dst & a) == 0 && ((uintptr_t)src & a) == 0 && t.ni % (256 / size) == 0 &&
+           t.nj % (256 / size) == 0;
 }
 
 // Is g (2 or 3 dims) a transpose worth tiling? Both tile dims long enough
@@ -342,7 +356,7 @@ void launch_pair(void *dst, const void *src, int64_t n, const pcs_ew_geom *g, cu
             if constexpr (sizeof(D) == 2 || sizeof(D) == 4) {
                 using W = std::conditional_t<sizeof(D) == 2, uint32_t, uint64_t>;
                 if (pairs_ok(t, dst, src, (int)sizeof(D))) {
-                    PairGeom p{t, t.ni / 64, t.nj / 64};
+                    PairGeom p{t, t.ni / pair_rows<W>, t.nj / (2 * pair_words<W>)};
                     int64_t tiles = p.ti * p.tj * t.nb;
                     unsigned grid = (unsigned)(tiles < 65536 ? tiles : 65536);
                     pcs::launch_kernel(copy_transpose_pairs<W>, grid, dim3(32, 8), st, (W *)dst,
