@@ -86,12 +86,19 @@ template <class A> __device__ __forceinline__ MS<A> ms_merge(MS<A> a, MS<A> b)
     return {m, rescale(a.s, a.m, m) + rescale(b.s, b.m, m)};
 }
 
-template <class A, bool LOG> __device__ __forceinline__ A finish(A x, A m, A s, A logs)
+// k: log(s) for log_softmax, 1 / s for softmax (one division a row, not one
+// an element: the division is most of an element's instructions).
+template <class A> __device__ __forceinline__ A row_k(A s, bool log)
+{
+    return log ? acc_log(s) : A(1) / s;
+}
+
+template <class A, bool LOG> __device__ __forceinline__ A finish(A x, A m, A k)
 {
     if constexpr (LOG)
-        return x - m - logs;
+        return x - m - k;
     else
-        return acc_exp(x - m) / s;
+        return acc_exp(x - m) * k;
 }
 
 // ---------------------------------------------------------------------------
@@ -134,13 +141,13 @@ __global__ void __launch_bounds__(128) softmax_warp(T *out, const T *in, int64_t
         for (int r = 0; r < ROWS; r++) {
             if (row0 + r >= rows)
                 break;
-            A logs = LOG ? acc_log(s[r]) : A(0);
+            A k_ = row_k(s[r], LOG);
             T *y = out + (row0 + r) * K;
 #pragma unroll
             for (int i = 0; i < VPT; i++) {
                 int k = lane + 32 * i;
                 if (k < K)
-                    y[k] = from_c<T>(finish<A, LOG>(v[r][i], m[r], s[r], logs));
+                    y[k] = from_c<T>(finish<A, LOG>(v[r][i], m[r], k_));
             }
         }
     }
@@ -187,24 +194,47 @@ __global__ void __launch_bounds__(BLOCK) softmax_block(T *out, const T *in, int6
     const int64_t nvec = K / VEC; // VEC > 1 only when K % VEC == 0 and rows are aligned
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const P *x = reinterpret_cast<const P *>(in + row * K);
-        MS<A> p = {neg_inf<A>(), A(0)};
+        MS<A> r;
         // each thread reads back only the entries it cached: no barrier needed
-        for (int64_t i = threadIdx.x; i < nvec; i += BLOCK) {
-            P pk = x[i];
-            if constexpr (CACHE)
+        if constexpr (CACHE) {
+            // the row is in shared memory: the max, then the sum of
+            // exp(x - max), then the result, with one exp an element in each
+            // pass that needs one and none of the online pair's branches and
+            // rescales (which made the wide rows issue-bound)
+            A m = neg_inf<A>();
+            for (int64_t i = threadIdx.x; i < nvec; i += BLOCK) {
+                P pk = x[i];
                 cache[i] = pk;
 #pragma unroll
-            for (int j = 0; j < VEC; j++)
-                ms_add(p, to_c<A>(pk.v[j]));
+                for (int j = 0; j < VEC; j++)
+                    m = nan_max(m, to_c<A>(pk.v[j]));
+            }
+            r = block_merge(MS<A>{m, A(0)});
+            A s = A(0);
+            for (int64_t i = threadIdx.x; i < nvec; i += BLOCK) {
+                P pk = cache[i];
+#pragma unroll
+                for (int j = 0; j < VEC; j++)
+                    s += acc_exp(to_c<A>(pk.v[j]) - r.m);
+            }
+            r = block_merge(MS<A>{r.m, s}); // one max for all: the sums just add
+        } else {
+            MS<A> p = {neg_inf<A>(), A(0)};
+            for (int64_t i = threadIdx.x; i < nvec; i += BLOCK) {
+                P pk = x[i];
+#pragma unroll
+                for (int j = 0; j < VEC; j++)
+                    ms_add(p, to_c<A>(pk.v[j]));
+            }
+            r = block_merge(p);
         }
-        MS<A> r = block_merge(p);
-        A logs = LOG ? acc_log(r.s) : A(0);
+        A k_ = row_k(r.s, LOG);
         P *y = reinterpret_cast<P *>(out + row * K);
         for (int64_t i = threadIdx.x; i < nvec; i += BLOCK) {
             P pk = CACHE ? cache[i] : x[i], o;
 #pragma unroll
             for (int j = 0; j < VEC; j++)
-                o.v[j] = from_c<T>(finish<A, LOG>(to_c<A>(pk.v[j]), r.m, r.s, logs));
+                o.v[j] = from_c<T>(finish<A, LOG>(to_c<A>(pk.v[j]), r.m, k_));
             y[i] = o;
         }
     }
@@ -251,10 +281,10 @@ __global__ void __launch_bounds__(32 * Y) softmax_strided(T *out, const T *in, i
             r = ms_merge(r, MS<A>{sm[y][tx], ss[y][tx]});
         __syncthreads(); // read before the next chunk overwrites
         if (ok) {
-            A logs = LOG ? acc_log(r.s) : A(0);
+            A k_ = row_k(r.s, LOG);
             T *yp = out + a * K * B + b;
             for (int64_t k = ty; k < K; k += Y)
-                yp[k * B] = from_c<T>(finish<A, LOG>(to_c<A>(x[k * B]), r.m, r.s, logs));
+                yp[k * B] = from_c<T>(finish<A, LOG>(to_c<A>(x[k * B]), r.m, k_));
         }
     }
 }
