@@ -202,6 +202,7 @@ __global__ void __launch_bounds__(BLOCK) softmax_block(T *out, const T *in, int6
             // pass that needs one and none of the online pair's branches and
             // rescales (which made the wide rows issue-bound)
             A m = neg_inf<A>();
+#pragma unroll 4
             for (int64_t i = threadIdx.x; i < nvec; i += BLOCK) {
                 P pk = x[i];
                 cache[i] = pk;
@@ -211,6 +212,7 @@ __global__ void __launch_bounds__(BLOCK) softmax_block(T *out, const T *in, int6
             }
             r = block_merge(MS<A>{m, A(0)});
             A s = A(0);
+#pragma unroll 4
             for (int64_t i = threadIdx.x; i < nvec; i += BLOCK) {
                 P pk = cache[i];
 #pragma unroll
@@ -230,6 +232,7 @@ __global__ void __launch_bounds__(BLOCK) softmax_block(T *out, const T *in, int6
         }
         A k_ = row_k(r.s, LOG);
         P *y = reinterpret_cast<P *>(out + row * K);
+#pragma unroll 4
         for (int64_t i = threadIdx.x; i < nvec; i += BLOCK) {
             P pk = CACHE ? cache[i] : x[i], o;
 #pragma unroll
