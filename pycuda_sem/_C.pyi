@@ -5,19 +5,15 @@ import builtins
 from typing import Any, ClassVar, Iterator, NamedTuple, Sequence, SupportsIndex, Tuple, Union, overload, Dict
 
 import numpy
-
 from ._C_tensor_api import *  # noqa: F401,F403 (the tensor API's functions)
 from ._C_tensor_api import (  # noqa: F401 (the return types Tensor's methods name)
     _return_types_max as _return_types_max, _return_types_min as _return_types_min,
     _return_types_sort as _return_types_sort, _return_types_topk as _return_types_topk, _return_types_kthvalue as _return_types_kthvalue, _return_types_median as _return_types_median, _return_types_nanmedian as _return_types_nanmedian, _return_types_mode as _return_types_mode, _return_types_cummax as _return_types_cummax, _return_types_cummin as _return_types_cummin,
 )
-
 from ._C_training import (  # noqa: F401 (autograd and optimizer stubs)
     _Node as _Node, _register_formula as _register_formula, _formula_names as _formula_names, _use_c_formulas as _use_c_formulas, _run_backward as _run_backward, _FunctionCtx as _FunctionCtx, _function_wire as _function_wire, is_grad_enabled as is_grad_enabled, _set_grad_enabled as _set_grad_enabled, is_inference_mode_enabled as is_inference_mode_enabled, _set_inference_mode as _set_inference_mode, _fused_adam_ as _fused_adam_, _fused_sgd_ as _fused_sgd_, _fused_adagrad_ as _fused_adagrad_, _fused_rmsprop_ as _fused_rmsprop_,
 )
-
 from ._C_distributed import _nccl_load as _nccl_load, _nccl_version as _nccl_version, _nccl_unique_id as _nccl_unique_id, _NcclComm as _NcclComm, _NcclWork as _NcclWork  # noqa: F401 (NCCL)
-
 from ._C_private import (  # noqa: F401 (the runtime's private hooks)
     _caching_disabled as _caching_disabled, _cuda_get_rng_state as _cuda_get_rng_state, _cuda_initial_seed as _cuda_initial_seed,
     _cuda_manual_seed as _cuda_manual_seed, _cuda_manual_seed_all as _cuda_manual_seed_all, _cuda_seed as _cuda_seed,
@@ -607,6 +603,10 @@ class Tensor:
     # ---- methods of the ops written in Python (_math.py, py_methods.c) ----
     def outer(self, vec2: Tensor) -> Tensor: ...
     def ger(self, vec2: Tensor) -> Tensor: ...
+    def addcmul(self, tensor1: Tensor, tensor2: Tensor, *, value: _float = ...) -> Tensor: ...
+    def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *, value: _float = ...) -> Tensor: ...
+    def addcmul_(self, tensor1: Tensor, tensor2: Tensor, *, value: _float = ...) -> Tensor: ...
+    def addcdiv_(self, tensor1: Tensor, tensor2: Tensor, *, value: _float = ...) -> Tensor: ...
     def cross(self, other: Tensor, dim: _int | None = ...) -> Tensor: ...
     def dist(self, other: Tensor, p: _float = ...) -> Tensor: ...
     def trace(self) -> Tensor: ...

@@ -101,7 +101,7 @@ from ._C import (  # noqa: E402,F401
 from ._math import (  # noqa: E402,F401
     atleast_1d, atleast_2d, atleast_3d, hstack, vstack, dstack, meshgrid, broadcast_shapes,
     broadcast_tensors, broadcast_to, einsum, outer, ger, cross, dist, cdist, trace, isclose,
-    allclose, equal,
+    allclose, equal, addcmul, addcdiv,
 )
 from . import linalg  # noqa: E402,F401
 from . import testing  # noqa: E402,F401

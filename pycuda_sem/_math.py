@@ -2,7 +2,7 @@
 or where they are compositions off the hot path: the stacking helpers
 (hstack, vstack, dstack, atleast_*), meshgrid and broadcasting, einsum
 (reduced to permutes, sums and bmm), outer, cross, dist, cdist, trace,
-isclose, allclose, equal.
+isclose, allclose, equal, addcmul and addcdiv.
 
 The hot paths they lean on (cat, the copies, matmul, the reductions) are C.
 Tensor methods of the same names reach these functions through
@@ -17,7 +17,7 @@ from . import _C
 __all__ = [
     "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack", "dstack", "meshgrid",
     "broadcast_shapes", "broadcast_tensors", "broadcast_to", "einsum", "outer", "ger", "cross",
-    "dist", "cdist", "trace", "isclose", "allclose", "equal",
+    "dist", "cdist", "trace", "isclose", "allclose", "equal", "addcmul", "addcdiv",
 ]
 
 
@@ -357,6 +357,47 @@ def outer(input, vec2, *, out=None):
 
 
 ger = outer
+
+
+# ---- addcmul, addcdiv ------------------------------------------------------------------
+
+def _addc(fname, op, input, tensor1, tensor2, value, out, inplace):
+    for name, t in (("input", input), ("tensor1", tensor1), ("tensor2", tensor2)):
+        if not isinstance(t, _C.Tensor):
+            raise TypeError("%s(): argument '%s' must be Tensor, not %s" % (fname, name, type(t).__name__))
+    if op is _C.div and not (tensor1.is_floating_point() or tensor1.is_complex()) \
+            and not (tensor2.is_floating_point() or tensor2.is_complex()):
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future "
+                           "release addcdiv will perform a true division of tensor1 and tensor2. "
+                           "The historic addcdiv behavior can be implemented as (input + value * "
+                           "torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and "
+                           "as (input + value * tensor1 / tensor2) for float inputs. The future "
+                           "addcdiv behavior is just the latter implementation: (input + value * "
+                           "tensor1 / tensor2), for all dtypes.")
+    term = op(tensor1, tensor2)
+    if not (isinstance(value, (int, float)) and not isinstance(value, bool) and value == 1):
+        term = _C.mul(term, value)
+    if inplace:
+        return input.add_(term)
+    return _C.add(input, term, out=out)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    """input + value * tensor1 * tensor2, broadcast (torch.addcmul)."""
+    return _addc("addcmul", _C.mul, input, tensor1, tensor2, value, out, False)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    """input + value * tensor1 / tensor2, broadcast (torch.addcdiv)."""
+    return _addc("addcdiv", _C.div, input, tensor1, tensor2, value, out, False)
+
+
+def addcmul_(input, tensor1, tensor2, *, value=1):
+    return _addc("addcmul_", _C.mul, input, tensor1, tensor2, value, None, True)
+
+
+def addcdiv_(input, tensor1, tensor2, *, value=1):
+    return _addc("addcdiv_", _C.div, input, tensor1, tensor2, value, None, True)
 
 
 def cross(input, other, dim=None, *, out=None):

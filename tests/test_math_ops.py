@@ -1,7 +1,7 @@
 """The math scripts reach for, on the CPU against NumPy: einsum, outer,
 cross, linalg.vector_norm / matrix_norm / norm, dist, cdist, trace,
-nn.functional.one_hot / normalize, isclose, allclose, equal and
-testing.assert_close (torch's tolerances and mismatch report)."""
+nn.functional.one_hot / normalize, isclose, allclose, equal, addcmul /
+addcdiv and testing.assert_close (torch's tolerances and mismatch report)."""
 import math
 
 import numpy as np
@@ -74,6 +74,35 @@ def test_einsum_dtypes_and_errors():
 
 
 # ---- products, norms, distances ------------------------------------------------------
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)])
+def test_addcmul_addcdiv(device):
+    x, a, b = rand((3, 4), seed=11), rand((4,), seed=12), rand((3, 1), seed=13)
+    xn, an, bn = x.numpy(), a.numpy(), b.numpy()
+    x, a, b = x.to(device), a.to(device), b.to(device)
+    np.testing.assert_allclose(pcs.addcmul(x, a, b).cpu().numpy(), xn + an * bn, rtol=1e-12)
+    np.testing.assert_allclose(pcs.addcmul(x, a, b, value=-0.5).cpu().numpy(), xn - 0.5 * an * bn,
+                               rtol=1e-12)
+    np.testing.assert_allclose(x.addcdiv(a, b, value=2).cpu().numpy(), xn + 2 * an / bn, rtol=1e-12)
+    y = x.clone()
+    assert y.addcmul_(a, b, value=3) is y
+    np.testing.assert_allclose(y.cpu().numpy(), xn + 3 * an * bn, rtol=1e-12)
+    y.addcdiv_(a, b)
+    np.testing.assert_allclose(y.cpu().numpy(), xn + 3 * an * bn + an / bn, rtol=1e-12)
+    out = pcs.empty(3, 4, dtype=pcs.float64, device=device)
+    assert pcs.addcdiv(x, a, b, out=out) is out
+    np.testing.assert_allclose(out.cpu().numpy(), xn + an / bn, rtol=1e-12)
+    i = pcs.tensor([1, 2], device=device)
+    assert pcs.addcmul(i, i, i).tolist() == [2, 6]
+    with pytest.raises(RuntimeError, match="Integer division with addcdiv is no longer supported"):
+        pcs.addcdiv(i, i, i)
+    with pytest.raises(TypeError, match="addcmul\\(\\): argument 'tensor1' must be Tensor"):
+        pcs.addcmul(x, 2.0, b)
+    # gradients through the composition: d/da (x + v a b) = v b
+    ag = a.detach().clone().requires_grad_(True)
+    pcs.addcmul(x, ag, b, value=0.5).sum().backward()
+    np.testing.assert_allclose(ag.grad.cpu().numpy(), 0.5 * bn.sum(0).repeat(4), rtol=1e-12)
+
 
 def test_outer_cross_trace():
     a, b = rand((3,), seed=1), rand((4,), seed=2)

@@ -3,7 +3,7 @@
  * The Tensor type is immutable (a static type), so methods cannot be added
  * from Python; ops that torch (or this project) writes as compositions in
  * Python, off the hot path (pycuda_sem/_math.py: outer, cross, dist, trace,
- * isclose, allclose, equal, broadcast_to), get their method here: x.f(*a,
+ * isclose, allclose, equal, broadcast_to, addcmul, addcdiv), get their method here: x.f(*a,
  * **k) calls pycuda_sem._math.f(x, *a, **k). */
 #include "ops/ops.h"
 
@@ -49,6 +49,10 @@ PYMETHOD(isclose)
 PYMETHOD(allclose)
 PYMETHOD(equal)
 PYMETHOD(broadcast_to)
+PYMETHOD(addcmul)
+PYMETHOD(addcdiv)
+PYMETHOD(addcmul_)
+PYMETHOD(addcdiv_)
 #undef PYMETHOD
 
 #define FK (METH_FASTCALL | METH_KEYWORDS)
@@ -66,5 +70,9 @@ PyMethodDef pcs_ops_py_tmethods[] = {
      "allclose(other, rtol=1e-05, atol=1e-08, equal_nan=False)\n\nTrue when isclose holds everywhere."},
     {"equal", FN(m_equal), FK, "equal(other)\n\nTrue for the same size and the same elements."},
     {"broadcast_to", FN(m_broadcast_to), FK, "broadcast_to(size)\n\nself expanded to size (a view)."},
+    {"addcmul", FN(m_addcmul), FK, "addcmul(tensor1, tensor2, *, value=1)\n\nself + value * tensor1 * tensor2."},
+    {"addcdiv", FN(m_addcdiv), FK, "addcdiv(tensor1, tensor2, *, value=1)\n\nself + value * tensor1 / tensor2."},
+    {"addcmul_", FN(m_addcmul_), FK, "addcmul_(tensor1, tensor2, *, value=1)\n\nIn place: self += value * tensor1 * tensor2."},
+    {"addcdiv_", FN(m_addcdiv_), FK, "addcdiv_(tensor1, tensor2, *, value=1)\n\nIn place: self += value * tensor1 / tensor2."},
     {NULL, NULL, 0, NULL},
 };
