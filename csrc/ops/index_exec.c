@@ -7,13 +7,11 @@
  * offsets kernel before a sort) writes a bad index into a record in
  * host-mapped pinned memory (kernels/index.h) and never follows it: a
  * gather reads element 0, a scatter skips the element, so nothing reads or
- * writes outside the tensor. The op does not wait: it records an event
- * after the launch and queues the record (deferred errors, common.h). The
- * first call that waits for the device afterwards (or the next indexing op,
- * if it finds the launch finished) reads the record directly (no device
- * buffer, no copy) and raises IndexError. No device-side assert: the CUDA
- * context stays usable. Under CUDA_LAUNCH_BLOCKING=1 the op waits and
- * raises itself.
+ * writes outside the tensor. The op does not wait: the record is queued
+ * (ops/index_check.c) and the first call that waits for the device
+ * afterwards raises IndexError. No device-side assert: the CUDA context
+ * stays usable. Under CUDA_LAUNCH_BLOCKING=1 the op waits and raises
+ * itself.
  *
  * Scatters: ADD into int32/int64 tensors, and into float32/float64 ones
  * unless deterministic algorithms are requested
@@ -21,10 +19,12 @@
  * run one atomicAdd pass over the offsets; SET of one value (x[idx] = 1.0,
  * index_fill_), and of many values from SET_PLAIN_MIN unless deterministic,
  * one plain store pass; else SET of many values into a tensor not much
- * larger than them, two passes of claims (the last in index order wins). Otherwise (and for the other modes and dtypes) the offsets are
- * sorted and each run of equal offsets is reduced in index order (SET: the
- * last value wins). */
+ * larger than them, two passes of claims (the last in index order wins).
+ * Otherwise (and for the other modes and dtypes) the offsets are sorted and
+ * each run of equal offsets is reduced in index order (SET: the last value
+ * wins). */
 #include "ops/index.h"
+#include "ops/index_check.h"
 
 #include <string.h>
 
@@ -39,189 +39,6 @@ static bool deterministic;
 
 bool pcs_index_deterministic(void) { return deterministic; }
 void pcs_index_set_deterministic(bool on) { deterministic = on; }
-
-/* ------------------------------------------------------------------------ */
-/* Range-check records: host-mapped pinned memory, a free list under the GIL */
-
-#define ERR_CHUNK 32
-/* Past this many unread records an op waits for the oldest (a loop that
- * never synchronises keeps a bounded queue). */
-#define ERR_PENDING_MAX 1024
-
-typedef struct err_slot {
-    pcs_index_err *host, *dev;
-    cudaEvent_t ev; /* made on first use, on device ev_device */
-    int ev_device;
-    int nidx; /* what IndexError names: the dims and sizes indexed */
-    int dim[PCS_MAX_DIMS];
-    int64_t isize[PCS_MAX_DIMS];
-    struct err_slot *next;
-} err_slot;
-
-static err_slot *err_free;
-static err_slot *pend_head, *pend_tail; /* launched, not yet read: oldest first */
-static int npend;
-
-/* A record for one launch (bad[] cleared), or NULL with exception. The GIL
- * guards the list; a record is only reused after its op waited for it. */
-static err_slot *err_take(void)
-{
-    if (!err_free) {
-        void *h = NULL, *d = NULL;
-        PCS_CUDA_CHECK_NULL(cudaHostAlloc(&h, ERR_CHUNK * sizeof(pcs_index_err),
-                                          cudaHostAllocMapped | cudaHostAllocPortable));
-        cudaError_t e = cudaHostGetDevicePointer(&d, h, 0);
-        err_slot *s = e == cudaSuccess ? PyMem_Calloc(ERR_CHUNK, sizeof *s) : NULL;
-        if (!s) {
-            cudaError_t fe = cudaFreeHost(h); /* best effort: the first error is the one raised */
-            (void)fe;
-            if (e != cudaSuccess)
-                pcs_cuda_error(e, "cudaHostGetDevicePointer", __FILE__, __LINE__);
-            else
-                PyErr_NoMemory();
-            return NULL;
-        }
-        for (int i = 0; i < ERR_CHUNK; i++) { /* chunks live as long as the process */
-            s[i].host = (pcs_index_err *)h + i;
-            s[i].dev = (pcs_index_err *)d + i;
-            s[i].next = err_free;
-            err_free = &s[i];
-        }
-    }
-    err_slot *s = err_free;
-    err_free = s->next;
-    memset(s->host->bad, 0, sizeof s->host->bad);
-    return s;
-}
-
-static void err_give(err_slot *s)
-{
-    s->next = err_free;
-    err_free = s;
-}
-
-static bool err_bad(const err_slot *s)
-{
-    const volatile pcs_index_err *rec = s->host;
-    for (int k = 0; k < s->nidx; k++)
-        if (rec->bad[k])
-            return true;
-    return false;
-}
-
-/* IndexError for the first bad index the record holds (-1), or 0. */
-static int err_raise(const err_slot *s)
-{
-    const volatile pcs_index_err *rec = s->host;
-    for (int k = 0; k < s->nidx; k++)
-        if (rec->bad[k])
-            return pcs_index_oob(rec->value[k], s->dim[k], s->isize[k]);
-    return 0;
-}
-
-/* Reads the queued records whose launch finished, oldest first, and gives
- * them back. `all` (a waiting call): look past a launch still running (a
- * wait on one stream finishes that stream's launches, not the others') and
- * raise for the first record that holds a bad index (the later ones stay
- * queued for the next check). Else (the cheap poll of each indexing op,
- * which keeps the queue short) stop at the first launch still running or
- * holding a bad index: errors are raised by waiting calls only, so when one
- * surfaces does not depend on the device's timing. */
-static int pending_read(bool all)
-{
-    err_slot *prev = NULL, *s = pend_head;
-    while (s) {
-        err_slot *next = s->next;
-        cudaError_t q = cudaEventQuery(s->ev);
-        if (q == cudaErrorNotReady) {
-            (void)cudaGetLastError();
-            if (!all)
-                return 0;
-            prev = s;
-            s = next;
-            continue;
-        }
-        if (!all && q == cudaSuccess && err_bad(s))
-            return 0;
-        if (prev)
-            prev->next = next;
-        else
-            pend_head = next;
-        if (pend_tail == s)
-            pend_tail = prev;
-        npend--;
-        if (q != cudaSuccess)
-            return pcs_cuda_error(q, "cudaEventQuery (index range check)", __FILE__, __LINE__); /* leaked */
-        int r = err_raise(s);
-        err_give(s);
-        if (r < 0)
-            return -1;
-        s = next;
-    }
-    return 0;
-}
-
-/* The deferred check (common.h) every waiting call runs. */
-static int pending_check(void)
-{
-    return pend_head ? pending_read(true) : 0;
-}
-
-/* Queues the record of a launch just made on `st` (device current): an
- * event after it tells when the record is final. Gives back the finished
- * clean ones first, and waits for the oldest past ERR_PENDING_MAX (raising
- * only if that one holds a bad index). */
-static int err_defer(err_slot *s, cudaStream_t st, int device)
-{
-    pcs_set_deferred_check(pending_check);
-    if (s->ev && s->ev_device != device) {
-        cudaError_t de = cudaEventDestroy(s->ev); /* made on another device: remake it here */
-        (void)de;
-        s->ev = NULL;
-    }
-    if (!s->ev) {
-        cudaError_t e = cudaEventCreateWithFlags(&s->ev, cudaEventDisableTiming);
-        if (e != cudaSuccess) {
-            s->ev = NULL;
-            err_give(s);
-            return pcs_cuda_error(e, "cudaEventCreateWithFlags", __FILE__, __LINE__);
-        }
-        s->ev_device = device;
-    }
-    cudaError_t e = cudaEventRecord(s->ev, st);
-    if (e != cudaSuccess) /* the launch may still write it: the slot is leaked */
-        return pcs_cuda_error(e, "cudaEventRecord", __FILE__, __LINE__);
-    if (pending_read(false) < 0) /* before this one joins: it may not be read here */
-        return -1;
-    s->next = NULL;
-    if (pend_tail)
-        pend_tail->next = s;
-    else
-        pend_head = s;
-    pend_tail = s;
-    npend++;
-    if (npend > ERR_PENDING_MAX) {
-        cudaError_t w;
-        cudaEvent_t oldest = pend_head->ev;
-        Py_BEGIN_ALLOW_THREADS
-        w = cudaEventSynchronize(oldest);
-        Py_END_ALLOW_THREADS
-        if (w != cudaSuccess)
-            return pcs_cuda_error(w, "cudaEventSynchronize", __FILE__, __LINE__);
-        return pending_read(true);
-    }
-    return 0;
-}
-
-/* What a record names when it raises: the plan's index dims and sizes. */
-static void err_name(err_slot *s, const pcs_index_plan *p)
-{
-    s->nidx = p->g.nidx;
-    for (int k = 0; k < p->g.nidx; k++) {
-        s->dim[k] = p->dim[k];
-        s->isize[k] = p->g.isize[k];
-    }
-}
 
 /* ------------------------------------------------------------------------ */
 /* Plans                                                                     */
@@ -346,24 +163,6 @@ static int offsets_cpu(pcs_index_plan *p, int64_t *out, int64_t n)
     return 0;
 }
 
-/* After a launch that reports into `slot`: queue its record (deferred), or
- * under CUDA_LAUNCH_BLOCKING=1 wait (GIL released) and raise here. */
-static int err_finish(pcs_index_plan *p, err_slot *slot, cudaStream_t st, int device)
-{
-    err_name(slot, p);
-    if (!pcs_launch_blocking)
-        return err_defer(slot, st, device);
-    cudaError_t e;
-    Py_BEGIN_ALLOW_THREADS
-    e = cudaStreamSynchronize(st);
-    Py_END_ALLOW_THREADS
-    if (e != cudaSuccess)
-        return pcs_cuda_error(e, "cudaStreamSynchronize", __FILE__, __LINE__); /* slot leaked */
-    int r = err_raise(slot);
-    err_give(slot);
-    return r;
-}
-
 /* The one-index row case of pcs_launch_index_gather_rows: the result dims
  * split into a prefix the (contiguous) index tensor spans with no basic
  * stride, and a suffix it does not span that walks a contiguous row of the
@@ -395,62 +194,56 @@ static bool rows_case(const pcs_index_geom *g, int64_t *nrows, int64_t *row)
     return true;
 }
 
+/* Puts the index tensors' pointers in the geometry; returns whether some
+ * index tensor still needs its range checked on the device (one that came
+ * from the host was checked there). */
+static bool launch_setup(pcs_index_plan *p)
+{
+    bool need = false;
+    for (int k = 0; k < p->g.nidx; k++) {
+        p->g.idx[k] = pcs_tensor_data(p->idx[k]);
+        need = need || !p->host_checked[k];
+    }
+    return need;
+}
+
 /* Runs the offsets kernel (off != NULL) or the fused gather into res (src
  * != NULL), then queues the range check (when some index tensor was not
  * checked on the host). */
-/* The end of a launch that reports into `slot`: queued when some index
- * tensor came from the device; else given back at once (the kernel never
- * writes it: every index was checked on the host), as after a launch that
- * did not happen (`none`); after a failed launch it is leaked. */
-static int run_finish(pcs_index_plan *p, err_slot *slot, cudaStream_t st, int device, int r,
-                      bool none, bool need)
-{
-    if (r == 0 && need)
-        return err_finish(p, slot, st, device);
-    if (r == 0 || none)
-        err_give(slot);
-    return r;
-}
-
 static int run_cuda(pcs_index_plan *p, PcsTensor *off, PcsTensor *src, PcsTensor *res, int64_t n,
                     int device)
 {
-    int nidx = p->g.nidx;
-    bool need = false; /* index tensors that came from the host are checked */
-    for (int k = 0; k < nidx; k++)
-        need = need || !p->host_checked[k];
-    need = need && n > 0;
+    bool need = launch_setup(p) && n > 0;
     if (pcs_cuda_set_device_raw(device) < 0)
         return -1;
     cudaStream_t st = pcs_current_stream(device);
-    err_slot *slot = err_take();
+    pcs_index_check *slot = pcs_index_check_take();
     if (!slot)
         return -1;
     const pcs_index_geom *g = &p->g;
     int lr, r;
     int64_t nrows, row, is = src ? (int64_t)pcs_itemsize(src->dtype) : 0;
     if (off)
-        lr = pcs_launch_index_offsets(g, pcs_tensor_data(off), n, slot->dev, st);
+        lr = pcs_launch_index_offsets(g, pcs_tensor_data(off), n, pcs_index_check_dev(slot), st);
     else if (rows_case(g, &nrows, &row))
         lr = pcs_launch_index_gather_rows(g->idx[0], nrows, g->isize[0], pcs_tensor_data(res),
                                           src->storage->data, g->base * is, g->wstride[0] * is,
-                                          row * is, slot->dev, st);
+                                          row * is, pcs_index_check_dev(slot), st);
     else
         lr = pcs_launch_index_gather_geom(g, pcs_tensor_data(res), src->storage->data, (int)is, n,
-                                          slot->dev, st);
+                                          pcs_index_check_dev(slot), st);
     if (lr < 0) {
         PyErr_SetString(PyExc_RuntimeError, "index: unsupported element size");
         r = -1;
     } else {
         r = PCS_CHECK_LAUNCH(st, off ? "index offsets" : "index gather");
     }
-    return run_finish(p, slot, st, device, r, lr < 0, need);
+    return pcs_index_check_finish(slot, p, st, device, r, lr < 0, need);
 }
 
 PcsTensor *pcs_index_offsets(pcs_index_plan *p, PcsTensor *t)
 {
-    for (int k = 0; k < p->g.nidx; k++)
-        p->g.idx[k] = pcs_tensor_data(p->idx[k]);
+    (void)launch_setup(p); /* the pointers, for the CPU loop too */
     int64_t n = plan_numel(p);
     PcsTensor *off = pcs_tensor_empty(p->g.ndim, p->g.sizes, PCS_INT64, t->device, false);
     if (!off)
@@ -471,9 +264,7 @@ PcsTensor *pcs_index_gather(pcs_index_plan *p, PcsTensor *src)
     PcsTensor *res = pcs_tensor_empty(p->g.ndim, p->g.sizes, src->dtype, src->device, false);
     if (!res)
         return NULL;
-    if (src->device >= 0) { /* one fused pass; the result is dropped on a bad index */
-        for (int k = 0; k < p->g.nidx; k++)
-            p->g.idx[k] = pcs_tensor_data(p->idx[k]);
+    if (src->device >= 0) { /* one fused pass; a bad index is reported later */
         if (run_cuda(p, NULL, src, res, n, src->device) < 0)
             Py_CLEAR(res);
         return res;
@@ -607,18 +398,6 @@ static bool scatter_atomic_ok(const pcs_index_plan *p, int dtype, int mode, bool
     return mode == PCS_SCATTER_SET && (p->uniform || (!deterministic && n >= SET_PLAIN_MIN));
 }
 
-/* The index pointers in the geometry, the device made current; whether
- * some index tensor still needs its range checked on the device. */
-static bool launch_setup(pcs_index_plan *p)
-{
-    bool need = false;
-    for (int k = 0; k < p->g.nidx; k++) {
-        p->g.idx[k] = pcs_tensor_data(p->idx[k]);
-        need = need || !p->host_checked[k];
-    }
-    return need;
-}
-
 /* The one-pass scatter: offsets computed, checked and applied in one
  * kernel (no offsets array, no sort); an element with a bad index is
  * skipped and reported as run_cuda's are. */
@@ -629,18 +408,18 @@ static int scatter_atomic(pcs_index_plan *p, PcsTensor *dst, PcsTensor *vals, in
     if (pcs_cuda_set_device_raw(dev) < 0)
         return -1;
     cudaStream_t st = pcs_current_stream(dev);
-    err_slot *slot = err_take();
+    pcs_index_check *slot = pcs_index_check_take();
     if (!slot)
         return -1;
     int r, lr = pcs_launch_index_scatter_atomic(dst->dtype, &p->g, dst->storage->data,
-                                                pcs_tensor_data(vals), n, mode, slot->dev, st);
+                                                pcs_tensor_data(vals), n, mode, pcs_index_check_dev(slot), st);
     if (lr < 0) {
         (void)pcs_not_implemented("scatter", dst->dtype);
         r = -1;
     } else {
         r = PCS_CHECK_LAUNCH(st, "index scatter (atomic)");
     }
-    return run_finish(p, slot, st, dev, r, lr < 0, need);
+    return pcs_index_check_finish(slot, p, st, dev, r, lr < 0, need);
 }
 
 static int64_t storage_numel(const PcsTensor *t)
@@ -668,14 +447,14 @@ static int scatter_set_last(pcs_index_plan *p, PcsTensor *dst, PcsTensor *vals, 
     if (!win)
         return -1;
     cudaError_t me = cudaMemsetAsync(pcs_tensor_data(win), 0xFF, (size_t)s * sizeof(int32_t), st);
-    err_slot *slot = me == cudaSuccess ? err_take() : NULL;
+    pcs_index_check *slot = me == cudaSuccess ? pcs_index_check_take() : NULL;
     if (!slot) {
         Py_DECREF(win); /* freed in stream order: nothing was launched on it */
         return me == cudaSuccess ? -1 : pcs_cuda_error(me, "cudaMemsetAsync", __FILE__, __LINE__);
     }
     int r, lr = pcs_launch_index_set_last(&p->g, dst->storage->data, pcs_tensor_data(vals),
                                           (int)pcs_itemsize(dst->dtype), n, pcs_tensor_data(win),
-                                          slot->dev, st);
+                                          pcs_index_check_dev(slot), st);
     if (lr < 0) {
         (void)pcs_not_implemented("scatter", dst->dtype);
         r = -1;
@@ -683,7 +462,7 @@ static int scatter_set_last(pcs_index_plan *p, PcsTensor *dst, PcsTensor *vals, 
         r = PCS_CHECK_LAUNCH(st, "index scatter (last value wins)");
     }
     Py_DECREF(win); /* the caching allocator reuses it in stream order */
-    return run_finish(p, slot, st, dev, r, lr < 0, need);
+    return pcs_index_check_finish(slot, p, st, dev, r, lr < 0, need);
 }
 
 int pcs_index_scatter(pcs_index_plan *p, PcsTensor *dst, PcsTensor *vals, int mode,
