@@ -113,6 +113,36 @@ def _np(t):
     return (t.float() if t.dtype == torch.bfloat16 else t).cpu().numpy()
 
 
+@pytest.mark.parametrize("dtype", ["uint8", "float16", "float32", "int64", "complex128"])
+def test_row_copies_move_as_wide_words(dtype):
+    """Same-dtype copies whose fastest dim is contiguous on both sides move as
+    16-, 8- or 4-byte words when the row length, the other strides and both
+    addresses allow (cat and stack along a later dim, sliced rows), else
+    element by element: every combination of column offset and row length
+    lands exactly."""
+    vals = np.arange(6 * 7 * 72).reshape(6, 7, 72) % 253
+    src = torch.tensor(vals.tolist(), dtype=getattr(torch, dtype), device="cuda")
+    # (destination column, source column, row length)
+    for off, so, n in [(0, 0, 64), (0, 8, 32), (8, 0, 48), (2, 2, 32), (1, 1, 64), (4, 0, 60),
+                       (0, 2, 70), (3, 5, 5), (16, 4, 56)]:
+        dst = torch.zeros(6, 7, 80, dtype=src.dtype, device="cuda")
+        dst[:, :, off:off + n] = src[:, :, so:so + n]
+        want = np.zeros((6, 7, 80))
+        want[:, :, off:off + n] = vals[:, :, so:so + n]
+        np.testing.assert_array_equal(_np(dst), want.astype(_np(dst).dtype))
+        dst = torch.zeros(6, 7, 80, dtype=src.dtype, device="cuda")
+        dst[:, ::2, off:off + n] = src[:, 3:, :n]  # strided outer dims
+        want = np.zeros((6, 7, 80))
+        want[:, ::2, off:off + n] = vals[:, 3:, :n]
+        np.testing.assert_array_equal(_np(dst), want.astype(_np(dst).dtype))
+    a, b = src[:, :, :64], src[:, :, 8:72]
+    for dim in (1, 2):
+        np.testing.assert_array_equal(_np(torch.cat([a, b], dim)),
+                                      np.concatenate([vals[:, :, :64], vals[:, :, 8:72]], dim))
+        np.testing.assert_array_equal(_np(torch.stack([a, b], dim)),
+                                      np.stack([vals[:, :, :64], vals[:, :, 8:72]], dim))
+
+
 @pytest.mark.parametrize("shape", [(64, 48), (1000, 3), (3, 1000), (33, 65), (5, 40, 37), (17, 1, 130),
                                    (128, 192), (2, 64, 128)])
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int64", "uint8", "complex64"])

@@ -53,14 +53,14 @@ def check(x, dim, log, dtype=None):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("log", [False, True])
-@pytest.mark.parametrize("K", [1, 7, 32, 33, 100, 512, 1000, 1024])
+@pytest.mark.parametrize("K", [1, 4, 7, 8, 16, 32, 33, 64, 100, 128, 256, 512, 1000, 1024])
 def test_warp_path(dtype, log, K):
     check(make((67, K), dtype, seed=K), 1, log)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("log", [False, True])
-@pytest.mark.parametrize("K", [1025, 2048, 4099, 16384, 20001, 40000])
+@pytest.mark.parametrize("K", [1025, 2048, 4096, 4099, 8192, 16384, 20001, 40000])
 def test_block_path(dtype, log, K):
     # rows up to 64 KiB stay in shared memory (vector loads when K and the
     # rows allow: 2048, 16384; element loads: 1025, 4099); longer rows are
@@ -106,7 +106,7 @@ def test_dtype_argument_and_integer_error():
         pcs.softmax(pcs.ones(3, dtype=pcs.int64, device="cuda"), 0)
 
 
-@pytest.mark.parametrize("K", [8, 3000])
+@pytest.mark.parametrize("K", [8, 32, 256, 3000, 16384])
 def test_extreme_values_match_the_cpu(K):
     a = np.random.default_rng(7).standard_normal((6, K)).astype(np.float32)
     a[0, :] = -np.inf
@@ -121,6 +121,15 @@ def test_extreme_values_match_the_cpu(K):
         assert np.isnan(r[0]).all() and np.isnan(r[1]).all()
         np.testing.assert_array_equal(np.isnan(r), np.isnan(want))
         np.testing.assert_allclose(r[2:], want[2:], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("K", [4, 32, 256])
+def test_many_short_rows(dtype, log, K):
+    # more row groups than the grid holds (the grid-stride loop), and a last
+    # group that the row count cuts short
+    check(make((70001, K), dtype, seed=K + 1), 1, log)
 
 
 def test_edges():

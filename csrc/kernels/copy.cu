@@ -342,6 +342,48 @@ unsigned blocks_for(int64_t work)
 }
 
 template <typename D, typename S>
+void launch_strided(void *dst, const void *src, int64_t n, const pcs_ew_geom *g, cudaStream_t st)
+{
+    unsigned grid = blocks_for((n + UNROLL - 1) / UNROLL);
+    if (g->index32 && n <= INT32_MAX)
+        pcs::launch_kernel(copy_strided<D, S, pcs::Off32<2>>, grid, THREADS, st, (D *)dst, (const S *)src,
+                           (uint32_t)n, pcs::make_off32<2>(*g));
+    else
+        pcs::launch_kernel(copy_strided<D, S, pcs::Off64<2>>, grid, THREADS, st, (D *)dst, (const S *)src, n,
+                           pcs::make_off64<2>(*g));
+}
+
+// A same-dtype copy whose fastest dim is contiguous on both sides (a slice
+// of rows, cat or stack along a later dim) moves as the widest word (16, 8
+// or 4 bytes) that divides that dim's length, every other stride and both
+// addresses: the strided kernel then moves 16 bytes for each offset it
+// computes instead of 4 (cat of [8192, 16384] float32 along dim 1 went from
+// 0.88x torch to copy bandwidth). Returns the word's size in bytes with the
+// geometry in words in *w, or 0.
+int widen(const pcs_ew_geom &g, const void *dst, const void *src, int size, pcs_ew_geom *w)
+{
+    const int in = g.ndim - 1;
+    if (g.ndim < 1 || g.strides[0][in] != 1 || g.strides[1][in] != 1)
+        return 0;
+    for (int bytes = 16; bytes > size; bytes /= 2) {
+        const int64_t k = bytes / size;
+        bool ok = (uintptr_t)dst % bytes == 0 && (uintptr_t)src % bytes == 0 && g.sizes[in] % k == 0;
+        for (int d = 0; d < in && ok; d++)
+            ok = g.strides[0][d] % k == 0 && g.strides[1][d] % k == 0;
+        if (!ok)
+            continue;
+        *w = g;
+        w->sizes[in] = g.sizes[in] / k;
+        for (int d = 0; d < in; d++) {
+            w->strides[0][d] = g.strides[0][d] / k;
+            w->strides[1][d] = g.strides[1][d] / k;
+        }
+        return bytes;
+    }
+    return 0;
+}
+
+template <typename D, typename S>
 void launch_pair(void *dst, const void *src, int64_t n, const pcs_ew_geom *g, cudaStream_t st)
 {
     if (!g) {
@@ -370,14 +412,16 @@ void launch_pair(void *dst, const void *src, int64_t n, const pcs_ew_geom *g, cu
                                (const S *)src, t);
             return;
         }
+        pcs_ew_geom w;
+        const int64_t size = (int64_t)sizeof(D);
+        switch (widen(*g, dst, src, (int)size, &w)) {
+        case 16: launch_strided<b16, b16>(dst, src, n * size / 16, &w, st); return;
+        case 8: launch_strided<uint64_t, uint64_t>(dst, src, n * size / 8, &w, st); return;
+        case 4: launch_strided<uint32_t, uint32_t>(dst, src, n * size / 4, &w, st); return;
+        default: break;
+        }
     }
-    unsigned grid = blocks_for((n + UNROLL - 1) / UNROLL);
-    if (g->index32 && n <= INT32_MAX)
-        pcs::launch_kernel(copy_strided<D, S, pcs::Off32<2>>, grid, THREADS, st, (D *)dst, (const S *)src,
-                           (uint32_t)n, pcs::make_off32<2>(*g));
-    else
-        pcs::launch_kernel(copy_strided<D, S, pcs::Off64<2>>, grid, THREADS, st, (D *)dst, (const S *)src, n,
-                           pcs::make_off64<2>(*g));
+    launch_strided<D, S>(dst, src, n, g, st);
 }
 
 // ---------------------------------------------------------------------------

@@ -1,20 +1,25 @@
 // softmax.cu: softmax and log_softmax along one dim, behind pcs_launch_softmax (kernels.h).
 //
 // The host hands over a contiguous input seen as [A, K, B] and wants the
-// softmax of every line in[a, :, b]. Three kernels cover it:
-//   warp      B == 1, K <= 1024: one warp per row, the row held in registers
-//             (K / 32 values a lane, rounded up to a power of two), so the
-//             input is read once: a warp max, a warp sum, one write. Short
-//             rows go 4 (or 2) to a warp at a time so that their loads
-//             overlap ([2^20, 32]: one value a lane, four rows in flight).
-//   block     B == 1, K > 1024: one block per row. Each thread keeps an
-//             online (max, sum) pair over its strided share of the row
-//             (16-byte vector loads where the row allows), the pairs are
-//             merged across the block, and a second pass writes. A row of
-//             up to 64 KiB ([16384, 16384] float32) is kept in shared
-//             memory by the first pass, so the input is read once; longer
-//             rows are read twice, the second time mostly from L2 (the
-//             blocks in flight touch a few tens of MiB, H100 has 50).
+// softmax of every line in[a, :, b]. These kernels cover it:
+//   vwarp     B == 1, K <= 1024 (512 for float64), rows of whole 16-byte
+//             packs on 16-byte boundaries: G lanes a row, each with one or
+//             more packs in registers, so the input is read once with
+//             vector loads and the reductions take log2(G) shuffles.
+//   warp      the same rows when they are not aligned: one warp per row,
+//             K / 32 values a lane (rounded up to a power of two), short
+//             rows 4 (or 2) to a warp at a time so their loads overlap.
+//   regs      B == 1, K > 1024, float16 and bfloat16 rows aligned as above
+//             of at most 32 values a thread of a 512-thread block (K <=
+//             16384): one block a row, the row in registers, one exp an
+//             element.
+//   block     B == 1, the other long rows. Each thread keeps an online
+//             (max, sum) pair over its strided share of the row, the pairs
+//             are merged across the block, and a second pass writes. A row
+//             of up to 64 KiB is kept in shared memory by the first pass, so
+//             the input is read once; longer rows are read twice, the second
+//             time mostly from L2 (the blocks in flight touch a few tens of
+//             MiB, H100 has 50).
 //   strided   B > 1 (a dim that is not the last): 32 neighbouring lines
 //             (a, b..b+31) a block, so every load of a warp is one
 //             coalesced line, with K split over the block's 8 or 32 rows of
@@ -31,10 +36,11 @@ namespace {
 
 template <class A> __device__ __forceinline__ A neg_inf() { return -cuda::std::numeric_limits<A>::infinity(); }
 
-template <class A> __device__ __forceinline__ A warp_sum(A v)
+// Sums over each aligned group of G lanes (the whole warp by default).
+template <class A, int G = 32> __device__ __forceinline__ A warp_sum(A v)
 {
 #pragma unroll
-    for (int off = 16; off > 0; off >>= 1)
+    for (int off = G / 2; off > 0; off >>= 1)
         v += __shfl_xor_sync(0xffffffffu, v, off);
     return v;
 }
@@ -45,10 +51,10 @@ template <class A> __device__ __forceinline__ A nan_max(A a, A b)
     return (a != a || a > b) ? a : b;
 }
 
-template <class A> __device__ __forceinline__ A warp_nan_max(A v)
+template <class A, int G = 32> __device__ __forceinline__ A warp_nan_max(A v)
 {
 #pragma unroll
-    for (int off = 16; off > 0; off >>= 1)
+    for (int off = G / 2; off > 0; off >>= 1)
         v = nan_max(v, __shfl_xor_sync(0xffffffffu, v, off));
     return v;
 }
@@ -153,6 +159,94 @@ __global__ void __launch_bounds__(128) softmax_warp(T *out, const T *in, int64_t
     }
 }
 
+// One element's exp(x - m) added to s; softmax keeps it in x for the write,
+// so that each element takes one exp (log_softmax writes x - m - log(s)).
+template <class A, bool LOG> __device__ __forceinline__ void add_exp(A &x, A m, A &s)
+{
+    A e = acc_exp(x - m);
+    s += e;
+    if constexpr (!LOG)
+        x = e;
+}
+
+template <class A, bool LOG> __device__ __forceinline__ A finish_kept(A x, A m, A k)
+{
+    if constexpr (LOG)
+        return x - m - k;
+    else
+        return x * k;
+}
+
+// vector warp: B == 1, K <= 1024, rows a whole number of 16-byte packs on
+// 16-byte boundaries. G lanes a row (32 / G rows a warp), PPL packs a lane,
+// ROWS such groups of rows in flight. [2^20, 32] float32 is 8 lanes of one
+// float4 a row and 8 rows a warp at a time, with 3 shuffles a reduction
+// where the scalar kernel took 5 for each of its 4 rows (0.90x torch).
+template <class T, int G, int PPL, int ROWS, bool LOG>
+__global__ void __launch_bounds__(128) softmax_vwarp(T *out, const T *in, int64_t rows, int K)
+{
+    using A = compute_t<T>;
+    constexpr int VEC = 16 / sizeof(T), RPW = 32 / G;
+    using P = Pack<T, VEC>;
+    const int lane = threadIdx.x & 31, q = lane % G, sub = lane / G, nvec = K / VEC;
+    const int64_t warps = (int64_t)gridDim.x * (blockDim.x >> 5);
+    for (int64_t row0 = ((int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * (RPW * ROWS);
+         row0 < rows; row0 += warps * (RPW * ROWS)) {
+        A v[ROWS][PPL][VEC], m[ROWS], s[ROWS];
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+            const int64_t row = row0 + r * RPW + sub;
+            const P *x = reinterpret_cast<const P *>(in + row * K);
+            m[r] = neg_inf<A>();
+#pragma unroll
+            for (int p = 0; p < PPL; p++) {
+                const int i = q + G * p;
+                P pk;
+                if (row < rows && i < nvec)
+                    pk = x[i];
+#pragma unroll
+                for (int j = 0; j < VEC; j++) {
+                    v[r][p][j] = (row < rows && i < nvec) ? to_c<A>(pk.v[j]) : neg_inf<A>();
+                    m[r] = nan_max(m[r], v[r][p][j]);
+                }
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+            m[r] = warp_nan_max<A, G>(m[r]);
+            s[r] = A(0);
+#pragma unroll
+            for (int p = 0; p < PPL; p++) {
+                if (q + G * p < nvec) {
+#pragma unroll
+                    for (int j = 0; j < VEC; j++)
+                        add_exp<A, LOG>(v[r][p][j], m[r], s[r]);
+                }
+            }
+            s[r] = warp_sum<A, G>(s[r]);
+        }
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+            const int64_t row = row0 + r * RPW + sub;
+            if (row >= rows)
+                continue;
+            const A k_ = row_k(s[r], LOG);
+            P *y = reinterpret_cast<P *>(out + row * K);
+#pragma unroll
+            for (int p = 0; p < PPL; p++) {
+                const int i = q + G * p;
+                if (i < nvec) {
+                    P o;
+#pragma unroll
+                    for (int j = 0; j < VEC; j++)
+                        o.v[j] = from_c<T>(finish_kept<A, LOG>(v[r][p][j], m[r], k_));
+                    y[i] = o;
+                }
+            }
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // block: B == 1, long rows
 
@@ -189,6 +283,9 @@ __global__ void __launch_bounds__(BLOCK) softmax_block(T *out, const T *in, int6
 {
     using A = compute_t<T>;
     using P = Pack<T, VEC>;
+    // softmax of float32/float64 keeps exp(x - max) in the cached row for
+    // the write: exact in T, and one exp an element instead of two
+    constexpr bool KEEP = CACHE && !LOG && std::is_same_v<T, A>;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     P *cache = reinterpret_cast<P *>(smem_raw);
     const int64_t nvec = K / VEC; // VEC > 1 only when K % VEC == 0 and rows are aligned
@@ -216,8 +313,14 @@ __global__ void __launch_bounds__(BLOCK) softmax_block(T *out, const T *in, int6
             for (int64_t i = threadIdx.x; i < nvec; i += BLOCK) {
                 P pk = cache[i];
 #pragma unroll
-                for (int j = 0; j < VEC; j++)
-                    s += acc_exp(to_c<A>(pk.v[j]) - r.m);
+                for (int j = 0; j < VEC; j++) {
+                    A e = acc_exp(to_c<A>(pk.v[j]) - r.m);
+                    s += e;
+                    if constexpr (KEEP)
+                        pk.v[j] = e;
+                }
+                if constexpr (KEEP)
+                    cache[i] = pk;
             }
             r = block_merge(MS<A>{r.m, s}); // one max for all: the sums just add
         } else {
@@ -236,9 +339,85 @@ __global__ void __launch_bounds__(BLOCK) softmax_block(T *out, const T *in, int6
         for (int64_t i = threadIdx.x; i < nvec; i += BLOCK) {
             P pk = CACHE ? cache[i] : x[i], o;
 #pragma unroll
-            for (int j = 0; j < VEC; j++)
-                o.v[j] = from_c<T>(finish<A, LOG>(to_c<A>(pk.v[j]), r.m, k_));
+            for (int j = 0; j < VEC; j++) {
+                if constexpr (KEEP)
+                    o.v[j] = pk.v[j] * k_;
+                else
+                    o.v[j] = from_c<T>(finish<A, LOG>(to_c<A>(pk.v[j]), r.m, k_));
+            }
             y[i] = o;
+        }
+    }
+}
+
+// All threads get op over every thread's v (op: 0 NaN-first max, 1 sum).
+template <int OP, class A> __device__ __forceinline__ A block_reduce(A v, A *red)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    v = OP == 0 ? warp_nan_max(v) : warp_sum(v);
+    if (lane == 0)
+        red[warp] = v;
+    __syncthreads();
+    A r = red[0];
+#pragma unroll
+    for (int w = 1; w < BLOCK / 32; w++)
+        r = OP == 0 ? nan_max(r, red[w]) : r + red[w];
+    __syncthreads(); // read before the next reduction overwrites
+    return r;
+}
+
+// regs: B == 1, K > 1024, the row a whole number of 16-byte packs on
+// 16-byte boundaries and at most PPT packs a thread (at most 32 values):
+// the row stays in registers, read once with all of a thread's loads in
+// flight together, and each element takes one exp. The shared-memory
+// kernel above made three passes over shared memory and two exps an
+// element for softmax: float16 [16384, 16384] ran at 0.81x torch.
+template <class T, int PPT, bool LOG>
+__global__ void __launch_bounds__(BLOCK, 2) softmax_regs(T *out, const T *in, int64_t rows, int K)
+{
+    using A = compute_t<T>;
+    constexpr int VEC = 16 / sizeof(T);
+    using P = Pack<T, VEC>;
+    __shared__ A red[BLOCK / 32];
+    const int nvec = K / VEC;
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const P *x = reinterpret_cast<const P *>(in + row * K);
+        A v[PPT][VEC], m = neg_inf<A>();
+#pragma unroll
+        for (int p = 0; p < PPT; p++) {
+            const int i = threadIdx.x + BLOCK * p;
+            P pk;
+            if (i < nvec)
+                pk = x[i];
+#pragma unroll
+            for (int j = 0; j < VEC; j++) {
+                v[p][j] = i < nvec ? to_c<A>(pk.v[j]) : neg_inf<A>();
+                m = nan_max(m, v[p][j]);
+            }
+        }
+        m = block_reduce<0>(m, red);
+        A s = A(0);
+#pragma unroll
+        for (int p = 0; p < PPT; p++) {
+            if (threadIdx.x + BLOCK * p < nvec) {
+#pragma unroll
+                for (int j = 0; j < VEC; j++)
+                    add_exp<A, LOG>(v[p][j], m, s);
+            }
+        }
+        s = block_reduce<1>(s, red);
+        const A k_ = row_k(s, LOG);
+        P *y = reinterpret_cast<P *>(out + row * K);
+#pragma unroll
+        for (int p = 0; p < PPT; p++) {
+            const int i = threadIdx.x + BLOCK * p;
+            if (i < nvec) {
+                P o;
+#pragma unroll
+                for (int j = 0; j < VEC; j++)
+                    o.v[j] = from_c<T>(finish_kept<A, LOG>(v[p][j], m, k_));
+                y[i] = o;
+            }
         }
     }
 }
@@ -305,9 +484,52 @@ void launch_warp_rows(T *out, const T *in, int64_t rows, int K, cudaStream_t st)
     launch_kernel(softmax_warp<T, VPT, ROWS, LOG>, grid, 128, st, out, in, rows, K);
 }
 
+template <class T, int G, int PPL, bool LOG>
+void launch_vwarp_rows(T *out, const T *in, int64_t rows, int K, cudaStream_t st)
+{
+    constexpr int ROWS = PPL == 1 ? 2 : 1, PER_BLOCK = 4 * (32 / G) * ROWS;
+    int64_t blocks = (rows + PER_BLOCK - 1) / PER_BLOCK, cap = (int64_t)sm_count() * 64;
+    dim3 grid((unsigned)(blocks < cap ? blocks : cap));
+    launch_kernel(softmax_vwarp<T, G, PPL, ROWS, LOG>, grid, 128, st, out, in, rows, K);
+}
+
+// The vector warp kernel for nvec packs a row (1 <= nvec <= 1024 / VEC):
+// the fewest lanes that hold a pack each, or a whole warp of PPL packs.
+template <class T, bool LOG>
+void launch_vwarp(T *out, const T *in, int64_t rows, int K, int nvec, cudaStream_t st)
+{
+    constexpr int VEC = 16 / sizeof(T);
+    if (nvec <= 1)
+        launch_vwarp_rows<T, 1, 1, LOG>(out, in, rows, K, st);
+    else if (nvec <= 2)
+        launch_vwarp_rows<T, 2, 1, LOG>(out, in, rows, K, st);
+    else if (nvec <= 4)
+        launch_vwarp_rows<T, 4, 1, LOG>(out, in, rows, K, st);
+    else if (nvec <= 8)
+        launch_vwarp_rows<T, 8, 1, LOG>(out, in, rows, K, st);
+    else if (nvec <= 16)
+        launch_vwarp_rows<T, 16, 1, LOG>(out, in, rows, K, st);
+    else if (nvec <= 32)
+        launch_vwarp_rows<T, 32, 1, LOG>(out, in, rows, K, st);
+    else if (nvec <= 64)
+        launch_vwarp_rows<T, 32, 2, LOG>(out, in, rows, K, st);
+    else if constexpr (VEC >= 8) // float16, bfloat16: nvec <= 128
+        launch_vwarp_rows<T, 32, 4, LOG>(out, in, rows, K, st);
+    else if (nvec <= 128)
+        launch_vwarp_rows<T, 32, 4, LOG>(out, in, rows, K, st);
+    else if constexpr (VEC >= 4) // float32: nvec <= 256
+        launch_vwarp_rows<T, 32, 8, LOG>(out, in, rows, K, st);
+    else // float64 up to 256 packs (K <= 512; longer rows take the scalar kernel)
+        launch_vwarp_rows<T, 32, 8, LOG>(out, in, rows, K, st);
+}
+
 template <class T, bool LOG>
 void launch_warp(T *out, const T *in, int64_t rows, int K, cudaStream_t st)
 {
+    constexpr int VEC = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
+    if (VEC > 1 && K % VEC == 0 && K / VEC <= 256 && (uintptr_t)in % 16 == 0 &&
+        (uintptr_t)out % 16 == 0)
+        return launch_vwarp<T, LOG>(out, in, rows, K, K / VEC, st);
     int vpt = (K + 31) / 32;
     if (vpt <= 1)
         launch_warp_rows<T, 1, 4, LOG>(out, in, rows, K, st);
@@ -361,6 +583,24 @@ void launch_block(T *out, const T *in, int64_t rows, int64_t K, cudaStream_t st)
     int64_t cap = (int64_t)sm_count() * 32;
     dim3 grid((unsigned)(rows < cap ? rows : cap));
     bool aligned = K % VEC == 0 && (uintptr_t)in % 16 == 0 && (uintptr_t)out % 16 == 0;
+    // 16-bit rows of up to 16384 values stay in registers (at most 4 packs,
+    // 32 values as float, a thread): float16 [16384, 16384] went from 0.81x
+    // torch to 1.00x (log_softmax 0.74x to 1.14x). A float32 row as long
+    // held in registers lets two blocks share an SM where the shared-memory
+    // kernel fits three; the two measured the same on the H100, so float32
+    // and float64 keep the shared-memory kernel (and fewer instantiations).
+    if constexpr (VEC >= 8) {
+        const int64_t ppt = (K / VEC + BLOCK - 1) / BLOCK;
+        if (aligned && ppt <= 4) {
+            if (ppt <= 1)
+                launch_kernel(softmax_regs<T, 1, LOG>, grid, BLOCK, st, out, in, rows, (int)K);
+            else if (ppt <= 2)
+                launch_kernel(softmax_regs<T, 2, LOG>, grid, BLOCK, st, out, in, rows, (int)K);
+            else
+                launch_kernel(softmax_regs<T, 4, LOG>, grid, BLOCK, st, out, in, rows, (int)K);
+            return;
+        }
+    }
     if (VEC > 1 && aligned)
         launch_block_vec<T, VEC, LOG>(out, in, rows, K, grid, st);
     else
