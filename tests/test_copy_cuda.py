@@ -112,6 +112,53 @@ def test_factories_on_cuda():
     assert z.stride() == (1, 2)
 
 
+# values whose byte patterns repeat every 1, 2 or 4 bytes (one driver
+# memset) or not at all (the fill kernel)
+FILL_VALUES = [(torch.bool, True), (torch.uint8, 7), (torch.int8, -3), (torch.int16, 257),
+               (torch.int16, -2), (torch.int32, 123456), (torch.int64, -1), (torch.int64, 5),
+               (torch.float16, 1.0), (torch.bfloat16, -2.0), (torch.float32, 2.5),
+               (torch.float64, 0.5), (torch.float64, 0.0), (torch.complex64, 1 + 1j),
+               (torch.complex64, 2 - 1j), (torch.complex128, 3 + 0j)]
+
+
+@pytest.mark.parametrize("dt,value", FILL_VALUES, ids=str)
+def test_fills_of_every_pattern(dt, value):
+    """full, ones, fill_ of contiguous tensors (driver memsets where the
+    element's bytes repeat every 1, 2 or 4 bytes) and of views, with odd
+    lengths and offsets, leave exactly the value and nothing beside it."""
+    for n in (1, 3, 1025, (1 << 20) + 1):
+        want = np.full(n, value, dtype=torch.tensor([], dtype=dt).numpy().dtype) \
+            if dt is not torch.bfloat16 else np.full(n, value, dtype=np.float32)
+        got = torch.full((n,), value, dtype=dt, device="cuda")
+        np.testing.assert_array_equal(host_np(got), want)
+        base = torch.zeros(n + 3, dtype=dt, device="cuda")
+        base[1:n + 1].fill_(value)  # an offset view, one element short of each end
+        b = host_np(base)
+        np.testing.assert_array_equal(b[1:n + 1], want)
+        assert not b[0] and not b[n + 1:].any()
+    grid = torch.zeros(6, 8, dtype=dt, device="cuda")
+    grid[:, 1:7:2].fill_(value)  # strided: the kernel
+    g = host_np(grid)
+    assert (g[:, 1:7:2] == want[0]).all() and not g[:, 0].any() and not g[:, 2::2].any()
+    np.testing.assert_array_equal(host_np(torch.ones(5, dtype=dt, device="cuda")),
+                                  np.ones(5, dtype=g.dtype))
+
+
+def test_fill_runs_on_the_current_stream():
+    s = cuda.Stream()
+    x = torch.zeros(1 << 22, device="cuda")
+    cuda.synchronize()
+    with cuda.stream(s):
+        cuda._sleep(20_000_000)
+        x.fill_(3.0)
+        y = x.sum()
+    assert y.item() == 3.0 * (1 << 22)
+
+
+def host_np(t):
+    return (t.float() if t.dtype == torch.bfloat16 else t).cpu().numpy()
+
+
 def test_numpy_of_cuda_tensor_raises():
     g = torch.ones(2, device="cuda")
     with pytest.raises(TypeError, match=r"can't convert cuda:0 device type tensor to numpy. "

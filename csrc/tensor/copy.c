@@ -31,6 +31,7 @@
  * device), as PyTorch's copy_ does. Temporaries are allocated on the current
  * stream of the device that uses them, so freeing them is stream-ordered. */
 #include "tensor/copy.h"
+#include "runtime/driver.h"
 #include "core/iter.h"
 #include "tensor/copy_pageable.h"
 
@@ -489,6 +490,29 @@ int pcs_copy(PcsTensor *dst, PcsTensor *src, bool non_blocking)
 /* ------------------------------------------------------------------------ */
 /* Fill, contiguous, to, read one element                                    */
 
+/* The shortest period (1, 2 or 4 bytes) of an element's byte pattern, 0
+ * when it has none of those (an int64 or complex value whose halves differ):
+ * a contiguous fill of such a pattern is one driver memset. */
+static int memset_unit(const void *value, int isz)
+{
+    const unsigned char *v = value;
+    for (int unit = 1; unit <= 4 && unit <= isz; unit *= 2) {
+        bool periodic = isz % unit == 0;
+        for (int i = unit; i < isz && periodic; i++)
+            periodic = v[i] == v[i % unit];
+        if (periodic)
+            return unit;
+    }
+    return 0;
+}
+
+static uint32_t memset_pattern(const void *value, int unit)
+{
+    uint32_t p = 0;
+    memcpy(&p, value, (size_t)unit); /* the unit's bytes in memory order (little-endian) */
+    return p;
+}
+
 int pcs_fill_bytes(PcsTensor *dst_view, const void *value)
 {
     if (pcs_tensor_numel(dst_view) == 0)
@@ -531,10 +555,14 @@ int pcs_fill_bytes(PcsTensor *dst_view, const void *value)
         return -1;
     cudaStream_t stream = pcs_current_stream(dst->device);
     int r = 0;
+    int unit = contig ? memset_unit(value, isz) : 0;
     if (contig && zero) {
         cudaError_t err = cudaMemsetAsync(pcs_tensor_data(dst), 0, (size_t)n * isz, stream);
         if (err != cudaSuccess)
             r = pcs_cuda_error(err, "cudaMemsetAsync", __FILE__, __LINE__);
+    } else if (unit && (r = pcs_driver_memset(pcs_tensor_data(dst), memset_pattern(value, unit), unit,
+                                               (size_t)n * isz / unit, stream)) != 0) {
+        r = r < 0 ? -1 : 0;
     } else {
         pcs_ew_geom g;
         if (!contig)
