@@ -13,7 +13,8 @@
 // scans log(exp(a) + exp(b)) in float (double for
 // double), computed from the larger term so nothing overflows, and rounds to
 // float16/bfloat16 as it stores. No workspace beyond CUB's own, no second
-// pass. Short rows of small inputs take one warp a row instead (below).
+// pass. Small inputs take one block a row instead (below).
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
@@ -173,66 +174,36 @@ int run_cumsum(const T *x, T *out, int64_t n, int64_t len, char *ws, size_t *ws_
     return (int)cub::DeviceScan::InclusiveScan(ws, tmp_bytes, vals, dst, SumOp<sum_t<T>, PROD>{}, n, s);
 }
 
-// Short rows, few elements: a warp a row, the row in tiles of 32
-// consecutive elements (coalesced), each tile scanned by shuffles and
-// started from the running result of the tiles before it. One launch and no
-// workspace, where CUB's scan takes two or three launches: cummax of 1024
-// elements cost 11 us of host time against torch's 8.
-constexpr int WARP_ROWS_MAX_LEN = 2048, WARP_ROWS_MAX_N = 1 << 16;
+// Small inputs (rows up to 2048 elements, 2^16 elements in all): a block a
+// row, each thread scanning ITEMS consecutive elements in registers, and
+// cub::BlockScan joining the threads. One launch and no workspace, where
+// the device-wide scan takes two or three launches: cummax of 1024
+// elements cost 11 us of host time against torch's 8. (A warp a row, 32
+// elements a step, was tried first: a single row of 1024 then costs 32
+// dependent steps of shuffles, and logcumsumexp's took 26 us of GPU time.)
+constexpr int BLOCK_ROWS_MAX_LEN = 2048, BLOCK_ROWS_MAX_N = 1 << 16, SCAN_THREADS = 256;
 
-template <class E> __device__ __forceinline__ E shfl_up(E e, int off)
+// Load(row, k) gives element k's scan entry, Op combines (earlier, later),
+// Store(row, k, entry) writes it. Threads past the row's end repeat its
+// last element: they come after every real one, so nothing real sees them.
+template <class E, int ITEMS, class Load, class Op, class Store>
+__global__ void __launch_bounds__(SCAN_THREADS) scan_block_rows(Load load, Op op, Store store, int64_t nseg,
+                                                                int64_t len)
 {
-    if constexpr (std::is_same_v<E, bool>)
-        return (bool)__shfl_up_sync(0xffffffffu, (int)e, off);
-    else
-        return __shfl_up_sync(0xffffffffu, e, off);
-}
-
-template <class C> __device__ __forceinline__ VI<C> shfl_up(VI<C> e, int off)
-{
-    return {shfl_up(e.v, off), shfl_up(e.i, off)};
-}
-
-template <class E> __device__ __forceinline__ E shfl_last(E e)
-{
-    if constexpr (std::is_same_v<E, bool>)
-        return (bool)__shfl_sync(0xffffffffu, (int)e, 31);
-    else
-        return __shfl_sync(0xffffffffu, e, 31);
-}
-
-template <class C> __device__ __forceinline__ VI<C> shfl_last(VI<C> e)
-{
-    return {shfl_last(e.v), shfl_last(e.i)};
-}
-
-// Load(row pointer, k) gives element k's scan entry, Op combines (earlier,
-// later), Store(row out, row idx, k, entry) writes it.
-template <class E, class Load, class Op, class Store>
-__global__ void __launch_bounds__(128) scan_warp_rows(Load load, Op op, Store store, int64_t nseg, int64_t len)
-{
-    const int lane = threadIdx.x & 31;
-    const int64_t warps = (int64_t)gridDim.x * (blockDim.x >> 5);
-    for (int64_t row = (int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); row < nseg;
-         row += warps) {
-        E carry{};
-        for (int64_t t0 = 0; t0 < len; t0 += 32) {
-            const int64_t k = t0 + lane;
-            // lanes past the row's end load its last element: their results
-            // flow only to higher lanes, which are past the end too
-            E e = load(row, k < len ? k : len - 1);
+    using Scan = cub::BlockScan<E, SCAN_THREADS>;
+    __shared__ typename Scan::TempStorage tmp;
+    for (int64_t row = blockIdx.x; row < nseg; row += gridDim.x) {
+        E items[ITEMS];
+        const int64_t k0 = (int64_t)threadIdx.x * ITEMS;
 #pragma unroll
-            for (int off = 1; off < 32; off <<= 1) {
-                E o = shfl_up(e, off);
-                if (lane >= off)
-                    e = op(o, e);
-            }
-            if (t0 > 0)
-                e = op(carry, e);
-            if (k < len)
-                store(row, k, e);
-            carry = shfl_last(e);
-        }
+        for (int j = 0; j < ITEMS; j++)
+            items[j] = load(row, k0 + j < len ? k0 + j : len - 1);
+        Scan(tmp).InclusiveScan(items, items, op);
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++)
+            if (k0 + j < len)
+                store(row, k0 + j, items[j]);
+        __syncthreads(); // tmp is reused by the next row
     }
 }
 
@@ -268,11 +239,16 @@ template <class T> struct PutLse {
 };
 
 template <class E, class Load, class Op, class Store>
-void launch_warp_rows(Load load, Op op, Store store, int64_t nseg, int64_t len, cudaStream_t s)
+void launch_block_rows(Load load, Op op, Store store, int64_t nseg, int64_t len, cudaStream_t s)
 {
-    int64_t blocks = (nseg + 3) / 4, cap = (int64_t)sm_count() * 16;
-    launch_kernel(scan_warp_rows<E, Load, Op, Store>, dim3((unsigned)(blocks < cap ? blocks : cap)), 128, s,
-                  load, op, store, nseg, len);
+    int64_t cap = (int64_t)sm_count() * 8;
+    dim3 grid((unsigned)(nseg < cap ? nseg : cap));
+    if (len <= SCAN_THREADS)
+        launch_kernel(scan_block_rows<E, 1, Load, Op, Store>, grid, SCAN_THREADS, s, load, op, store, nseg, len);
+    else if (len <= 4 * SCAN_THREADS)
+        launch_kernel(scan_block_rows<E, 4, Load, Op, Store>, grid, SCAN_THREADS, s, load, op, store, nseg, len);
+    else
+        launch_kernel(scan_block_rows<E, 8, Load, Op, Store>, grid, SCAN_THREADS, s, load, op, store, nseg, len);
 }
 
 } // namespace
@@ -290,23 +266,23 @@ extern "C" int pcs_scan_rows(int op, int dtype, const void *in, void *out, int64
         } else {
             const T *x = (const T *)in;
             char *w = (char *)ws;
-            const bool warp_rows = (op == PCS_SCAN_CUMMAX || op == PCS_SCAN_CUMMIN ||
+            const bool block_rows = (op == PCS_SCAN_CUMMAX || op == PCS_SCAN_CUMMIN ||
                                     (op == PCS_SCAN_LOGCUMSUMEXP && is_flt<T>)) &&
-                                   seglen <= WARP_ROWS_MAX_LEN && n <= WARP_ROWS_MAX_N;
-            if (warp_rows && n > 0) {
+                                   seglen <= BLOCK_ROWS_MAX_LEN && n <= BLOCK_ROWS_MAX_N;
+            if (block_rows && n > 0) {
                 if (!ws) { // no workspace
                     *ws_bytes = 0;
                     return 0;
                 }
                 using C = compute_t<T>;
                 if (op == PCS_SCAN_CUMMAX)
-                    launch_warp_rows<VI<C>>(RowVI<T>{x, seglen}, PickVI<C, true>{},
+                    launch_block_rows<VI<C>>(RowVI<T>{x, seglen}, PickVI<C, true>{},
                                             PutVI<T>{(T *)out, indices, seglen}, nseg, seglen, s);
                 else if (op == PCS_SCAN_CUMMIN)
-                    launch_warp_rows<VI<C>>(RowVI<T>{x, seglen}, PickVI<C, false>{},
+                    launch_block_rows<VI<C>>(RowVI<T>{x, seglen}, PickVI<C, false>{},
                                             PutVI<T>{(T *)out, indices, seglen}, nseg, seglen, s);
                 else if constexpr (is_flt<T>)
-                    launch_warp_rows<lse_t<T>>(RowLse<T>{x, seglen}, LogAddExp<lse_t<T>>{},
+                    launch_block_rows<lse_t<T>>(RowLse<T>{x, seglen}, LogAddExp<lse_t<T>>{},
                                                PutLse<T>{(T *)out, seglen}, nseg, seglen, s);
                 return 0;
             }

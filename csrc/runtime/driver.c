@@ -36,13 +36,24 @@ static memset_fn resolve(int slot)
     return memset_state[slot] > 0 ? memset_fns[slot] : NULL;
 }
 
-int pcs_driver_memset(void *dst, uint32_t pattern, int unit, size_t count, cudaStream_t stream)
+int pcs_driver_memset(int device, void *dst, uint32_t pattern, int unit, size_t count,
+                      cudaStream_t stream)
 {
     int slot = unit == 1 ? 0 : unit == 2 ? 1 : unit == 4 ? 2 : -1;
     memset_fn fn = slot >= 0 ? resolve(slot) : NULL;
     if (!fn)
         return 0;
     CUresult r = fn((CUdeviceptr)(uintptr_t)dst, pattern, count, (CUstream)stream);
+    if (r == CUDA_ERROR_INVALID_CONTEXT) {
+        /* A thread whose runtime calls so far needed no context (a new
+         * thread that found its current device already right) has none
+         * current for the driver: cudaSetDevice makes the device's primary
+         * context current, then the memset is tried once more. */
+        cudaError_t err = cudaSetDevice(device);
+        if (err != cudaSuccess)
+            return pcs_cuda_error(err, "cudaSetDevice", __FILE__, __LINE__);
+        r = fn((CUdeviceptr)(uintptr_t)dst, pattern, count, (CUstream)stream);
+    }
     /* CUresult and cudaError_t share their codes (out of memory, illegal
      * address, launch failure...), so the runtime's message and exception
      * class apply */

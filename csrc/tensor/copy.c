@@ -560,8 +560,8 @@ int pcs_fill_bytes(PcsTensor *dst_view, const void *value)
         cudaError_t err = cudaMemsetAsync(pcs_tensor_data(dst), 0, (size_t)n * isz, stream);
         if (err != cudaSuccess)
             r = pcs_cuda_error(err, "cudaMemsetAsync", __FILE__, __LINE__);
-    } else if (unit && (r = pcs_driver_memset(pcs_tensor_data(dst), memset_pattern(value, unit), unit,
-                                               (size_t)n * isz / unit, stream)) != 0) {
+    } else if (unit && (r = pcs_driver_memset(dst->device, pcs_tensor_data(dst), memset_pattern(value, unit),
+                                               unit, (size_t)n * isz / unit, stream)) != 0) {
         r = r < 0 ? -1 : 0;
     } else {
         pcs_ew_geom g;
