@@ -117,6 +117,39 @@ def test_gather_scatter_like_cpu(dtype):
     same(yc, y)
 
 
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int16", "int32", "int64", "float16",
+                                   "bfloat16", "float32", "float64", "complex64", "complex128"])
+def test_nonzero_reads_every_dtype(dtype):
+    """nonzero on CUDA tests the elements' bits in CUB's flag iterator (no
+    bool copy): -0.0 is zero, NaN and infinities are not, a complex is
+    non-zero when either part is; 1-D results are the positions themselves,
+    and where/argwhere/x[x] agree with the CPU."""
+    def same(a, b):
+        np.testing.assert_array_equal(a.cpu().numpy(), b.numpy())
+
+    rng = np.random.default_rng(len(dtype))
+    dt = getattr(pcs, dtype)
+    for shape in [(1,), (37,), (5000,), (6, 7), (3, 4, 5)]:
+        v = rng.integers(-2, 3, size=shape).astype(np.float64)
+        if dtype in ("float16", "bfloat16", "float32", "float64"):
+            flat = v.reshape(-1)
+            flat[::7] = -0.0
+            flat[1::11] = np.nan
+            flat[2::13] = -np.inf
+        cpu = pcs.tensor(v.tolist(), dtype=pcs.float64).to(dt)
+        if dtype.startswith("complex"):
+            im = pcs.tensor(rng.integers(-1, 2, size=shape).astype(np.float64).tolist(),
+                            dtype=pcs.float64)
+            cpu = cpu + 1j * im.to(dt)  # some elements zero in one part only
+        gpu = cpu.cuda()
+        same(gpu.nonzero(), cpu.nonzero())
+        for a, b in zip(pcs.where(gpu), pcs.where(cpu)):
+            same(a, b)
+        same(pcs.argwhere(gpu), pcs.argwhere(cpu))
+        if dtype == "bool":
+            same(gpu[gpu], cpu[cpu])
+
+
 def test_against_torch_ops():
     if not HAVE_TORCH:
         pytest.skip("torch with CUDA not installed")

@@ -600,12 +600,42 @@ extern "C" int pcs_launch_index_scatter(int dtype, void *dst, const int64_t *off
     });
 }
 
-extern "C" int pcs_index_select_positions(void *temp, size_t *bytes, const bool *flags, int64_t *out,
-                                 int64_t *count, int64_t n, cudaStream_t stream)
+// Whether element i has a bit set under mask: W words of the element's
+// size, or (W2 = 2) two 8-byte halves of a 16-byte one.
+template <class W, int H> struct NonZeroBits {
+    const W *p;
+    uint64_t mask;
+    __host__ __device__ bool operator()(int64_t i) const
+    {
+        uint64_t bits = (uint64_t)p[i * H];
+        if constexpr (H == 2)
+            bits |= (uint64_t)p[i * H + 1];
+        return (bits & mask) != 0;
+    }
+};
+
+template <class W, int H>
+int select_positions(void *temp, size_t *bytes, const void *values, uint64_t mask, int64_t *out,
+                     int64_t *count, int64_t n, cudaStream_t stream)
 {
     thrust::counting_iterator<int64_t> it(0);
+    auto flags = thrust::make_transform_iterator(it, NonZeroBits<W, H>{(const W *)values, mask});
     cudaError_t e = cub::DeviceSelect::Flagged(temp, *bytes, it, flags, out, count, n, stream);
     return e == cudaSuccess ? 0 : -1;
+}
+
+extern "C" int pcs_index_select_positions(void *temp, size_t *bytes, const void *values, int itemsize,
+                                          uint64_t mask, int64_t *out, int64_t *count, int64_t n,
+                                          cudaStream_t stream)
+{
+    switch (itemsize) {
+    case 1: return select_positions<uint8_t, 1>(temp, bytes, values, mask, out, count, n, stream);
+    case 2: return select_positions<uint16_t, 1>(temp, bytes, values, mask, out, count, n, stream);
+    case 4: return select_positions<uint32_t, 1>(temp, bytes, values, mask, out, count, n, stream);
+    case 8: return select_positions<uint64_t, 1>(temp, bytes, values, mask, out, count, n, stream);
+    case 16: return select_positions<uint64_t, 2>(temp, bytes, values, mask, out, count, n, stream);
+    default: return -1;
+    }
 }
 
 extern "C" int pcs_index_select_flagged(void *temp, size_t *bytes, int itemsize, const void *in,

@@ -108,10 +108,15 @@ int pcs_launch_index_scatter(int dtype, void *dst, const int64_t *off_sorted,
                              int include_self, void *temp, size_t *bytes, int64_t *uniq,
                              cudaStream_t stream);
 
-/* The positions i < n with flags[i] != 0, ascending, and their count
- * (device int64), through cub::DeviceSelect::Flagged. temp NULL: sizing. */
-int pcs_index_select_positions(void *temp, size_t *bytes, const bool *flags, int64_t *out, int64_t *count,
-                      int64_t n, cudaStream_t stream);
+/* The positions i < n whose element of `values` (itemsize 1, 2, 4, 8 or
+ * 16 bytes, contiguous) has a bit set under `mask` (applied to both 8-byte
+ * halves of a 16-byte element; a float's mask leaves out its sign bits, so
+ * -0.0 is zero), ascending, and their count (device int64), through
+ * cub::DeviceSelect::Flagged with the test as its flag iterator: no bool
+ * copy of the input. temp NULL: sizing. Returns -1 for another itemsize. */
+int pcs_index_select_positions(void *temp, size_t *bytes, const void *values, int itemsize,
+                               uint64_t mask, int64_t *out, int64_t *count, int64_t n,
+                               cudaStream_t stream);
 /* The elements of `in` (itemsize bytes each, contiguous) whose flags are set,
  * packed into out, and their count (masked_select). temp NULL: sizing. */
 int pcs_index_select_flagged(void *temp, size_t *bytes, int itemsize, const void *in,

@@ -550,6 +550,22 @@ PcsTensor *pcs_index_values(pcs_index_plan *p, PcsTensor *dst, PyObject *value)
 /* ------------------------------------------------------------------------ */
 /* nonzero                                                                   */
 
+/* The bits that make an element of `dtype` non-zero: all of them, but a
+ * float's sign bits (-0.0 is zero), in each part of a complex. */
+static uint64_t nonzero_mask(int dtype)
+{
+    switch (dtype) {
+    case PCS_FLOAT16:
+    case PCS_BFLOAT16: return 0x7fffu;
+    case PCS_FLOAT32: return 0x7fffffffu;
+    case PCS_FLOAT64:
+    case PCS_COMPLEX128: return 0x7fffffffffffffffull; /* each half of a complex128 */
+    case PCS_COMPLEX64: return 0x7fffffff7fffffffull;
+    default: return ~0ull;
+    }
+}
+
+/* b: contiguous, any dtype. */
 static PcsTensor *nonzero_cuda(PcsTensor *b)
 {
     int dev = b->device;
@@ -562,7 +578,9 @@ static PcsTensor *nonzero_cuda(PcsTensor *b)
         return NULL;
     cudaStream_t st = pcs_current_stream(dev);
     size_t bytes = 0;
-    if (pcs_index_select_positions(NULL, &bytes, NULL, NULL, NULL, n, st) < 0) {
+    int isz = pcs_itemsize(b->dtype);
+    uint64_t mask = nonzero_mask(b->dtype);
+    if (pcs_index_select_positions(NULL, &bytes, NULL, isz, mask, NULL, NULL, n, st) < 0) {
         PyErr_SetString(PyExc_RuntimeError, "nonzero: cub::DeviceSelect sizing failed");
         return NULL;
     }
@@ -571,7 +589,8 @@ static PcsTensor *nonzero_cuda(PcsTensor *b)
     PcsTensor *res = NULL;
     int64_t *l = lin ? pcs_tensor_data(lin) : NULL;
     if (temp) {
-        if (pcs_index_select_positions(pcs_tensor_data(temp), &bytes, pcs_tensor_data(b), l, l + n, n, st) < 0)
+        if (pcs_index_select_positions(pcs_tensor_data(temp), &bytes, pcs_tensor_data(b), isz, mask, l,
+                                       l + n, n, st) < 0)
             PyErr_SetString(PyExc_RuntimeError, "nonzero: cub::DeviceSelect::Flagged failed");
         else if (PCS_CHECK_LAUNCH(st, "nonzero") == 0) {
             int64_t z[1] = {0};
@@ -580,9 +599,18 @@ static PcsTensor *nonzero_cuda(PcsTensor *b)
             int ok = cnt ? pcs_read_element(cnt, &count) : -1;
             Py_XDECREF(cnt);
             int64_t sizes[2] = {count, b->ndim};
-            if (ok == 0 && (res = pcs_tensor_empty(2, sizes, PCS_INT64, dev, false))) {
-                if (pcs_launch_index_unravel(pcs_tensor_data(res), l, count, b->ndim, b->sizes, st) < 0 ||
-                    PCS_CHECK_LAUNCH(st, "nonzero unravel") < 0)
+            if (ok == 0 && (res = pcs_tensor_empty(2, sizes, PCS_INT64, dev, false)) && count > 0) {
+                /* 1-D: the positions are the coordinates (a copy, no kernel) */
+                int lr = 0;
+                if (b->ndim == 1) {
+                    cudaError_t ce = cudaMemcpyAsync(pcs_tensor_data(res), l, (size_t)count * sizeof(int64_t),
+                                                     cudaMemcpyDeviceToDevice, st);
+                    lr = ce == cudaSuccess ? 0 : pcs_cuda_error(ce, "cudaMemcpyAsync", __FILE__, __LINE__);
+                } else if (pcs_launch_index_unravel(pcs_tensor_data(res), l, count, b->ndim, b->sizes, st) < 0 ||
+                           PCS_CHECK_LAUNCH(st, "nonzero unravel") < 0) {
+                    lr = -1;
+                }
+                if (lr < 0)
                     Py_CLEAR(res);
             }
         }
@@ -594,7 +622,10 @@ static PcsTensor *nonzero_cuda(PcsTensor *b)
 
 PcsTensor *pcs_index_nonzero(PcsTensor *mask)
 {
-    PcsTensor *b = pcs_tensor_to(mask, PCS_BOOL, mask->device, false, false, false);
+    /* CUDA reads any dtype (the test is in CUB's flag iterator); the CPU
+     * path hands NumPy a bool copy */
+    PcsTensor *b = mask->device >= 0 ? (PcsTensor *)Py_NewRef(mask)
+                                     : pcs_tensor_to(mask, PCS_BOOL, mask->device, false, false, false);
     PcsTensor *c = b ? pcs_tensor_contiguous(b, false) : NULL;
     Py_XDECREF(b);
     if (!c)
