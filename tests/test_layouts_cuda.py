@@ -113,6 +113,35 @@ def _np(t):
     return (t.float() if t.dtype == torch.bfloat16 else t).cpu().numpy()
 
 
+@pytest.mark.parametrize("dtype", ["int64", "float32", "float16"])
+def test_mixed_layouts_restaged_in_chunks(dtype):
+    """An op whose one input is a dense tensor in another order (a + b.t())
+    copies that input into the result and runs in place, chunk by chunk of
+    about 16 MiB of result rows: several chunks and a short last one, a 3-D
+    result cut along dim 0, a broadcast third operand, alpha, and out= that
+    is not contiguous (one piece)."""
+    rng = np.random.default_rng(7)
+    dt = getattr(torch, dtype)
+
+    def make(shape):
+        v = rng.integers(-50, 50, size=shape)
+        return torch.tensor(v.tolist(), dtype=dt, device="cuda"), v
+
+    rows = {"int64": 4100, "float32": 8195, "float16": 16390}[dtype]
+    a, an = make((rows, 1024))
+    b, bn = make((1024, rows))
+    np.testing.assert_array_equal(_np(a + b.t()), (an + bn.T).astype(_np(a).dtype))
+    np.testing.assert_array_equal(_np(torch.add(a, b.t(), alpha=2)), (an + 2 * bn.T).astype(_np(a).dtype))
+    c, cn = make((1, 1024))
+    np.testing.assert_array_equal(_np(torch.where(c > 0, a, b.t())), np.where(cn > 0, an, bn.T))
+    x, xn = make((6, 700, 1000))
+    y, yn = make((6, 1000, 700))
+    np.testing.assert_array_equal(_np(x - y.transpose(1, 2)), xn - yn.transpose(0, 2, 1))
+    out = torch.zeros(1024, rows, dtype=dt, device="cuda").t()  # not contiguous
+    torch.add(a, b.t(), out=out)
+    np.testing.assert_array_equal(_np(out), (an + bn.T).astype(_np(a).dtype))
+
+
 @pytest.mark.parametrize("dtype", ["uint8", "float16", "float32", "int64", "complex128"])
 def test_row_copies_move_as_wide_words(dtype):
     """Same-dtype copies whose fastest dim is contiguous on both sides move as
