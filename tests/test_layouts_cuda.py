@@ -114,12 +114,11 @@ def _np(t):
 
 
 @pytest.mark.parametrize("dtype", ["int64", "float32", "float16"])
-def test_mixed_layouts_restaged_in_chunks(dtype):
+def test_mixed_layouts_restaged(dtype):
     """An op whose one input is a dense tensor in another order (a + b.t())
-    copies that input into the result and runs in place, chunk by chunk of
-    about 16 MiB of result rows: several chunks and a short last one, a 3-D
-    result cut along dim 0, a broadcast third operand, alpha, and out= that
-    is not contiguous (one piece)."""
+    and big enough copies that input into the result (the tiled transpose)
+    and runs in place: 2-D and 3-D results, a broadcast third operand,
+    alpha, and out= that is not contiguous."""
     rng = np.random.default_rng(7)
     dt = getattr(torch, dtype)
 

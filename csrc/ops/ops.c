@@ -368,86 +368,6 @@ static int restage_input(const pcs_ew_call *c, PcsTensor *const *cast, const Pcs
     return pick;
 }
 
-/* Launches c's kernel over res with the inputs at ptr, as `plan` lays them
- * out. 0, or -1 with exception. */
-static int launch_ew(const pcs_ew_call *c, PcsTensor *res, const void *const *ptr, const pcs_iter_plan *plan,
-                     const pcs_kscalar *ks, int dev)
-{
-    int64_t n = pcs_tensor_numel(res);
-    const pcs_ew_geom *gp = plan->contiguous ? NULL : &plan->geom;
-    if (pcs_cuda_set_device_raw(dev) < 0)
-        return -1;
-    cudaStream_t stream = pcs_current_stream(dev);
-    int lr;
-    void *o = pcs_tensor_data(res);
-    if (c->arity == 1)
-        lr = pcs_launch_unary(c->op, c->compute, o, ptr[0], ks, n, gp, stream);
-    else if (c->arity == 2)
-        lr = pcs_launch_binary(c->op, c->compute, o, ptr[0], ptr[1], ks, n, gp, stream);
-    else
-        lr = pcs_launch_ternary(c->op, c->compute, o, ptr[0], ptr[1], ptr[2], ks, n, gp, stream);
-    if (lr < 0) {
-        pcs_not_implemented(c->name, c->compute);
-        return -1;
-    }
-    return PCS_CHECK_LAUNCH(stream, c->name);
-}
-
-/* The restaged op (restage_input) in chunks of rows of res of about
- * RESTAGE_CHUNK bytes: each chunk's transposing copy leaves it in L2 for
- * the op that follows, so the staging adds no trip to DRAM (a + b.t() of
- * int64 had run at 0.80x torch with one copy of the whole input first).
- * A result that is not contiguous, or an input that cannot be cut along
- * dim 0 with it, is done in one piece. */
-#define PCS_RESTAGE_CHUNK (16 << 20)
-static int run_restaged(const pcs_ew_call *c, PcsTensor *const *cast, const pcs_kscalar *ks,
-                        PcsTensor *res, int pick, int dev)
-{
-    int64_t rows = res->ndim ? res->sizes[0] : 1, per = rows;
-    int64_t row_bytes = rows ? pcs_tensor_numel(res) / rows * pcs_itemsize(res->dtype) : 0;
-    bool cut = res->ndim >= 2 && row_bytes > 0 && pcs_tensor_is_contiguous(res);
-    for (int i = 0; i < c->arity && cut; i++)
-        cut = !cast[i] || (cast[i]->ndim == res->ndim && cast[i]->sizes[0] == rows);
-    if (cut && row_bytes < PCS_RESTAGE_CHUNK)
-        per = PCS_RESTAGE_CHUNK / row_bytes;
-    for (int64_t r0 = 0; r0 < rows; r0 += per) {
-        int64_t len = per < rows - r0 ? per : rows - r0;
-        bool whole = len == rows;
-        PcsTensor *v[4] = {NULL, NULL, NULL, NULL}; /* the chunk of res, then of each input */
-        const void *ptr[3] = {NULL, NULL, NULL};
-        pcs_iter_operand io[PCS_EW_OPERANDS];
-        int r = 0;
-        for (int i = 0; i <= c->arity && r == 0; i++) {
-            PcsTensor *t = i == 0 ? res : cast[i - 1];
-            if (!t) {
-                io[i] = iter_op(NULL);
-                continue;
-            }
-            v[i] = whole ? (PcsTensor *)Py_NewRef(t) : pcs_narrow_view(t, 0, r0, len);
-            r = v[i] ? 0 : -1;
-            if (r == 0 && i > 0) {
-                ptr[i - 1] = pcs_tensor_data(v[i]);
-                io[i] = iter_op(v[i]);
-            }
-        }
-        if (r == 0)
-            r = pcs_copy(v[0], v[pick + 1], false);
-        if (r == 0) {
-            pcs_iter_plan plan;
-            ptr[pick] = pcs_tensor_data(v[0]);
-            io[pick + 1] = iter_op(v[0]);
-            io[0] = iter_op(v[0]);
-            pcs_iter_build(&plan, v[0]->ndim, v[0]->sizes, c->arity + 1, io);
-            r = launch_ew(c, v[0], ptr, &plan, ks, dev);
-        }
-        for (int i = 0; i < 4; i++)
-            Py_XDECREF(v[i]);
-        if (r < 0)
-            return -1;
-    }
-    return 0;
-}
-
 static int run_cuda(const pcs_ew_call *c, pcs_operand *ops, PcsTensor *res, int dev)
 {
     PcsTensor *cast[3] = {NULL, NULL, NULL};
@@ -479,7 +399,30 @@ static int run_cuda(const pcs_ew_call *c, pcs_operand *ops, PcsTensor *res, int 
     pcs_iter_plan plan;
     pcs_iter_build(&plan, res->ndim, res->sizes, c->arity + 1, io);
     int pick = plan.contiguous ? -1 : restage_input(c, cast, res);
-    r = pick >= 0 ? run_restaged(c, cast, ks, res, pick, dev) : launch_ew(c, res, ptr, &plan, ks, dev);
+    if (pick >= 0) {
+        if (pcs_copy(res, cast[pick], false) < 0)
+            goto out;
+        ptr[pick] = pcs_tensor_data(res);
+        io[pick + 1] = iter_op(res);
+        pcs_iter_build(&plan, res->ndim, res->sizes, c->arity + 1, io);
+    }
+    const pcs_ew_geom *gp = plan.contiguous ? NULL : &plan.geom;
+    if (pcs_cuda_set_device_raw(dev) < 0)
+        goto out;
+    cudaStream_t stream = pcs_current_stream(dev);
+    int lr;
+    void *o = pcs_tensor_data(res);
+    if (c->arity == 1)
+        lr = pcs_launch_unary(c->op, c->compute, o, ptr[0], ks, n, gp, stream);
+    else if (c->arity == 2)
+        lr = pcs_launch_binary(c->op, c->compute, o, ptr[0], ptr[1], ks, n, gp, stream);
+    else
+        lr = pcs_launch_ternary(c->op, c->compute, o, ptr[0], ptr[1], ptr[2], ks, n, gp, stream);
+    if (lr < 0) {
+        pcs_not_implemented(c->name, c->compute);
+        goto out;
+    }
+    r = PCS_CHECK_LAUNCH(stream, c->name);
 out:
     for (int i = 0; i < 3; i++)
         Py_XDECREF(cast[i]);
