@@ -363,12 +363,13 @@ def test_accumulate_default_uses_atomics_like_torch():
 
 @pytest.mark.parametrize("dtype", [pcs.bool, pcs.uint8, pcs.float16, pcs.float32, pcs.int64, pcs.complex128])
 @pytest.mark.parametrize("target", [64, 1 << 22])
-def test_set_with_duplicates_last_wins_every_size(dtype, target):
+@pytest.mark.parametrize("n", [5000, 20000])
+def test_set_with_duplicates_last_wins_every_size(dtype, target, n):
     """x[idx] = values, scatter_ and index_copy_ with duplicate targets: the
     last value in index order wins, as on the CPU. A small target takes the
-    two-pass claims, one far larger than the values the sort; both agree."""
-    rng = np.random.default_rng(int(target) + 7)
-    n = 5000
+    claims (one block up to 8192 values, two passes beyond), one far larger
+    than the values the sort; all agree."""
+    rng = np.random.default_rng(int(target) + 7 + n)
     hot = rng.integers(0, 64, size=n)  # every target hit many times
     vals_np = rng.integers(0, 100, size=n)
     v = pcs.tensor(vals_np).to(dtype).cuda()

@@ -84,8 +84,11 @@ int pcs_launch_index_scatter_atomic(int dtype, const pcs_index_geom *g, void *ds
 /* dst[off(i)] = vals[i] (itemsize bytes each) where the last i in index order
  * wins among duplicates, without sorting: win (one int32 per element of
  * dst's storage, all -1 beforehand) takes each target's highest position,
- * then the winners write. Bad indices reported in err and skipped. -1 for
+ * then the winners write. Up to PCS_SET_LAST_ONE_BLOCK values, one block
+ * does it all in one launch and clears the entries of win it uses itself
+ * (the caller need not). Bad indices reported in err and skipped. -1 for
  * n past INT32_MAX or an unsupported itemsize. */
+#define PCS_SET_LAST_ONE_BLOCK 8192
 int pcs_launch_index_set_last(const pcs_index_geom *g, void *dst, const void *vals, int itemsize,
                               int64_t n, int32_t *win, pcs_index_err *err, cudaStream_t stream);
 /* Scatter modes: SET keeps the last value in index order (deterministic). */

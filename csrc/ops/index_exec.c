@@ -446,7 +446,9 @@ static int scatter_set_last(pcs_index_plan *p, PcsTensor *dst, PcsTensor *vals, 
     PcsTensor *win = empty1(s, PCS_INT32, dev);
     if (!win)
         return -1;
-    cudaError_t me = cudaMemsetAsync(pcs_tensor_data(win), 0xFF, (size_t)s * sizeof(int32_t), st);
+    cudaError_t me = n <= PCS_SET_LAST_ONE_BLOCK /* the kernel clears what it uses */
+                         ? cudaSuccess
+                         : cudaMemsetAsync(pcs_tensor_data(win), 0xFF, (size_t)s * sizeof(int32_t), st);
     pcs_index_check *slot = me == cudaSuccess ? pcs_index_check_take() : NULL;
     if (!slot) {
         Py_DECREF(win); /* freed in stream order: nothing was launched on it */
