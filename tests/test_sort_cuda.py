@@ -320,36 +320,34 @@ def test_bincount_histc_count_nonzero_match_torch():
 def test_cummax_cummin_match_torch(dtype):
     for shape, dim in [((5000,), 0), ((30, 77), 1), ((30, 77), 0), ((4, 5, 6), 1)]:
         a = rand(shape, dtype, 14)
-        x, tx = ours(a, dtype), theirs(a, dtype)
-        for name in ("cummax", "cummin"):
-            try:
-                t = getattr(_torch, name)(tx, dim)
-            except RuntimeError:  # a dtype torch's kernel does not take
-                continue
-            r = getattr(pcs, name)(x, dim)
-            eq(r.values, t.values)
-            eq(r.indices, t.indices)
+        _cumext_like_torch(ours(a, dtype), theirs(a, dtype), dim)
+
+
+def _cumext_like_torch(x, tx, dim):
+    for name in ("cummax", "cummin"):
+        try:
+            t = getattr(_torch, name)(tx, dim)
+        except RuntimeError:  # a dtype torch's kernel does not take
+            continue
+        r = getattr(pcs, name)(x, dim)
+        eq(r.values, t.values)
+        eq(r.indices, t.indices)
 
 
 @needs_torch
 @pytest.mark.parametrize("dtype", SORT_DTYPES)
 def test_short_row_scans_match_torch(dtype):
-    """Small inputs scan a warp a row, 32 elements a step: rows of one
-    element, a partial step, whole steps, the longest such row (2048) and
-    one past it (CUB), more rows than the grid has warps, a dim that is not
-    the last; ties and NaN as torch decides them."""
-    for shape, dim in [((1,), 0), ((31,), 0), ((32,), 0), ((33,), 0), ((2048,), 0), ((2049,), 0),
-                       ((10000, 6), 1), ((64, 1000), 1), ((7, 300), 0), ((3, 40, 5), 1)]:
+    """Small inputs scan a block a row (cub::BlockScan, 1, 4 or 8 elements a
+    thread): rows of one element, of each items-a-thread class and their
+    edges, the longest such row (2048) and one past it (the device-wide
+    scan), more rows than the grid has blocks, a dim that is not the last;
+    ties and NaN as torch decides them."""
+    for shape, dim in [((1,), 0), ((31,), 0), ((256,), 0), ((257,), 0), ((1024,), 0), ((1025,), 0),
+                       ((2048,), 0), ((2049,), 0), ((10000, 6), 1), ((64, 1000), 1), ((7, 300), 0),
+                       ((3, 40, 5), 1)]:
         a = rand(shape, dtype, 16 + len(shape))
         x, tx = ours(a, dtype), theirs(a, dtype)
-        for name in ("cummax", "cummin"):
-            try:
-                t = getattr(_torch, name)(tx, dim)
-            except RuntimeError:  # a dtype torch's kernel does not take
-                continue
-            r = getattr(pcs, name)(x, dim)
-            eq(r.values, t.values)
-            eq(r.indices, t.indices)
+        _cumext_like_torch(x, tx, dim)
         if dtype in ("float32", "float64", "float16", "bfloat16"):
             tol = {"float32": 1e-4, "float64": 1e-10, "float16": 2e-2, "bfloat16": 1e-1}[dtype]
             np.testing.assert_allclose(np_of(pcs.logcumsumexp(x, dim)).astype(np.float64),

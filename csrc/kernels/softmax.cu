@@ -493,56 +493,41 @@ void launch_vwarp_rows(T *out, const T *in, int64_t rows, int K, cudaStream_t st
     launch_kernel(softmax_vwarp<T, G, PPL, ROWS, LOG>, grid, 128, st, out, in, rows, K);
 }
 
-// The vector warp kernel for nvec packs a row (1 <= nvec <= 1024 / VEC):
-// the fewest lanes that hold a pack each, or a whole warp of PPL packs.
-template <class T, bool LOG>
-void launch_vwarp(T *out, const T *in, int64_t rows, int K, int nvec, cudaStream_t st)
+// Calls f(std::integral_constant<int, P>) for the smallest power of two P
+// from P0 up with x <= P, or for HI when x is larger: one instantiation a
+// size class of the kernels below.
+template <int P, int HI, class F> void pow2_class(int64_t x, F &&f)
 {
-    constexpr int VEC = 16 / sizeof(T);
-    if (nvec <= 1)
-        launch_vwarp_rows<T, 1, 1, LOG>(out, in, rows, K, st);
-    else if (nvec <= 2)
-        launch_vwarp_rows<T, 2, 1, LOG>(out, in, rows, K, st);
-    else if (nvec <= 4)
-        launch_vwarp_rows<T, 4, 1, LOG>(out, in, rows, K, st);
-    else if (nvec <= 8)
-        launch_vwarp_rows<T, 8, 1, LOG>(out, in, rows, K, st);
-    else if (nvec <= 16)
-        launch_vwarp_rows<T, 16, 1, LOG>(out, in, rows, K, st);
-    else if (nvec <= 32)
-        launch_vwarp_rows<T, 32, 1, LOG>(out, in, rows, K, st);
-    else if (nvec <= 64)
-        launch_vwarp_rows<T, 32, 2, LOG>(out, in, rows, K, st);
-    else if constexpr (VEC >= 8) // float16, bfloat16: nvec <= 128
-        launch_vwarp_rows<T, 32, 4, LOG>(out, in, rows, K, st);
-    else if (nvec <= 128)
-        launch_vwarp_rows<T, 32, 4, LOG>(out, in, rows, K, st);
-    else if constexpr (VEC >= 4) // float32: nvec <= 256
-        launch_vwarp_rows<T, 32, 8, LOG>(out, in, rows, K, st);
-    else // float64 up to 256 packs (K <= 512; longer rows take the scalar kernel)
-        launch_vwarp_rows<T, 32, 8, LOG>(out, in, rows, K, st);
+    if constexpr (P >= HI)
+        f(std::integral_constant<int, HI>{});
+    else if (x <= P)
+        f(std::integral_constant<int, P>{});
+    else
+        pow2_class<P * 2, HI>(x, f);
 }
 
 template <class T, bool LOG>
 void launch_warp(T *out, const T *in, int64_t rows, int K, cudaStream_t st)
 {
     constexpr int VEC = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
-    if (VEC > 1 && K % VEC == 0 && K / VEC <= 256 && (uintptr_t)in % 16 == 0 &&
-        (uintptr_t)out % 16 == 0)
-        return launch_vwarp<T, LOG>(out, in, rows, K, K / VEC, st);
-    int vpt = (K + 31) / 32;
-    if (vpt <= 1)
-        launch_warp_rows<T, 1, 4, LOG>(out, in, rows, K, st);
-    else if (vpt <= 2)
-        launch_warp_rows<T, 2, 2, LOG>(out, in, rows, K, st);
-    else if (vpt <= 4)
-        launch_warp_rows<T, 4, 1, LOG>(out, in, rows, K, st);
-    else if (vpt <= 8)
-        launch_warp_rows<T, 8, 1, LOG>(out, in, rows, K, st);
-    else if (vpt <= 16)
-        launch_warp_rows<T, 16, 1, LOG>(out, in, rows, K, st);
-    else
-        launch_warp_rows<T, 32, 1, LOG>(out, in, rows, K, st);
+    const int nvec = K / VEC;
+    if (VEC > 1 && K % VEC == 0 && nvec <= 256 && (uintptr_t)in % 16 == 0 && (uintptr_t)out % 16 == 0) {
+        // vector warp: the fewest lanes that hold a pack each, else a whole
+        // warp of PPL packs (float16 rows of 1024 are 4 a lane, float32 8;
+        // float64 rows up to 512 entries come here, longer ones below)
+        if (nvec <= 32)
+            pow2_class<1, 32>(nvec, [&](auto g) { launch_vwarp_rows<T, g.value, 1, LOG>(out, in, rows, K, st); });
+        else
+            pow2_class<2, (VEC >= 8 ? 4 : 8)>((nvec + 31) / 32, [&](auto p) {
+                launch_vwarp_rows<T, 32, p.value, LOG>(out, in, rows, K, st);
+            });
+        return;
+    }
+    // scalar: K / 32 values a lane; short rows 4 (or 2) to a warp at a time
+    pow2_class<1, 32>((K + 31) / 32, [&](auto v) {
+        constexpr int ROWS = v.value == 1 ? 4 : v.value == 2 ? 2 : 1;
+        launch_warp_rows<T, v.value, ROWS, LOG>(out, in, rows, K, st);
+    });
 }
 
 // The caching variant when the row fits and the kernel may have that much
@@ -592,12 +577,9 @@ void launch_block(T *out, const T *in, int64_t rows, int64_t K, cudaStream_t st)
     if constexpr (VEC >= 8) {
         const int64_t ppt = (K / VEC + BLOCK - 1) / BLOCK;
         if (aligned && ppt <= 4) {
-            if (ppt <= 1)
-                launch_kernel(softmax_regs<T, 1, LOG>, grid, BLOCK, st, out, in, rows, (int)K);
-            else if (ppt <= 2)
-                launch_kernel(softmax_regs<T, 2, LOG>, grid, BLOCK, st, out, in, rows, (int)K);
-            else
-                launch_kernel(softmax_regs<T, 4, LOG>, grid, BLOCK, st, out, in, rows, (int)K);
+            pow2_class<1, 4>(ppt, [&](auto p) {
+                launch_kernel(softmax_regs<T, p.value, LOG>, grid, BLOCK, st, out, in, rows, (int)K);
+            });
             return;
         }
     }
