@@ -2,7 +2,8 @@
 processes started by pycuda_sem.multiprocessing.spawn: each worker is rank
 `rank` on cuda:<rank>, checks its results against NumPy references it
 computes from every rank's (seeded) inputs, and raises on a mismatch (spawn
-then raises in the test)."""
+then raises in the test). WORLD is every visible GPU up to four (2 on an
+nvidia-h200-x2, 4 on an -x4; CUDA_VISIBLE_DEVICES picks fewer)."""
 import os
 import time
 from datetime import timedelta
@@ -12,13 +13,13 @@ import numpy as np
 import pycuda_sem as torch
 import pycuda_sem.distributed as dist
 
-WORLD = 2
+WORLD = max(2, min(torch.cuda.device_count(), 4))
 
 
-def _init(rank, port, timeout=timedelta(seconds=60)):
+def _init(rank, port, timeout=timedelta(seconds=60), world=None):
     torch.cuda.set_device(rank)
     dist.init_process_group("nccl", init_method="tcp://127.0.0.1:%d" % port, rank=rank,
-                            world_size=WORLD, timeout=timeout)
+                            world_size=world or WORLD, timeout=timeout)
 
 
 def _data(r, shape, dtype=np.float32, seed=0):
@@ -38,7 +39,34 @@ def _close(t, ref, rtol=1e-5, atol=1e-5):
     np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol)
 
 
+RANK_SUM = WORLD * (WORLD + 1) / 2  # every rank contributing rank + 1
+
+
 # ---- collectives -------------------------------------------------------------------------------
+
+def _pairs(rank, peer, xs, shape):
+    """send/recv, batch_isend_irecv and isend/irecv between two ranks; the
+    lower one sends first."""
+    t = _cuda(xs[rank])
+    if rank < peer:
+        dist.send(t, dst=peer)
+    else:
+        got = torch.empty(shape, device="cuda")
+        assert dist.recv(got, src=peer) == peer
+        _close(got, xs[peer])
+    got = torch.empty(shape, device="cuda")
+    works = dist.batch_isend_irecv([dist.P2POp(dist.isend, _cuda(xs[rank]), peer),
+                                    dist.P2POp(dist.irecv, got, peer)])
+    for w in works:
+        w.wait()
+    _close(got, xs[peer])
+    got = torch.empty(shape, device="cuda")
+    ws = [dist.isend(_cuda(xs[rank]), peer), dist.irecv(got, peer)] if rank < peer else \
+        [dist.irecv(got, peer), dist.isend(_cuda(xs[rank]), peer)]
+    for w in ws:
+        w.wait()
+    _close(got, xs[peer])
+
 
 def collectives(rank, port):
     _init(rank, port)
@@ -105,8 +133,9 @@ def collectives(rank, port):
         out = torch.empty((WORLD * 4, 3), device="cuda")
         dist.all_to_all_single(out, _cuda(a2a[rank]))
         _close(out, np.concatenate([a2a[r][rank * 4:(rank + 1) * 4] for r in range(WORLD)]))
-        in_splits = [[1, 3], [2, 2]]  # rank r sends in_splits[r][d] rows to rank d
-        src = [_data(r, (4, 3), seed=3) for r in range(WORLD)]
+        # rank r sends in_splits[r][d] rows to rank d: uneven, some empty
+        in_splits = [[(r + 2 * d) % 4 for d in range(WORLD)] for r in range(WORLD)]
+        src = [_data(r, (sum(in_splits[r]), 3), seed=3) for r in range(WORLD)]
         out_rows = [in_splits[r][rank] for r in range(WORLD)]
         out = torch.empty((sum(out_rows), 3), device="cuda")
         dist.all_to_all_single(out, _cuda(src[rank]), output_split_sizes=out_rows,
@@ -116,40 +145,36 @@ def collectives(rank, port):
             off = sum(in_splits[r][:rank])
             ref.append(src[r][off:off + in_splits[r][rank]])
         _close(out, np.concatenate(ref))
-        # point to point
-        peer = 1 - rank
-        t = _cuda(xs[rank])
-        if rank == 0:
-            dist.send(t, dst=peer)
-        else:
-            got = torch.empty(shape, device="cuda")
-            assert dist.recv(got, src=peer) == peer
-            _close(got, xs[peer])
+        # point to point, in pairs (0, 1), (2, 3); a last odd rank sits out
+        peer = rank ^ 1
+        if peer < WORLD:
+            _pairs(rank, peer, xs, shape)
+        # a ring: everyone sends to the next rank and receives from the last
+        nxt, prv = (rank + 1) % WORLD, (rank - 1) % WORLD
         got = torch.empty(shape, device="cuda")
-        works = dist.batch_isend_irecv([dist.P2POp(dist.isend, _cuda(xs[rank]), peer),
-                                        dist.P2POp(dist.irecv, got, peer)])
+        works = dist.batch_isend_irecv([dist.P2POp(dist.isend, _cuda(xs[rank]), nxt),
+                                        dist.P2POp(dist.irecv, got, prv)])
         for w in works:
             w.wait()
-        _close(got, xs[peer])
-        got = torch.empty(shape, device="cuda")
-        ws = [dist.isend(_cuda(xs[rank]), peer), dist.irecv(got, peer)] if rank == 0 else \
-            [dist.irecv(got, peer), dist.isend(_cuda(xs[rank]), peer)]
-        for w in ws:
-            w.wait()
-        _close(got, xs[peer])
+        _close(got, xs[prv])
         # objects and the barrier
         objs = [{"rank": rank, "x": list(range(rank + 3))}, "s" * (rank + 1)]
         dist.broadcast_object_list(objs, src=1)
         assert objs == [{"rank": 1, "x": [0, 1, 2, 3]}, "ss"]
         gathered = [None] * WORLD
         dist.all_gather_object(gathered, ("hello", rank))
-        assert gathered == [("hello", 0), ("hello", 1)]
+        assert gathered == [("hello", r) for r in range(WORLD)]
         dist.barrier()
-        # a subgroup of both ranks has its own communicator
+        # a subgroup of ranks 0 and 1 has its own communicator; the others
+        # are no members of it
         g = dist.new_group([0, 1])
-        t = torch.ones(3, device="cuda") * (rank + 1)
-        dist.all_reduce(t, group=g)
-        assert t.cpu().tolist() == [3.0, 3.0, 3.0]
+        if rank < 2:
+            t = torch.ones(3, device="cuda") * (rank + 1)
+            dist.all_reduce(t, group=g)
+            assert t.cpu().tolist() == [3.0, 3.0, 3.0]
+        else:
+            assert g is dist.GroupMember.NON_GROUP_MEMBER
+        dist.barrier()
         # the errors torch gives
         for bad, exc in ((torch.ones(3), RuntimeError),
                          (torch.ones(4, 4, device="cuda").t(), ValueError)):
@@ -176,7 +201,7 @@ def streams(rank, port):
             torch.cuda._sleep(200_000_000)  # ~0.1 s of GPU time
             t.fill_(rank + 1.0)
             dist.all_reduce(t)
-            assert t.min().item() == 3.0 and t.max().item() == 3.0
+            assert t.min().item() == RANK_SUM and t.max().item() == RANK_SUM
         # on a side stream too; wait() orders the caller's stream after the result
         s = torch.cuda.Stream()
         with torch.cuda.stream(s):
@@ -187,10 +212,10 @@ def streams(rank, port):
             w.wait()
             t.mul_(2)
         s.synchronize()
-        assert t.min().item() == 6.0 and t.max().item() == 6.0
+        assert t.min().item() == 2 * RANK_SUM and t.max().item() == 2 * RANK_SUM
         # the caching allocator keeps an input in use by NCCL: freed at once,
         # its block must not come back while the collective waits behind a sleep
-        out = torch.empty(2 * n, device="cuda")
+        out = torch.empty(WORLD * n, device="cuda")
         torch.cuda._sleep(400_000_000)
         inp = torch.full((n,), rank + 1.0, device="cuda")
         ptr = inp.data_ptr()
@@ -199,8 +224,8 @@ def streams(rank, port):
         stale = torch.full((n,), 99.0, device="cuda")
         assert stale.data_ptr() != ptr or w.is_completed()
         w.wait()
-        got = out.cpu().numpy()
-        assert (got[:n] == 1.0).all() and (got[n:] == 2.0).all()
+        got = out.cpu().numpy().reshape(WORLD, n)
+        assert all((got[r] == r + 1.0).all() for r in range(WORLD))
     finally:
         dist.destroy_process_group()
 
@@ -224,7 +249,9 @@ class _WithUnused(torch.nn.Module):
         return self.body(x)
 
 
-def _batch(seed, n=16):
+def _batch(seed, n=None):
+    """A batch of 8 rows a rank."""
+    n = n or 8 * WORLD
     rng = np.random.default_rng(seed)
     return (rng.standard_normal((n, 8)).astype(np.float32),
             rng.standard_normal((n, 4)).astype(np.float32))
@@ -243,11 +270,10 @@ def ddp(rank, port):
                 _close(p, q.detach().cpu().numpy(), rtol=0, atol=0)
             opt = torch.optim.SGD(model.parameters(), lr=0.1)
             ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
-            half = 8
             for step in range(3):
                 x, y = _batch(step)
                 opt.zero_grad()
-                xs, ys = _cuda(x[rank * half:(rank + 1) * half]), _cuda(y[rank * half:(rank + 1) * half])
+                xs, ys = _cuda(x[rank * 8:(rank + 1) * 8]), _cuda(y[rank * 8:(rank + 1) * 8])
                 torch.nn.functional.mse_loss(model(xs), ys).backward()
                 opt.step()
                 ref_opt.zero_grad()
@@ -305,7 +331,7 @@ def dead_peer(rank, port, mode, result_path):
     blocks the host; mode 'watchdog': a plain synchronize, the watchdog aborts.
     (5 s, not less: the rendezvous shares the timeout, and both processes
     must start within it.)"""
-    _init(rank, port, timeout=timedelta(seconds=5))
+    _init(rank, port, timeout=timedelta(seconds=5), world=2)
     t = torch.ones(1024, device="cuda")
     dist.all_reduce(t)
     torch.cuda.synchronize()

@@ -2,9 +2,10 @@
 
 CPU part (any machine): the loader's errors, the C communicator's argument
 checks without NCCL, DDP refusing what torch refuses. Multi-GPU part
-(marked multigpu: two GPUs and NCCL): two spawned processes check every
-collective against NumPy, the stream semantics, DDP against single-process
-training, and that a dead peer makes the other rank fail within the
+(marked multigpu: two or more GPUs and NCCL): a spawned process a GPU (up
+to four) checks every collective against NumPy, point to point in pairs and
+around a ring, the stream semantics, DDP against single-process training;
+two processes check that a dead peer makes the other rank fail within the
 group's timeout. The worker bodies are in nccl_workers.py.
 
     python3 -m pytest -q -m multigpu tests/test_dist_nccl.py
@@ -106,7 +107,7 @@ def test_ddp_is_in_nn():
         pycuda_sem.nn.DistributedDataParallel
 
 
-# ---- multi-GPU: two processes ------------------------------------------------------------------
+# ---- multi-GPU: a process a GPU (2 to 4) ------------------------------------------
 
 @pytest.mark.multigpu
 def test_collectives_match_numpy():
@@ -131,8 +132,7 @@ def test_ddp_matches_single_process():
 def test_dead_peer_raises_within_timeout(tmp_path, mode):
     _needs_nccl()
     out = tmp_path / "rank0.txt"
-    mp.spawn(nccl_workers.dead_peer, args=(free_port(), mode, str(out)),
-             nprocs=nccl_workers.WORLD)
+    mp.spawn(nccl_workers.dead_peer, args=(free_port(), mode, str(out)), nprocs=2)
     elapsed, outcome = out.read_text().splitlines()[:2]
     # the timeout, NCCL noticing the closed connection, or the store
     # heartbeat noticing the silent peer, whichever comes first
