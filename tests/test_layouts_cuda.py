@@ -299,6 +299,29 @@ def test_outer_reduction_matches_numpy_large():
     np.testing.assert_array_equal(x.argmax(0).cpu().numpy(), xn.argmax(0))
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "int16", "uint8"])
+def test_outer_reductions_every_vector_width(dtype):
+    """Outer reductions of 2-byte types load 8 columns a thread when B is a
+    multiple of 8, 4 when of 4 only, else one; a misaligned start takes
+    single loads with the same plan. Every width, against NumPy."""
+    rng = np.random.default_rng(11)
+    dt = getattr(torch, dtype)
+    for cols in (64, 1000, 36, 70, 37):  # multiple of 8, of 8, of 4 only, of 2, odd
+        # distinct integers down each column (exact in every dtype here; no ties)
+        vals = np.stack([rng.permutation(200) for _ in range(cols + 1)], axis=1)
+        vals = vals - (0 if dtype == "uint8" else 100)
+        base = torch.tensor(vals.tolist(), dtype=dt, device="cuda")
+        for x, xn in ((base[:, :cols].contiguous(), vals[:, :cols]),  # aligned
+                      (base.flatten()[1:1 + 200 * cols].view(200, cols),  # misaligned start
+                       vals.flatten()[1:1 + 200 * cols].reshape(200, cols))):
+            np.testing.assert_allclose(host(x.sum(0)), xn.sum(0), rtol=1e-2, atol=1e-6)
+            np.testing.assert_array_equal(host(x.amax(0)), xn.max(0))
+            np.testing.assert_array_equal(x.argmax(0).cpu().numpy(), xn.argmax(0))
+            if dtype in ("float16", "bfloat16"):
+                np.testing.assert_allclose(host(x.mean(0)), xn.mean(0), rtol=1e-2, atol=1e-2)
+                np.testing.assert_allclose(host(x.var(0)), xn.var(0, ddof=1), rtol=2e-2, atol=2e-2)
+
+
 def test_64bit_path_over_2_31_elements():
     free, _ = torch.cuda.mem_get_info()
     if free < 10 * (1 << 30):
