@@ -357,22 +357,11 @@ __global__ void reduce_partials(Rd r, const typename Rd::Acc *partial, int split
 // fixed order everywhere, so a result is bit-identical from run to run.
 constexpr int kOuterThreads = 256;
 
-// Elements per vector load of the outer kernel: 16 bytes for 2- to 8-byte
-// types (8 halves: with 4, 8-byte loads left float16 outer sums at 86 % of
-// the copy bandwidth), 4 for 1-byte ones (a wider exchange through shared
-// memory for little gain).
+// Elements per vector load of the outer kernel: up to 4 (16 bytes for
+// float, 8 for half; wider would only grow the shared-memory exchange).
 template <class T> constexpr int outer_vec()
 {
-    return sizeof(T) == 1 ? 4 : 16 / sizeof(T) > 0 ? int(16 / sizeof(T)) : 1;
-}
-
-// The width the outer kernel uses for B columns: outer_vec, or half of it
-// when B is a multiple of that only (8 halves -> 4), else 1. The workspace
-// and the launch both plan with it.
-template <class T> int outer_width(int64_t B)
-{
-    constexpr int V = outer_vec<T>();
-    return B % V == 0 ? V : (V >= 8 && B % (V / 2) == 0) ? V / 2 : 1;
+    return 16 / sizeof(T) >= 4 ? 4 : 16 / sizeof(T) > 0 ? int(16 / sizeof(T)) : 1;
 }
 
 template <class Rd, class T, int V>
@@ -574,7 +563,7 @@ template <class Rd, class T> Plan plan_inner(int64_t A, int64_t K)
 template <class Rd, class T> size_t abk_workspace(int64_t A, int64_t K, int64_t B)
 {
     if (B != 1) {
-        OuterPlan q = plan_outer(A, K, B, outer_width<T>(B), 0);
+        OuterPlan q = plan_outer(A, K, B, B % outer_vec<T>() == 0 ? outer_vec<T>() : 1, 0);
         return q.splits > 1 ? (size_t)A * B * q.splits * sizeof(typename Rd::Acc) : 0;
     }
     Plan p = plan_inner<Rd, T>(A, K);
@@ -602,22 +591,17 @@ void run_abk(const Rd &r, typename Rd::Out *o, int64_t *idx, const T *x, int64_t
         // The split count is fixed by the vector plan (the workspace was
         // sized for it); a misaligned input keeps it with scalar loads.
         constexpr int V = outer_vec<T>();
-        int w = outer_width<T>(B);
-        OuterPlan q = plan_outer(A, K, B, w, 0);
-        if (w > 1 && (uintptr_t)x % (sizeof(T) * w) != 0) {
-            w = 1; // misaligned: scalar loads, the same splits
+        bool vec = V > 1 && B % V == 0 && (uintptr_t)x % (sizeof(T) * V) == 0;
+        OuterPlan q = plan_outer(A, K, B, B % V == 0 ? V : 1, 0);
+        if (!vec)
             q = plan_outer(A, K, B, 1, q.splits);
-        }
         auto *partial = (typename Rd::Acc *)ws;
         dim3 grid((unsigned)(q.tiles < 0x7fffffff ? q.tiles : 0x7fffffff), q.splits);
         dim3 block(q.bx, q.by);
-        if (w == V) {
+        if (vec)
             launch_kernel(reduce_outer<Rd, T, V>, grid, block, s, r, x, A, K, B, q.ktile, partial, o, idx);
-        } else if (w == 1) {
+        else
             launch_kernel(reduce_outer<Rd, T, 1>, grid, block, s, r, x, A, K, B, q.ktile, partial, o, idx);
-        } else if constexpr (V >= 8) { // w == V / 2
-            launch_kernel(reduce_outer<Rd, T, V / 2>, grid, block, s, r, x, A, K, B, q.ktile, partial, o, idx);
-        }
         if (q.splits > 1) {
             int64_t n = A * B, blocks = (n + 255) / 256, cap = (int64_t)sm_count() * 16;
             launch_kernel(reduce_outer_partials<Rd>, (unsigned)(blocks < cap ? blocks : cap), 256, s, r,
