@@ -44,6 +44,16 @@ RANK_SUM = WORLD * (WORLD + 1) / 2  # every rank contributing rank + 1
 
 # ---- collectives -------------------------------------------------------------------------------
 
+def _exchange(rank, to, frm, xs, shape):
+    """One batch_isend_irecv: xs[rank] to `to`, xs[frm] from `frm`."""
+    got = torch.empty(shape, device="cuda")
+    works = dist.batch_isend_irecv([dist.P2POp(dist.isend, _cuda(xs[rank]), to),
+                                    dist.P2POp(dist.irecv, got, frm)])
+    for w in works:
+        w.wait()
+    _close(got, xs[frm])
+
+
 def _pairs(rank, peer, xs, shape):
     """send/recv, batch_isend_irecv and isend/irecv between two ranks; the
     lower one sends first."""
@@ -54,12 +64,7 @@ def _pairs(rank, peer, xs, shape):
         got = torch.empty(shape, device="cuda")
         assert dist.recv(got, src=peer) == peer
         _close(got, xs[peer])
-    got = torch.empty(shape, device="cuda")
-    works = dist.batch_isend_irecv([dist.P2POp(dist.isend, _cuda(xs[rank]), peer),
-                                    dist.P2POp(dist.irecv, got, peer)])
-    for w in works:
-        w.wait()
-    _close(got, xs[peer])
+    _exchange(rank, peer, peer, xs, shape)
     got = torch.empty(shape, device="cuda")
     ws = [dist.isend(_cuda(xs[rank]), peer), dist.irecv(got, peer)] if rank < peer else \
         [dist.irecv(got, peer), dist.isend(_cuda(xs[rank]), peer)]
@@ -150,13 +155,7 @@ def collectives(rank, port):
         if peer < WORLD:
             _pairs(rank, peer, xs, shape)
         # a ring: everyone sends to the next rank and receives from the last
-        nxt, prv = (rank + 1) % WORLD, (rank - 1) % WORLD
-        got = torch.empty(shape, device="cuda")
-        works = dist.batch_isend_irecv([dist.P2POp(dist.isend, _cuda(xs[rank]), nxt),
-                                        dist.P2POp(dist.irecv, got, prv)])
-        for w in works:
-            w.wait()
-        _close(got, xs[prv])
+        _exchange(rank, (rank + 1) % WORLD, (rank - 1) % WORLD, xs, shape)
         # objects and the barrier
         objs = [{"rank": rank, "x": list(range(rank + 3))}, "s" * (rank + 1)]
         dist.broadcast_object_list(objs, src=1)
