@@ -63,7 +63,7 @@ int pcs_check_launch(cudaStream_t stream, const char *what, const char *file, in
 extern bool pcs_launch_blocking; /* CUDA_LAUNCH_BLOCKING=1, read at import */
 
 /* Errors found on the device and reported later (an out-of-range CUDA index:
- * ops/index_exec.c). The layer that records them registers one check; every
+ * ops/index_check.c). The layer that records them registers one check; every
  * call that waits for the device (synchronize, Stream/Event.synchronize, a
  * copy or read to the host, a query that answers "done") runs it after the
  * wait: 0, or -1 with the recorded error raised. The check only reads host

@@ -1,7 +1,8 @@
 /* errors.c: the error convention's helpers (declared in common.h): CUDA
  * statuses turned into Python exceptions that name the failing call, the
  * launch check (synchronous under CUDA_LAUNCH_BLOCKING=1), the hook for
- * errors reported after a wait, checked size products. The exception objects are created by the module at import. */
+ * errors reported after a wait, checked size products. The exception
+ * objects are created by the module at import. */
 #include "core/common.h"
 
 PyObject *pcs_OutOfMemoryError = NULL;

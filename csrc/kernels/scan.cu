@@ -13,7 +13,7 @@
 // scans log(exp(a) + exp(b)) in float (double for
 // double), computed from the larger term so nothing overflows, and rounds to
 // float16/bfloat16 as it stores. No workspace beyond CUB's own, no second
-// pass. Small inputs take one block a row instead (below).
+// pass. Small inputs take one block a row instead (scan_block_rows).
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
 #include <thrust/iterator/counting_iterator.h>
@@ -105,14 +105,71 @@ template <class T> struct StoreLse {
     __host__ __device__ T operator()(lse_t<T> a) const { return from_c<T>(a); }
 };
 
+// Small inputs (rows up to 2048 elements, 2^16 elements in all): a block a
+// row, each thread scanning ITEMS consecutive elements in registers, and
+// cub::BlockScan joining the threads. One launch and no workspace, where
+// the device-wide scan takes two or three launches: cummax of 1024
+// elements cost 11 us of host time against torch's 8. (A warp a row, 32
+// elements a step, was tried first: a single row of 1024 then costs 32
+// dependent steps of shuffles, and logcumsumexp's took 26 us of GPU time.)
+constexpr int BLOCK_ROWS_MAX_LEN = 2048, BLOCK_ROWS_MAX_N = 1 << 16, SCAN_THREADS = 256;
+
+// vals and out as scan_by_row's. Threads past the row's end repeat its last
+// element: they come after every real one, so nothing real sees them.
+template <int ITEMS, class V, class O, class Op>
+__global__ void __launch_bounds__(SCAN_THREADS) scan_block_rows(V vals, O out, Op op, int64_t nseg, int64_t len)
+{
+    using E = typename std::iterator_traits<V>::value_type;
+    using Scan = cub::BlockScan<E, SCAN_THREADS>;
+    __shared__ typename Scan::TempStorage tmp;
+    for (int64_t row = blockIdx.x; row < nseg; row += gridDim.x) {
+        E items[ITEMS];
+        const int64_t k0 = (int64_t)threadIdx.x * ITEMS;
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++)
+            items[j] = vals[row * len + (k0 + j < len ? k0 + j : len - 1)];
+        Scan(tmp).InclusiveScan(items, items, op);
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++)
+            if (k0 + j < len)
+                out[row * len + k0 + j] = items[j];
+        __syncthreads(); // tmp is reused by the next row
+    }
+}
+
+template <class V, class O, class Op>
+void launch_block_rows(V vals, O out, Op op, int64_t nseg, int64_t len, cudaStream_t s)
+{
+    int64_t cap = (int64_t)sm_count() * 8;
+    dim3 grid((unsigned)(nseg < cap ? nseg : cap));
+    if (len <= SCAN_THREADS)
+        launch_kernel(scan_block_rows<1, V, O, Op>, grid, SCAN_THREADS, s, vals, out, op, nseg, len);
+    else if (len <= 4 * SCAN_THREADS)
+        launch_kernel(scan_block_rows<4, V, O, Op>, grid, SCAN_THREADS, s, vals, out, op, nseg, len);
+    else
+        launch_kernel(scan_block_rows<8, V, O, Op>, grid, SCAN_THREADS, s, vals, out, op, nseg, len);
+}
+
 // One inclusive scan of every row: vals (an iterator over the elements)
 // into out, restarting where the key i / len changes. Two-phase as the
 // launchers: ws NULL sizes the workspace (CUB's temporary storage only).
-template <class V, class O, class Op>
+// SMALL: small inputs go to scan_block_rows (cumsum and cumprod come here
+// only with a few long rows, so they leave it out and instantiate less).
+template <bool SMALL = true, class V, class O, class Op>
 int scan_by_row(V vals, O out, Op op, int64_t n, int64_t len, char *ws, size_t *ws_bytes, cudaStream_t s)
 {
     size_t tmp_bytes = 0;
     cudaError_t e;
+    if constexpr (SMALL) {
+        if (n > 0 && len <= BLOCK_ROWS_MAX_LEN && n <= BLOCK_ROWS_MAX_N) {
+            if (!ws) { // no workspace
+                *ws_bytes = 0;
+                return 0;
+            }
+            launch_block_rows(vals, out, op, n / len, len, s);
+            return 0;
+        }
+    }
     if (len >= n) {
         // one row: a plain scan, with no keys to carry and compare
         e = cub::DeviceScan::InclusiveScan(nullptr, tmp_bytes, vals, out, op, n, s);
@@ -162,7 +219,7 @@ int run_cumsum(const T *x, T *out, int64_t n, int64_t len, char *ws, size_t *ws_
     auto vals = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), LoadSum<T>{x});
     auto dst = thrust::make_transform_output_iterator(out, StoreSum<T>{});
     if (n != len)
-        return scan_by_row(vals, dst, SumOp<sum_t<T>, PROD>{}, n, len, ws, ws_bytes, s);
+        return scan_by_row<false>(vals, dst, SumOp<sum_t<T>, PROD>{}, n, len, ws, ws_bytes, s);
     size_t tmp_bytes = 0;
     cudaError_t e = cub::DeviceScan::InclusiveScan(nullptr, tmp_bytes, vals, dst, SumOp<sum_t<T>, PROD>{}, n, s);
     if (e != cudaSuccess || !ws) {
@@ -172,83 +229,6 @@ int run_cumsum(const T *x, T *out, int64_t n, int64_t len, char *ws, size_t *ws_
     if (n == 0)
         return 0;
     return (int)cub::DeviceScan::InclusiveScan(ws, tmp_bytes, vals, dst, SumOp<sum_t<T>, PROD>{}, n, s);
-}
-
-// Small inputs (rows up to 2048 elements, 2^16 elements in all): a block a
-// row, each thread scanning ITEMS consecutive elements in registers, and
-// cub::BlockScan joining the threads. One launch and no workspace, where
-// the device-wide scan takes two or three launches: cummax of 1024
-// elements cost 11 us of host time against torch's 8. (A warp a row, 32
-// elements a step, was tried first: a single row of 1024 then costs 32
-// dependent steps of shuffles, and logcumsumexp's took 26 us of GPU time.)
-constexpr int BLOCK_ROWS_MAX_LEN = 2048, BLOCK_ROWS_MAX_N = 1 << 16, SCAN_THREADS = 256;
-
-// Load(row, k) gives element k's scan entry, Op combines (earlier, later),
-// Store(row, k, entry) writes it. Threads past the row's end repeat its
-// last element: they come after every real one, so nothing real sees them.
-template <class E, int ITEMS, class Load, class Op, class Store>
-__global__ void __launch_bounds__(SCAN_THREADS) scan_block_rows(Load load, Op op, Store store, int64_t nseg,
-                                                                int64_t len)
-{
-    using Scan = cub::BlockScan<E, SCAN_THREADS>;
-    __shared__ typename Scan::TempStorage tmp;
-    for (int64_t row = blockIdx.x; row < nseg; row += gridDim.x) {
-        E items[ITEMS];
-        const int64_t k0 = (int64_t)threadIdx.x * ITEMS;
-#pragma unroll
-        for (int j = 0; j < ITEMS; j++)
-            items[j] = load(row, k0 + j < len ? k0 + j : len - 1);
-        Scan(tmp).InclusiveScan(items, items, op);
-#pragma unroll
-        for (int j = 0; j < ITEMS; j++)
-            if (k0 + j < len)
-                store(row, k0 + j, items[j]);
-        __syncthreads(); // tmp is reused by the next row
-    }
-}
-
-template <class T> struct RowVI {
-    const T *x;
-    int64_t len;
-    __device__ VI<compute_t<T>> operator()(int64_t row, int64_t k) const
-    {
-        return {to_c<compute_t<T>>(x[row * len + k]), k};
-    }
-};
-
-template <class T> struct RowLse {
-    const T *x;
-    int64_t len;
-    __device__ lse_t<T> operator()(int64_t row, int64_t k) const { return to_c<lse_t<T>>(x[row * len + k]); }
-};
-
-template <class T> struct PutVI {
-    T *out;
-    int64_t *idx, len;
-    __device__ void operator()(int64_t row, int64_t k, const VI<compute_t<T>> &e) const
-    {
-        out[row * len + k] = from_c<T>(e.v);
-        idx[row * len + k] = e.i;
-    }
-};
-
-template <class T> struct PutLse {
-    T *out;
-    int64_t len;
-    __device__ void operator()(int64_t row, int64_t k, lse_t<T> e) const { out[row * len + k] = from_c<T>(e); }
-};
-
-template <class E, class Load, class Op, class Store>
-void launch_block_rows(Load load, Op op, Store store, int64_t nseg, int64_t len, cudaStream_t s)
-{
-    int64_t cap = (int64_t)sm_count() * 8;
-    dim3 grid((unsigned)(nseg < cap ? nseg : cap));
-    if (len <= SCAN_THREADS)
-        launch_kernel(scan_block_rows<E, 1, Load, Op, Store>, grid, SCAN_THREADS, s, load, op, store, nseg, len);
-    else if (len <= 4 * SCAN_THREADS)
-        launch_kernel(scan_block_rows<E, 4, Load, Op, Store>, grid, SCAN_THREADS, s, load, op, store, nseg, len);
-    else
-        launch_kernel(scan_block_rows<E, 8, Load, Op, Store>, grid, SCAN_THREADS, s, load, op, store, nseg, len);
 }
 
 } // namespace
@@ -266,26 +246,6 @@ extern "C" int pcs_scan_rows(int op, int dtype, const void *in, void *out, int64
         } else {
             const T *x = (const T *)in;
             char *w = (char *)ws;
-            const bool block_rows = (op == PCS_SCAN_CUMMAX || op == PCS_SCAN_CUMMIN ||
-                                    (op == PCS_SCAN_LOGCUMSUMEXP && is_flt<T>)) &&
-                                   seglen <= BLOCK_ROWS_MAX_LEN && n <= BLOCK_ROWS_MAX_N;
-            if (block_rows && n > 0) {
-                if (!ws) { // no workspace
-                    *ws_bytes = 0;
-                    return 0;
-                }
-                using C = compute_t<T>;
-                if (op == PCS_SCAN_CUMMAX)
-                    launch_block_rows<VI<C>>(RowVI<T>{x, seglen}, PickVI<C, true>{},
-                                            PutVI<T>{(T *)out, indices, seglen}, nseg, seglen, s);
-                else if (op == PCS_SCAN_CUMMIN)
-                    launch_block_rows<VI<C>>(RowVI<T>{x, seglen}, PickVI<C, false>{},
-                                            PutVI<T>{(T *)out, indices, seglen}, nseg, seglen, s);
-                else if constexpr (is_flt<T>)
-                    launch_block_rows<lse_t<T>>(RowLse<T>{x, seglen}, LogAddExp<lse_t<T>>{},
-                                               PutLse<T>{(T *)out, seglen}, nseg, seglen, s);
-                return 0;
-            }
             if (op == PCS_SCAN_CUMMAX)
                 return run_cumext<T, true>(x, (T *)out, indices, n, seglen ? seglen : 1, w, ws_bytes, s);
             if (op == PCS_SCAN_CUMMIN)

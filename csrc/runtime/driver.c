@@ -17,13 +17,14 @@ typedef CUresult (*memset_fn)(CUdeviceptr, unsigned int, size_t, CUstream);
 static int memset_state[3];
 static memset_fn memset_fns[3];
 
+static const char *const memset_names[3] = {"cuMemsetD8Async", "cuMemsetD16Async", "cuMemsetD32Async"};
+
 static memset_fn resolve(int slot)
 {
-    static const char *const names[3] = {"cuMemsetD8Async", "cuMemsetD16Async", "cuMemsetD32Async"};
     if (memset_state[slot] == 0) {
         void *fn = NULL;
         enum cudaDriverEntryPointQueryResult found;
-        cudaError_t err = cudaGetDriverEntryPointByVersion(names[slot], &fn, 12000, cudaEnableDefault,
+        cudaError_t err = cudaGetDriverEntryPointByVersion(memset_names[slot], &fn, 12000, cudaEnableDefault,
                                                            &found);
         if (err != cudaSuccess || found != cudaDriverEntryPointSuccess || !fn) {
             (void)cudaGetLastError(); /* not an error of the caller's op */
@@ -58,6 +59,6 @@ int pcs_driver_memset(int device, void *dst, uint32_t pattern, int unit, size_t 
      * address, launch failure...), so the runtime's message and exception
      * class apply */
     if (r != CUDA_SUCCESS)
-        return pcs_cuda_error((cudaError_t)r, "cuMemsetD32Async", __FILE__, __LINE__);
+        return pcs_cuda_error((cudaError_t)r, memset_names[slot], __FILE__, __LINE__);
     return 1;
 }

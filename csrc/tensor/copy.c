@@ -555,14 +555,17 @@ int pcs_fill_bytes(PcsTensor *dst_view, const void *value)
         return -1;
     cudaStream_t stream = pcs_current_stream(dst->device);
     int r = 0;
-    int unit = contig ? memset_unit(value, isz) : 0;
+    int unit = contig && !zero ? memset_unit(value, isz) : 0;
+    int done = 0; /* 1 once a memset did it, -1 on error */
     if (contig && zero) {
         cudaError_t err = cudaMemsetAsync(pcs_tensor_data(dst), 0, (size_t)n * isz, stream);
-        if (err != cudaSuccess)
-            r = pcs_cuda_error(err, "cudaMemsetAsync", __FILE__, __LINE__);
-    } else if (unit && (r = pcs_driver_memset(dst->device, pcs_tensor_data(dst), memset_pattern(value, unit),
-                                               unit, (size_t)n * isz / unit, stream)) != 0) {
-        r = r < 0 ? -1 : 0;
+        done = err == cudaSuccess ? 1 : pcs_cuda_error(err, "cudaMemsetAsync", __FILE__, __LINE__);
+    } else if (unit) {
+        done = pcs_driver_memset(dst->device, pcs_tensor_data(dst), memset_pattern(value, unit), unit,
+                                 (size_t)n * isz / unit, stream);
+    }
+    if (done) {
+        r = done < 0 ? -1 : 0;
     } else {
         pcs_ew_geom g;
         if (!contig)
