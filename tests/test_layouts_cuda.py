@@ -115,10 +115,11 @@ def _np(t):
 
 @pytest.mark.parametrize("dtype", ["int64", "float32", "float16"])
 def test_mixed_layouts_restaged(dtype):
-    """An op whose one input is a dense tensor in another order (a + b.t())
-    and big enough copies that input into the result (the tiled transpose)
-    and runs in place: 2-D and 3-D results, a broadcast third operand,
-    alpha, and out= that is not contiguous."""
+    """Big mixed layouts: a binary op with one input in another order
+    (a + b.t()) tiles it in the same pass; a ternary op copies that input
+    into the result (the tiled transpose) and runs in place: 2-D and 3-D
+    results, a broadcast third operand, alpha, and out= that is not
+    contiguous."""
     rng = np.random.default_rng(7)
     dt = getattr(torch, dtype)
 
@@ -139,6 +140,60 @@ def test_mixed_layouts_restaged(dtype):
     out = torch.zeros(1024, rows, dtype=dt, device="cuda").t()  # not contiguous
     torch.add(a, b.t(), out=out)
     np.testing.assert_array_equal(_np(out), (an + bn.T).astype(_np(a).dtype))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int16", "int32", "int64", "float16", "bfloat16",
+                                   "float32", "float64", "complex64", "complex128"])
+def test_binary_one_transposed_input(dtype):
+    """A binary op whose one input is transposed against the result runs as
+    one tiled pass (kernels/ew_tiled.cuh): either input transposed, whole and
+    edge tiles, a broadcast or scalar other operand, comparisons (bool out),
+    3-D batches, reversed and stepped transposed inputs; exact against
+    NumPy on integer values."""
+    rng = np.random.default_rng(17)
+    dt = getattr(torch, dtype)
+    cplx = dtype.startswith("complex")
+
+    def make(shape):
+        v = rng.integers(0, 2, size=shape) if dtype == "bool" else rng.integers(1, 9, size=shape)
+        v = v.astype(bool) if dtype == "bool" else v
+        if cplx:
+            v = v + 1j * rng.integers(-4, 4, size=shape)
+        return torch.tensor(v.tolist(), dtype=dt, device="cuda"), v
+
+    def check(got, want):
+        np.testing.assert_array_equal(_np(got), np.asarray(want).astype(_np(got).dtype))
+
+    arith = dtype != "bool"
+    for rows, cols in ((17, 33), (64, 64), (100, 130), (257, 70)):
+        a, an = make((rows, cols))
+        b, bn = make((cols, rows))
+        if arith:
+            check(a + b.t(), an + bn.T)
+            check(b.t() - a, bn.T - an)                       # the first input transposed
+            check(torch.mul(a, b.t()), an * bn.T)
+            c, cn = make((rows, 1))                           # broadcast along the result's rows
+            check(c + b.t(), cn + bn.T)
+            r, rn = make((1, cols))
+            check(b.t() * r, bn.T * rn)
+            out = torch.empty(rows, cols, dtype=dt, device="cuda")
+            torch.add(b.t(), 3, out=out)                      # a scalar other operand
+            check(out, bn.T + 3)
+            check(b.flip(0).t() + a, bn[::-1].T + an)          # reversed transposed input
+        if not cplx:
+            check(a < b.t(), an < bn.T)
+            check(torch.eq(b.t(), a), bn.T == an)
+            if dtype not in ("float16", "bfloat16", "float32", "float64"):
+                check(a & b.t() if dtype == "bool" else a ^ b.t(),
+                      an & bn.T if dtype == "bool" else an ^ bn.T)
+    x, xn = make((3, 70, 90))
+    y, yn = make((3, 90, 70))
+    if arith:
+        check(x - y.transpose(1, 2), xn - yn.transpose(0, 2, 1))
+        z, zn = make((180, 70))
+        check(x[0] + z[::2].t(), xn[0] + zn[::2].T)           # stepped transposed input
+    else:
+        check(x | y.transpose(1, 2), xn | yn.transpose(0, 2, 1))
 
 
 @pytest.mark.parametrize("dtype", ["uint8", "float16", "float32", "int64", "complex128"])

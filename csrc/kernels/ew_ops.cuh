@@ -14,6 +14,7 @@
 #pragma once
 
 #include "ew_common.cuh"
+#include "ew_tiled.cuh"
 #include "offsets.cuh"
 
 using namespace pcs;
@@ -669,6 +670,16 @@ int launch(const Args<F, A, B, Cc> &p, int64_t n, const pcs_ew_geom *geom, cudaS
         int64_t blocks = (n + kThreads * N * kUnroll - 1) / (kThreads * N * kUnroll);
         launch_kernel(ew_vector<N, F, A, B, Cc>, (unsigned)blocks, kThreads, s, p, n);
         return 0;
+    }
+    if constexpr (std::is_same_v<A, B> && std::is_same_v<Cc, char>) { // binary ops
+        TiledGeom tg;
+        if (geom && tiled_plan(*geom, p.a, p.b, &tg)) {
+            constexpr int TILE = ew_tile_of<A>;
+            int64_t tiles = ((tg.ni + TILE - 1) / TILE) * ((tg.nj + TILE - 1) / TILE) * tg.nb;
+            launch_kernel(ew_tiled<Args<F, A, B, Cc>, A>, (unsigned)(tiles < 65536 ? tiles : 65536),
+                          dim3(TILE, 256 / TILE), s, p, tg);
+            return 0;
+        }
     }
     RowGeom rg;
     uint32_t npacks;

@@ -6,6 +6,7 @@
 #include <cuda/std/limits>
 
 #include "ew_common.cuh"
+#include "pdl.cuh"
 
 using namespace pcs;
 
@@ -294,6 +295,7 @@ reduce_inner(Rd r, const T *in, int64_t A, int64_t K, int splits,
     constexpr int N = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
     int64_t row = (int64_t)blockIdx.x * blockDim.y + threadIdx.y;
     int s = blockIdx.y;
+    pdl_trigger(); // reduce_partials may be scheduled now; it waits for this grid
     Acc acc = r.ident();
     if (row < A) {
         const T *p = in + row * K;
@@ -339,6 +341,7 @@ template <class Rd>
 __global__ void reduce_partials(Rd r, const typename Rd::Acc *partial, int splits,
                                 typename Rd::Out *out, int64_t *idx)
 {
+    pdl_wait(); // reduce_inner's partials are written and visible
     typename Rd::Acc acc = r.ident();
     int64_t row = blockIdx.x;
     for (int i = threadIdx.x; i < splits; i += blockDim.x)
@@ -376,6 +379,7 @@ reduce_outer(Rd r, const T *in, int64_t A, int64_t K, int64_t B, int64_t ktile,
     const int64_t ctiles = (B + (int64_t)bx * V - 1) / ((int64_t)bx * V);
     const int64_t k0 = (int64_t)blockIdx.y * ktile;
     const int64_t k1 = k0 + ktile < K ? k0 + ktile : K;
+    pdl_trigger(); // reduce_outer_partials may be scheduled now; it waits for this grid
     for (int64_t tile = blockIdx.x; tile < A * ctiles; tile += gridDim.x) {
         const int64_t a = tile / ctiles;
         const int64_t b0 = ((tile - a * ctiles) * bx + tx) * V;
@@ -454,6 +458,7 @@ template <class Rd>
 __global__ void reduce_outer_partials(Rd r, const typename Rd::Acc *partial, int splits, int64_t n,
                                       typename Rd::Out *out, int64_t *idx)
 {
+    pdl_wait(); // reduce_outer's partials are written and visible
     for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < n;
          o += (int64_t)gridDim.x * blockDim.x) {
         typename Rd::Acc acc = partial[o];
@@ -604,7 +609,7 @@ void run_abk(const Rd &r, typename Rd::Out *o, int64_t *idx, const T *x, int64_t
             launch_kernel(reduce_outer<Rd, T, 1>, grid, block, s, r, x, A, K, B, q.ktile, partial, o, idx);
         if (q.splits > 1) {
             int64_t n = A * B, blocks = (n + 255) / 256, cap = (int64_t)sm_count() * 16;
-            launch_kernel(reduce_outer_partials<Rd>, (unsigned)(blocks < cap ? blocks : cap), 256, s, r,
+            launch_kernel_pdl(reduce_outer_partials<Rd>, (unsigned)(blocks < cap ? blocks : cap), 256, s, r,
                           (const typename Rd::Acc *)partial, q.splits, n, o, idx);
         }
         return;
@@ -616,7 +621,7 @@ void run_abk(const Rd &r, typename Rd::Out *o, int64_t *idx, const T *x, int64_t
     auto *partial = (typename Rd::Acc *)ws;
     launch_kernel(reduce_inner<Rd, T>, grid, block, s, r, x, A, K, p.splits, partial, o, idx, vec);
     if (p.splits > 1)
-        launch_kernel(reduce_partials<Rd>, (unsigned)A, 256, s, r, partial, p.splits, o, idx);
+        launch_kernel_pdl(reduce_partials<Rd>, (unsigned)A, 256, s, r, partial, p.splits, o, idx);
 }
 
 template <int I, int COUNT, class F> inline int dispatch_rop(int op, F &&f)

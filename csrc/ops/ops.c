@@ -338,17 +338,20 @@ static bool same_strides(const PcsTensor *a, const PcsTensor *b)
     return true;
 }
 
-/* Mixed layouts (a + b.t()): when every input but one already walks the
- * result's memory order and that one is a dense tensor of the result's
- * shape and dtype in another order, copying it into the result first (the
- * tiled transposing copy, at copy bandwidth) and then running the op in
- * place over contiguous memory beats reading it across its rows. The
- * result is the staging buffer, so no memory is added. Returns the index of
- * that input, or -1. */
+/* Mixed layouts of unary and ternary ops (where(m, x, y.t()), or an out=
+ * in another order than the input): when every input but
+ * one already walks the result's memory order and that one is a dense
+ * tensor of the result's shape and dtype in another order, copying it into
+ * the result first (the tiled transposing copy, at copy bandwidth) and then
+ * running the op in place over contiguous memory beats reading it across
+ * its rows. The result is the staging buffer, so no memory is added.
+ * Binary ops never need it: their launcher tiles the transposed input in
+ * the same pass (kernels/ew_tiled.cuh), which moves fewer bytes. Returns
+ * the index of that input, or -1. */
 #define PCS_RESTAGE_MIN (1 << 20)
 static int restage_input(const pcs_ew_call *c, PcsTensor *const *cast, const PcsTensor *res)
 {
-    if (pcs_tensor_numel(res) < PCS_RESTAGE_MIN)
+    if (c->arity == 2 || pcs_tensor_numel(res) < PCS_RESTAGE_MIN)
         return -1;
     int pick = -1;
     for (int i = 0; i < c->arity; i++) {
