@@ -472,6 +472,26 @@ def test_row_gather_fast_path(dtype):
         assert x[C([3, -4])].cpu().tolist() == [[9.0, 10.0, 11.0], [0.0, 1.0, 2.0]]
 
 
+@pytest.mark.parametrize("dtype", ["bool", "int16", "float32", "float64", "complex128"])
+def test_compaction_one_block_and_cub_sizes(dtype):
+    """nonzero and masked_select select in one block up to 8192 elements and
+    through CUB above: both sides of that edge, all-false and all-true
+    inputs, against NumPy, in order."""
+    rng = np.random.default_rng(23)
+    dt = getattr(pcs, dtype)
+    for n in (1, 31, 8191, 8192, 8193, 20000):
+        for kind in ("random", "none", "all"):
+            m = rng.random(n) < 0.3 if kind == "random" else np.full(n, kind == "all")
+            v = np.where(m, rng.integers(1, 9, size=n), 0)
+            x = C(v.astype(np.float64)).to(dt)
+            np.testing.assert_array_equal(x.nonzero().cpu().numpy(), np.nonzero(v)[0][:, None])
+            np.testing.assert_array_equal(x.view(-1, 1).nonzero().cpu().numpy()[:, 0], np.nonzero(v)[0])
+            vals = C(rng.standard_normal(n).astype(np.float32))
+            got = vals.masked_select(C(m)).cpu().numpy()
+            np.testing.assert_array_equal(got, vals.cpu().numpy()[m])
+            np.testing.assert_array_equal(x[C(m)].cpu().numpy(), x.cpu().numpy()[m])
+
+
 def test_mask_fast_paths():
     """x[mask] with a whole-shape mask is masked_select; x[mask] = number is
     masked_fill_ (no synchronisation), same results as the general path."""

@@ -196,6 +196,37 @@ def test_binary_one_transposed_input(dtype):
         check(x | y.transpose(1, 2), xn | yn.transpose(0, 2, 1))
 
 
+@pytest.mark.parametrize("dtype", ["uint8", "float16", "float32", "int64", "complex64"])
+def test_stepped_long_rows(dtype):
+    """Inputs stepped along rows long enough for the division-free row
+    kernel (ew_dense_rows takes any input stride up to 64 along the row;
+    larger steps go through ew_strided): unary, binary and ternary ops, 1-D
+    and 2-D, mixed with broadcast and contiguous operands; exact against
+    NumPy on integer values."""
+    rng = np.random.default_rng(29)
+    dt = getattr(torch, dtype)
+
+    def make(shape):
+        v = rng.integers(1, 9, size=shape)
+        return torch.tensor(v.tolist(), dtype=dt, device="cuda"), v
+
+    def check(got, want):
+        np.testing.assert_array_equal(_np(got), np.asarray(want).astype(_np(got).dtype))
+
+    for step in (2, 3, 64, 65):
+        cols = 700
+        a, an = make((5, cols * step + 1))
+        b, bn = make((5, cols))
+        r, rn = make((1, cols))
+        check(a[:, 1::step][:, :cols] + b, an[:, 1::step][:, :cols] + bn)
+        check(a[:, ::step][:, :cols] * r, an[:, ::step][:, :cols] * rn)
+        check(-a[:, ::step][:, :cols], -an[:, ::step][:, :cols])
+        m = torch.tensor((bn > 4).tolist(), device="cuda")
+        check(torch.where(m, a[:, ::step][:, :cols], b), np.where(bn > 4, an[:, ::step][:, :cols], bn))
+        x, xn = make((cols * step,))
+        check(x[::step] - b[0], xn[::step] - bn[0])
+
+
 @pytest.mark.parametrize("dtype", ["uint8", "float16", "float32", "int64", "complex128"])
 def test_row_copies_move_as_wide_words(dtype):
     """Same-dtype copies whose fastest dim is contiguous on both sides move as

@@ -570,18 +570,20 @@ ew_strided(Args<F, A, B, Cc> p, typename Off::index_t n, Off g)
     }
 }
 
-// Dense rows at any alignment (a[:, 1:-1] + b[:, 1:-1], or contiguous
-// operands that start mid-pack): a plan of at most 2 dims whose operands
-// all walk the inner dim with stride 1 (or 0: broadcast along it). Rows go
-// along blockIdx.y and columns along x, so an element's offset is its
-// row's base plus its column: no division, where ew_strided divides for
-// every element (which held 2-byte sliced operands at 0.83x torch). U
-// elements a thread, a block width apart, so every access is coalesced.
+// Rows at any alignment (a[:, 1:-1] + b[:, 1:-1], contiguous operands that
+// start mid-pack, stepped inputs a[:, ::2]): a plan of at most 2 dims whose
+// result walks the inner dim with stride 1 and whose inputs walk it with
+// any stride >= 0 (0: broadcast along it). Rows go along blockIdx.y and
+// columns along x, so an element's offset is its row's base plus its
+// column times the stride: no division, where ew_strided divides for every
+// element (which held 2-byte sliced operands at 0.83x torch). U elements a
+// thread, a block width apart, so every access is as coalesced as the
+// strides allow.
 struct DenseRows {
     int64_t rows;
     uint32_t cols;
     int64_t outer[PCS_EW_OPERANDS]; // row strides in elements
-    uint32_t dense[PCS_EW_OPERANDS]; // 1: stride 1 along the row, 0: broadcast
+    uint32_t dense[PCS_EW_OPERANDS]; // the stride along the row (1 for the result)
 };
 
 template <int U, class F, class A, class B, class Cc>
@@ -626,7 +628,7 @@ template <class F, class A, class B, class Cc>
 bool dense_rows_plan(const Args<F, A, B, Cc> &p, const pcs_ew_geom *geom, int64_t n, DenseRows *g)
 {
     const void *ptr[PCS_EW_OPERANDS] = {p.out, p.a, p.b, p.c};
-    int64_t cols = n;
+    int64_t cols = n, step = 1; // step: the largest input stride along the row
     g->rows = 1;
     for (int k = 0; k < PCS_EW_OPERANDS; k++) {
         g->outer[k] = 0;
@@ -640,13 +642,15 @@ bool dense_rows_plan(const Args<F, A, B, Cc> &p, const pcs_ew_geom *geom, int64_
         g->rows = geom->ndim == 2 ? geom->sizes[0] : 1;
         for (int k = 0; k < PCS_EW_OPERANDS; k++) {
             const int64_t si = geom->strides[k][inner];
-            if (ptr[k] && (si < 0 || si > 1 || (k == 0 && si != 1)))
+            if (ptr[k] && (si < 0 || si > 64 || (k == 0 && si != 1)))
                 return false;
-            g->dense[k] = (uint32_t)si;
+            g->dense[k] = ptr[k] ? (uint32_t)si : 0;
             g->outer[k] = geom->ndim == 2 ? geom->strides[k][0] : 0;
+            step = ptr[k] && si > step ? si : step;
         }
     }
-    if (cols < 2 * kThreads || cols > INT32_MAX / 2)
+    // column * stride stays in 32 bits (and the loop's columns in 31)
+    if (cols < 2 * kThreads || cols > INT32_MAX / 2 || cols * step > UINT32_MAX)
         return false;
     g->cols = (uint32_t)cols;
     return true;

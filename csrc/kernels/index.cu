@@ -1,5 +1,5 @@
-// index.cu: advanced indexing, gather and scatter, nonzero, behind the
-// launchers of index.h.
+// index.cu: advanced indexing, gather and scatter, behind the launchers of
+// index.h (nonzero and masked_select's compaction are in compact.cu).
 //
 // Every op reduces to element offsets (index.h says how): one kernel turns
 // the geometry into offsets (or gathers through them directly), reporting a
@@ -12,7 +12,6 @@
 // atomics / plain stores instead (index_exec.c decides).
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
-#include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
@@ -478,32 +477,6 @@ __global__ void iota_kernel(int64_t *out, int64_t n)
         out[i] = i;
 }
 
-struct Dims {
-    int64_t s[PCS_MAX_DIMS];
-};
-
-__global__ void unravel_kernel(int64_t *out, const int64_t *lin, int64_t count, int ndim, Dims sz)
-{
-    const int64_t step = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += step) {
-        int64_t rem = lin[i];
-        for (int d = ndim - 1; d >= 0; d--) {
-            out[i * ndim + d] = rem % sz.s[d];
-            rem /= sz.s[d];
-        }
-    }
-}
-
-template <class E>
-int select_flagged(void *temp, size_t *bytes, const void *in, const bool *flags, void *out,
-                   int64_t *count, int64_t n, cudaStream_t st)
-{
-    return cub::DeviceSelect::Flagged(temp, *bytes, (const E *)in, flags, (E *)out, count, n, st) ==
-                   cudaSuccess
-               ? 0
-               : -1;
-}
-
 } // namespace
 
 extern "C" int pcs_launch_index_offsets(const pcs_index_geom *g, int64_t *out, int64_t n,
@@ -635,68 +608,4 @@ extern "C" int pcs_launch_index_scatter(int dtype, void *dst, const int64_t *off
         return scatter_sorted<T>((T *)dst, off_sorted, pos_sorted, (const T *)vals, n, mode,
                                  include_self, temp, bytes, uniq, stream);
     });
-}
-
-// Whether element i has a bit set under mask: W words of the element's
-// size, or (W2 = 2) two 8-byte halves of a 16-byte one.
-template <class W, int H> struct NonZeroBits {
-    const W *p;
-    uint64_t mask;
-    __host__ __device__ bool operator()(int64_t i) const
-    {
-        uint64_t bits = (uint64_t)p[i * H];
-        if constexpr (H == 2)
-            bits |= (uint64_t)p[i * H + 1];
-        return (bits & mask) != 0;
-    }
-};
-
-template <class W, int H>
-int select_positions(void *temp, size_t *bytes, const void *values, uint64_t mask, int64_t *out,
-                     int64_t *count, int64_t n, cudaStream_t stream)
-{
-    thrust::counting_iterator<int64_t> it(0);
-    auto flags = thrust::make_transform_iterator(it, NonZeroBits<W, H>{(const W *)values, mask});
-    cudaError_t e = cub::DeviceSelect::Flagged(temp, *bytes, it, flags, out, count, n, stream);
-    return e == cudaSuccess ? 0 : -1;
-}
-
-extern "C" int pcs_index_select_positions(void *temp, size_t *bytes, const void *values, int itemsize,
-                                          uint64_t mask, int64_t *out, int64_t *count, int64_t n,
-                                          cudaStream_t stream)
-{
-    switch (itemsize) {
-    case 1: return select_positions<uint8_t, 1>(temp, bytes, values, mask, out, count, n, stream);
-    case 2: return select_positions<uint16_t, 1>(temp, bytes, values, mask, out, count, n, stream);
-    case 4: return select_positions<uint32_t, 1>(temp, bytes, values, mask, out, count, n, stream);
-    case 8: return select_positions<uint64_t, 1>(temp, bytes, values, mask, out, count, n, stream);
-    case 16: return select_positions<uint64_t, 2>(temp, bytes, values, mask, out, count, n, stream);
-    default: return -1;
-    }
-}
-
-extern "C" int pcs_index_select_flagged(void *temp, size_t *bytes, int itemsize, const void *in,
-                                        const bool *flags, void *out, int64_t *count, int64_t n,
-                                        cudaStream_t stream)
-{
-    switch (itemsize) {
-    case 1: return select_flagged<uint8_t>(temp, bytes, in, flags, out, count, n, stream);
-    case 2: return select_flagged<uint16_t>(temp, bytes, in, flags, out, count, n, stream);
-    case 4: return select_flagged<uint32_t>(temp, bytes, in, flags, out, count, n, stream);
-    case 8: return select_flagged<uint64_t>(temp, bytes, in, flags, out, count, n, stream);
-    case 16: return select_flagged<Bytes16>(temp, bytes, in, flags, out, count, n, stream);
-    default: return -1;
-    }
-}
-
-extern "C" int pcs_launch_index_unravel(int64_t *out, const int64_t *lin, int64_t count, int ndim,
-                                        const int64_t *sizes, cudaStream_t stream)
-{
-    if (count <= 0 || ndim <= 0)
-        return 0;
-    Dims d = {};
-    for (int i = 0; i < ndim && i < PCS_MAX_DIMS; i++)
-        d.s[i] = sizes[i];
-    launch_kernel(unravel_kernel, grid_for(count, 256), 256, stream, out, lin, count, ndim, d);
-    return 0;
 }

@@ -1,5 +1,5 @@
 /* index.h: the launchers of kernels/index.cu (advanced indexing, gather and
- * scatter, nonzero), declared apart from kernels.h so that adding one does
+ * scatter) and kernels/compact.cu (nonzero, masked_select), declared apart from kernels.h so that adding one does
  * not recompile every kernel file. Only the ops that index include it.
  *
  * Every indexing op is described the same way: a result shape, and for each
@@ -111,12 +111,16 @@ int pcs_launch_index_scatter(int dtype, void *dst, const int64_t *off_sorted,
                              int include_self, void *temp, size_t *bytes, int64_t *uniq,
                              cudaStream_t stream);
 
+/* Compaction (compact.cu). Up to PCS_SELECT_ONE_BLOCK elements, one block
+ * selects in one launch and needs no temporary storage (sizing gives 0
+ * bytes); above, cub::DeviceSelect::Flagged. */
+#define PCS_SELECT_ONE_BLOCK 8192
 /* The positions i < n whose element of `values` (itemsize 1, 2, 4, 8 or
  * 16 bytes, contiguous) has a bit set under `mask` (applied to both 8-byte
  * halves of a 16-byte element; a float's mask leaves out its sign bits, so
- * -0.0 is zero), ascending, and their count (device int64), through
- * cub::DeviceSelect::Flagged with the test as its flag iterator: no bool
- * copy of the input. temp NULL: sizing. Returns -1 for another itemsize. */
+ * -0.0 is zero), ascending, and their count (device int64), with the test
+ * as the flag iterator: no bool copy of the input. temp NULL: sizing.
+ * Returns -1 for another itemsize. */
 int pcs_index_select_positions(void *temp, size_t *bytes, const void *values, int itemsize,
                                uint64_t mask, int64_t *out, int64_t *count, int64_t n,
                                cudaStream_t stream);
