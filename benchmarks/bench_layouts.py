@@ -29,6 +29,7 @@ SQ = (8192, 8192)
 WIDE = (1024, 65536)
 TALL = (65536, 1024)
 CUBE = (512, 256, 512)
+NCHW, NHWC = (32, 64, 128, 256), (32, 128, 256, 64)  # a batch of images, channels first / last
 
 
 def _setup(dt, arrays):
@@ -56,6 +57,8 @@ def elementwise_cases(dt):
         _big("a + b contiguous", "a + b", ab, 3 * N * s, "a + b", dt),
         _big("a.t() + b.t() (transposed 2-D)", "a.t() + b.t()", ab, 3 * N * s, "a.T + b.T", dt),
         _big("a + b.t() (mixed layouts)", "a + b.t()", ab, 3 * N * s, "a + b.T", dt),
+        _big("a + b.permute(0,3,1,2) (channels-last operand)", "a + b.permute(0, 3, 1, 2)",
+             _setup(dt, {"a": NCHW, "b": NHWC}), 3 * N * s, "a + b.transpose(0, 3, 1, 2)", dt),
         _big("permute(2,0,1) + permute(2,0,1) (3-D)", "a.permute(2, 0, 1) + b.permute(2, 0, 1)",
              _setup(dt, {"a": CUBE, "b": CUBE}), 3 * N * s,
              "a.transpose(2, 0, 1) + b.transpose(2, 0, 1)", dt),
