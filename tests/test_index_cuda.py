@@ -492,6 +492,42 @@ def test_compaction_one_block_and_cub_sizes(dtype):
             np.testing.assert_array_equal(x[C(m)].cpu().numpy(), x.cpu().numpy()[m])
 
 
+def test_small_compaction_count_through_host_signal():
+    """Up to 8192 elements the selecting kernel hands its count to the host
+    through host-mapped memory (runtime/host_signal.c): right behind a long
+    queue on the stream (the wait gives up spinning and blocks), on a side
+    stream, and from several threads at once (the wait releases the GIL)."""
+    import threading
+    rng = np.random.default_rng(31)
+    v = rng.integers(0, 3, size=5000)
+    x = C(v.astype(np.float32))
+    want = np.nonzero(v)[0]
+    pcs.cuda._sleep(50_000_000)  # tens of milliseconds of work ahead on the stream
+    np.testing.assert_array_equal(x.nonzero().cpu().numpy()[:, 0], want)
+    s = pcs.cuda.Stream()
+    with pcs.cuda.stream(s):
+        pcs.cuda._sleep(5_000_000)
+        got = x[x > 0]
+        np.testing.assert_array_equal(got.cpu().numpy(), v[v > 0].astype(np.float32))
+    errors = []
+
+    def work(k):
+        try:
+            for _ in range(50):
+                y = x + k  # every element non-zero for k > 0
+                assert y.nonzero().shape == (5000, 1)
+                assert y[x > 0].shape == (len(want),)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in (1, 2, 3, 4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
 def test_mask_fast_paths():
     """x[mask] with a whole-shape mask is masked_select; x[mask] = number is
     masked_fill_ (no synchronisation), same results as the general path."""

@@ -9,7 +9,9 @@
 // launch, with no temporary storage: each thread tests a run of elements,
 // cub::BlockScan numbers the hits, each thread writes its own. Both callers
 // wait for the count right after, so the launch saved comes straight off
-// the host time of nonzero and x[mask] on small tensors.
+// the host time of nonzero and x[mask] on small tensors; the count can go
+// to host-mapped memory with a flag raised after it (runtime/host_signal.h),
+// so the host need not copy it back and synchronise the stream.
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
@@ -63,7 +65,7 @@ template <class E> struct PutElement {
 // each thread the slot of its first hit, and the hits keep their order.
 template <class Flag, class Put>
 __global__ void __launch_bounds__(kOneBlockThreads)
-select_one_block(Flag flag, Put put, int64_t *count, int n)
+select_one_block(Flag flag, Put put, int64_t *count, unsigned *done, int n)
 {
     using Scan = cub::BlockScan<int, kOneBlockThreads>;
     __shared__ typename Scan::TempStorage tmp;
@@ -82,28 +84,35 @@ select_one_block(Flag flag, Put put, int64_t *count, int n)
     for (int j = 0; j < kOneBlockItems; j++)
         if (hits & (1u << j))
             put(base + j, slot++);
-    if (threadIdx.x == 0)
+    if (threadIdx.x == 0) {
         *count = total;
+        if (done) { // the count (and, in stream order, all before it) is final
+            __threadfence_system();
+            *(volatile unsigned *)done = 1;
+        }
+    }
 }
 static_assert(kOneBlockItems <= 32, "the hits of a thread are one 32-bit word");
 
 template <class Flag, class Put>
-void launch_one_block(Flag flag, Put put, int64_t *count, int64_t n, cudaStream_t st)
+void launch_one_block(Flag flag, Put put, int64_t *count, unsigned *done, int64_t n, cudaStream_t st)
 {
-    launch_kernel(select_one_block<Flag, Put>, 1, kOneBlockThreads, st, flag, put, count, (int)n);
+    launch_kernel(select_one_block<Flag, Put>, 1, kOneBlockThreads, st, flag, put, count, done, (int)n);
 }
 
 template <class W, int H>
 int select_positions(void *temp, size_t *bytes, const void *values, uint64_t mask, int64_t *out,
-                     int64_t *count, int64_t n, cudaStream_t stream)
+                     int64_t *count, unsigned *done, int64_t n, cudaStream_t stream)
 {
     NonZeroBits<W, H> test{(const W *)values, mask};
     if (n <= PCS_SELECT_ONE_BLOCK) {
         if (temp)
-            launch_one_block(test, PutPosition{out}, count, n, stream);
+            launch_one_block(test, PutPosition{out}, count, done, n, stream);
         *bytes = 0;
         return 0;
     }
+    if (done)
+        return -1; // CUB's count kernel raises no flag
     thrust::counting_iterator<int64_t> it(0);
     auto flags = thrust::make_transform_iterator(it, test);
     cudaError_t e = cub::DeviceSelect::Flagged(temp, *bytes, it, flags, out, count, n, stream);
@@ -112,14 +121,16 @@ int select_positions(void *temp, size_t *bytes, const void *values, uint64_t mas
 
 template <class E>
 int select_flagged(void *temp, size_t *bytes, const void *in, const bool *flags, void *out,
-                   int64_t *count, int64_t n, cudaStream_t st)
+                   int64_t *count, unsigned *done, int64_t n, cudaStream_t st)
 {
     if (n <= PCS_SELECT_ONE_BLOCK) {
         if (temp)
-            launch_one_block(FlagAt{flags}, PutElement<E>{(const E *)in, (E *)out}, count, n, st);
+            launch_one_block(FlagAt{flags}, PutElement<E>{(const E *)in, (E *)out}, count, done, n, st);
         *bytes = 0;
         return 0;
     }
+    if (done)
+        return -1;
     return cub::DeviceSelect::Flagged(temp, *bytes, (const E *)in, flags, (E *)out, count, n, st) ==
                    cudaSuccess
                ? 0
@@ -145,29 +156,29 @@ __global__ void unravel_kernel(int64_t *out, const int64_t *lin, int64_t count, 
 } // namespace
 
 extern "C" int pcs_index_select_positions(void *temp, size_t *bytes, const void *values, int itemsize,
-                                          uint64_t mask, int64_t *out, int64_t *count, int64_t n,
-                                          cudaStream_t stream)
+                                          uint64_t mask, int64_t *out, int64_t *count, unsigned *done,
+                                          int64_t n, cudaStream_t stream)
 {
     switch (itemsize) {
-    case 1: return select_positions<uint8_t, 1>(temp, bytes, values, mask, out, count, n, stream);
-    case 2: return select_positions<uint16_t, 1>(temp, bytes, values, mask, out, count, n, stream);
-    case 4: return select_positions<uint32_t, 1>(temp, bytes, values, mask, out, count, n, stream);
-    case 8: return select_positions<uint64_t, 1>(temp, bytes, values, mask, out, count, n, stream);
-    case 16: return select_positions<uint64_t, 2>(temp, bytes, values, mask, out, count, n, stream);
+    case 1: return select_positions<uint8_t, 1>(temp, bytes, values, mask, out, count, done, n, stream);
+    case 2: return select_positions<uint16_t, 1>(temp, bytes, values, mask, out, count, done, n, stream);
+    case 4: return select_positions<uint32_t, 1>(temp, bytes, values, mask, out, count, done, n, stream);
+    case 8: return select_positions<uint64_t, 1>(temp, bytes, values, mask, out, count, done, n, stream);
+    case 16: return select_positions<uint64_t, 2>(temp, bytes, values, mask, out, count, done, n, stream);
     default: return -1;
     }
 }
 
 extern "C" int pcs_index_select_flagged(void *temp, size_t *bytes, int itemsize, const void *in,
-                                        const bool *flags, void *out, int64_t *count, int64_t n,
-                                        cudaStream_t stream)
+                                        const bool *flags, void *out, int64_t *count, unsigned *done,
+                                        int64_t n, cudaStream_t stream)
 {
     switch (itemsize) {
-    case 1: return select_flagged<uint8_t>(temp, bytes, in, flags, out, count, n, stream);
-    case 2: return select_flagged<uint16_t>(temp, bytes, in, flags, out, count, n, stream);
-    case 4: return select_flagged<uint32_t>(temp, bytes, in, flags, out, count, n, stream);
-    case 8: return select_flagged<uint64_t>(temp, bytes, in, flags, out, count, n, stream);
-    case 16: return select_flagged<Bytes16>(temp, bytes, in, flags, out, count, n, stream);
+    case 1: return select_flagged<uint8_t>(temp, bytes, in, flags, out, count, done, n, stream);
+    case 2: return select_flagged<uint16_t>(temp, bytes, in, flags, out, count, done, n, stream);
+    case 4: return select_flagged<uint32_t>(temp, bytes, in, flags, out, count, done, n, stream);
+    case 8: return select_flagged<uint64_t>(temp, bytes, in, flags, out, count, done, n, stream);
+    case 16: return select_flagged<Bytes16>(temp, bytes, in, flags, out, count, done, n, stream);
     default: return -1;
     }
 }

@@ -113,7 +113,9 @@ int pcs_launch_index_scatter(int dtype, void *dst, const int64_t *off_sorted,
 
 /* Compaction (compact.cu). Up to PCS_SELECT_ONE_BLOCK elements, one block
  * selects in one launch and needs no temporary storage (sizing gives 0
- * bytes); above, cub::DeviceSelect::Flagged. */
+ * bytes), and `done` (NULL, or host-mapped) is set to 1 once the count is
+ * written and fenced; above, cub::DeviceSelect::Flagged, and `done` must be
+ * NULL (-1 otherwise). */
 #define PCS_SELECT_ONE_BLOCK 8192
 /* The positions i < n whose element of `values` (itemsize 1, 2, 4, 8 or
  * 16 bytes, contiguous) has a bit set under `mask` (applied to both 8-byte
@@ -122,13 +124,13 @@ int pcs_launch_index_scatter(int dtype, void *dst, const int64_t *off_sorted,
  * as the flag iterator: no bool copy of the input. temp NULL: sizing.
  * Returns -1 for another itemsize. */
 int pcs_index_select_positions(void *temp, size_t *bytes, const void *values, int itemsize,
-                               uint64_t mask, int64_t *out, int64_t *count, int64_t n,
-                               cudaStream_t stream);
+                               uint64_t mask, int64_t *out, int64_t *count, unsigned *done,
+                               int64_t n, cudaStream_t stream);
 /* The elements of `in` (itemsize bytes each, contiguous) whose flags are set,
  * packed into out, and their count (masked_select). temp NULL: sizing. */
 int pcs_index_select_flagged(void *temp, size_t *bytes, int itemsize, const void *in,
-                             const bool *flags, void *out, int64_t *count, int64_t n,
-                             cudaStream_t stream);
+                             const bool *flags, void *out, int64_t *count, unsigned *done,
+                             int64_t n, cudaStream_t stream);
 /* out[i, d] = the coordinate along dim d (of `sizes`) of linear position lin[i]. */
 int pcs_launch_index_unravel(int64_t *out, const int64_t *lin, int64_t count, int ndim,
                              const int64_t *sizes, cudaStream_t stream);

@@ -23,6 +23,7 @@
 
 #include "kernels/index.h"
 #include "ops/ops.h"
+#include "runtime/host_signal.h"
 
 typedef struct {
     pcs_index_geom g;                /* g.idx is filled by the engine */
@@ -60,6 +61,13 @@ int pcs_index_scatter(pcs_index_plan *p, PcsTensor *dst, PcsTensor *vals, int mo
  * "shape mismatch" IndexError otherwise); never aliases dst. */
 PcsTensor *pcs_index_values(pcs_index_plan *p, PcsTensor *dst, PyObject *value);
 
+/* The count of a selection just launched on `st` (index_exec.c): through
+ * the host signal when there is one (up to PCS_SELECT_ONE_BLOCK elements
+ * one block raises its flag after the count), else read back from element
+ * `at` of owner's storage with a stream synchronisation. The signal is used
+ * up either way. 0, or -1 with an exception. */
+int pcs_selection_count(pcs_host_signal *sig, PcsTensor *owner, int64_t at, cudaStream_t st,
+                        int64_t *count);
 /* nonzero(mask): [count, ndim] int64 on mask's device (syncs on CUDA). */
 PcsTensor *pcs_index_nonzero(PcsTensor *mask);
 

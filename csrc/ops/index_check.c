@@ -11,6 +11,7 @@
  * own record and raises in the call. The records, the free list and the
  * queue are guarded by the GIL. */
 #include "ops/index_check.h"
+#include "runtime/host_signal.h"
 
 #include <string.h>
 
@@ -40,18 +41,15 @@ static int npend;
 pcs_index_check *pcs_index_check_take(void)
 {
     if (!err_free) {
-        void *h = NULL, *d = NULL;
-        PCS_CUDA_CHECK_NULL(cudaHostAlloc(&h, ERR_CHUNK * sizeof(pcs_index_err),
-                                          cudaHostAllocMapped | cudaHostAllocPortable));
-        cudaError_t e = cudaHostGetDevicePointer(&d, h, 0);
-        pcs_index_check *s = e == cudaSuccess ? PyMem_Calloc(ERR_CHUNK, sizeof *s) : NULL;
+        void *d = NULL;
+        void *h = pcs_mapped_chunk(ERR_CHUNK * sizeof(pcs_index_err), &d);
+        pcs_index_check *s = h ? PyMem_Calloc(ERR_CHUNK, sizeof *s) : NULL;
         if (!s) {
-            cudaError_t fe = cudaFreeHost(h); /* best effort: the first error is the one raised */
-            (void)fe;
-            if (e != cudaSuccess)
-                pcs_cuda_error(e, "cudaHostGetDevicePointer", __FILE__, __LINE__);
-            else
+            if (h) {
+                cudaError_t fe = cudaFreeHost(h); /* best effort */
+                (void)fe;
                 PyErr_NoMemory();
+            }
             return NULL;
         }
         pcs_set_deferred_check(pending_check); /* records exist: every wait reads them */

@@ -567,6 +567,18 @@ static uint64_t nonzero_mask(int dtype)
     }
 }
 
+int pcs_selection_count(pcs_host_signal *sig, PcsTensor *owner, int64_t at, cudaStream_t st,
+                        int64_t *count)
+{
+    if (sig)
+        return pcs_host_signal_wait(sig, st, count);
+    int64_t z[1] = {0};
+    PcsTensor *cnt = pcs_tensor_alias(owner, at, 0, z, z);
+    int ok = cnt ? pcs_read_element(cnt, count) : -1;
+    Py_XDECREF(cnt);
+    return ok;
+}
+
 /* b: contiguous, any dtype. */
 static PcsTensor *nonzero_cuda(PcsTensor *b)
 {
@@ -582,24 +594,25 @@ static PcsTensor *nonzero_cuda(PcsTensor *b)
     size_t bytes = 0;
     int isz = pcs_itemsize(b->dtype);
     uint64_t mask = nonzero_mask(b->dtype);
-    if (pcs_index_select_positions(NULL, &bytes, NULL, isz, mask, NULL, NULL, n, st) < 0) {
+    if (pcs_index_select_positions(NULL, &bytes, NULL, isz, mask, NULL, NULL, NULL, n, st) < 0) {
         PyErr_SetString(PyExc_RuntimeError, "nonzero: cub::DeviceSelect sizing failed");
         return NULL;
     }
     PcsTensor *lin = empty1(n + 1, PCS_INT64, dev); /* the positions, then the count */
     PcsTensor *temp = lin ? empty1((int64_t)bytes + 1, PCS_UINT8, dev) : NULL;
+    /* small inputs hand the count over through host-mapped memory */
+    pcs_host_signal *sig = temp && n <= PCS_SELECT_ONE_BLOCK ? pcs_host_signal_take() : NULL;
     PcsTensor *res = NULL;
     int64_t *l = lin ? pcs_tensor_data(lin) : NULL;
-    if (temp) {
+    if (temp && (sig || n > PCS_SELECT_ONE_BLOCK)) {
+        int64_t count = 0;
         if (pcs_index_select_positions(pcs_tensor_data(temp), &bytes, pcs_tensor_data(b), isz, mask, l,
-                                       l + n, n, st) < 0)
+                                       sig ? pcs_host_signal_value(sig) : l + n,
+                                       sig ? pcs_host_signal_flag(sig) : NULL, n, st) < 0) {
             PyErr_SetString(PyExc_RuntimeError, "nonzero: cub::DeviceSelect::Flagged failed");
-        else if (PCS_CHECK_LAUNCH(st, "nonzero") == 0) {
-            int64_t z[1] = {0};
-            PcsTensor *cnt = pcs_tensor_alias(lin, lin->offset + n, 0, z, z);
-            int64_t count = 0;
-            int ok = cnt ? pcs_read_element(cnt, &count) : -1;
-            Py_XDECREF(cnt);
+        } else if (PCS_CHECK_LAUNCH(st, "nonzero") == 0) {
+            int ok = pcs_selection_count(sig, lin, lin->offset + n, st, &count);
+            sig = NULL; /* used up */
             int64_t sizes[2] = {count, b->ndim};
             if (ok == 0 && (res = pcs_tensor_empty(2, sizes, PCS_INT64, dev, false)) && count > 0) {
                 /* 1-D: the positions are the coordinates (a copy, no kernel) */
@@ -617,6 +630,8 @@ static PcsTensor *nonzero_cuda(PcsTensor *b)
             }
         }
     }
+    if (sig) /* never launched: nothing can write it */
+        pcs_host_signal_give(sig);
     Py_XDECREF(temp);
     Py_XDECREF(lin);
     return res;

@@ -118,8 +118,10 @@ int pcs_masked_fill_inplace(PcsTensor *x, PcsTensor *mask, PyObject *value)
 /* ------------------------------------------------------------------------ */
 /* masked_select                                                             */
 
-/* Dense CUDA operands: one DeviceSelect::Flagged pass into a buffer of the
- * full size, then the selected prefix copied out once its count is known. */
+/* Dense CUDA operands: one selection pass into a buffer of the full size
+ * (compact.cu: one block up to PCS_SELECT_ONE_BLOCK elements, handing the
+ * count over through a host signal; CUB above), then the selected prefix
+ * copied out once its count is known. */
 static PcsTensor *select_flagged_cuda(PcsTensor *x, PcsTensor *m)
 {
     int dev = x->device;
@@ -131,7 +133,7 @@ static PcsTensor *select_flagged_cuda(PcsTensor *x, PcsTensor *m)
     cudaStream_t st = pcs_current_stream(dev);
     size_t bytes = 0;
     int is = (int)pcs_itemsize(x->dtype);
-    if (pcs_index_select_flagged(NULL, &bytes, is, NULL, NULL, NULL, NULL, n, st) < 0) {
+    if (pcs_index_select_flagged(NULL, &bytes, is, NULL, NULL, NULL, NULL, NULL, n, st) < 0) {
         PyErr_SetString(PyExc_RuntimeError, "masked_select: cub::DeviceSelect sizing failed");
         return NULL;
     }
@@ -140,18 +142,26 @@ static PcsTensor *select_flagged_cuda(PcsTensor *x, PcsTensor *m)
     PcsTensor *cnt = buf ? pcs_tensor_empty(1, &one, PCS_INT64, dev, false) : NULL;
     int64_t tb = (int64_t)bytes + 1;
     PcsTensor *temp = cnt ? pcs_tensor_empty(1, &tb, PCS_UINT8, dev, false) : NULL;
+    pcs_host_signal *sig = temp && n <= PCS_SELECT_ONE_BLOCK ? pcs_host_signal_take() : NULL;
     PcsTensor *res = NULL;
-    if (temp) {
+    if (temp && (sig || n > PCS_SELECT_ONE_BLOCK)) {
         int64_t count = 0;
         if (pcs_index_select_flagged(pcs_tensor_data(temp), &bytes, is, pcs_tensor_data(x),
-                                     pcs_tensor_data(m), pcs_tensor_data(buf), pcs_tensor_data(cnt),
-                                     n, st) < 0)
+                                     pcs_tensor_data(m), pcs_tensor_data(buf),
+                                     sig ? pcs_host_signal_value(sig) : pcs_tensor_data(cnt),
+                                     sig ? pcs_host_signal_flag(sig) : NULL, n, st) < 0) {
             PyErr_SetString(PyExc_RuntimeError, "masked_select: cub::DeviceSelect::Flagged failed");
-        else if (PCS_CHECK_LAUNCH(st, "masked_select") == 0 && pcs_read_element(cnt, &count) == 0) {
-            PcsTensor *head = pcs_narrow_view(buf, 0, 0, count);
-            res = (PcsTensor *)pcs_materialize(head);
+        } else if (PCS_CHECK_LAUNCH(st, "masked_select") == 0) {
+            int ok = pcs_selection_count(sig, cnt, cnt->offset, st, &count);
+            sig = NULL; /* used up */
+            if (ok == 0) {
+                PcsTensor *head = pcs_narrow_view(buf, 0, 0, count);
+                res = (PcsTensor *)pcs_materialize(head);
+            }
         }
     }
+    if (sig) /* never launched: nothing can write it */
+        pcs_host_signal_give(sig);
     Py_XDECREF(temp);
     Py_XDECREF(cnt);
     Py_XDECREF(buf);
