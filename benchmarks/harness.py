@@ -139,9 +139,22 @@ def save(tables):
     path = os.path.join(here, "results", "%s-%s.json" % (safe, stamp))
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
-        json.dump(info, f, indent=1)
+        f.write(dumps_rows(info))
     print("\nwritten to", os.path.relpath(path))
     return path
+
+
+def dumps_rows(info):
+    """info as JSON with one table row a line: a whole layout table stays a
+    few hundred lines instead of ten per row."""
+    tables = info.get("tables", [])
+    head = json.dumps({k: v for k, v in info.items() if k != "tables"}, indent=1)[:-2]
+    parts = []
+    for t in tables:
+        meta = json.dumps({k: v for k, v in t.items() if k != "rows"})[:-1]
+        rows = ",\n".join("   " + json.dumps(r) for r in t.get("rows", []))
+        parts.append('  %s, "rows": [\n%s\n  ]}' % (meta, rows))
+    return '%s,\n "tables": [\n%s\n ]\n}\n' % (head, ",\n".join(parts))
 
 
 def main(name, cases, title):
