@@ -339,15 +339,15 @@ static bool same_strides(const PcsTensor *a, const PcsTensor *b)
 }
 
 /* Mixed layouts of unary and ternary ops (where(m, x, y.t()), or an out=
- * in another order than the input): when every input but
- * one already walks the result's memory order and that one is a dense
- * tensor of the result's shape and dtype in another order, copying it into
- * the result first (the tiled transposing copy, at copy bandwidth) and then
- * running the op in place over contiguous memory beats reading it across
- * its rows. The result is the staging buffer, so no memory is added.
- * Binary ops never need it: their launcher tiles the transposed input in
- * the same pass (kernels/ew_tiled.cuh), which moves fewer bytes. Returns
- * the index of that input, or -1. */
+ * in another order than the input): when every input but one already walks
+ * the result's memory order and that one is a dense tensor of the result's
+ * shape and dtype in another order, copying it into the result first (the
+ * tiled transposing copy, at copy bandwidth) and then running the op in
+ * place over contiguous memory beats reading it across its rows. The result
+ * is the staging buffer, so no memory is added. Binary ops never need it:
+ * their launcher tiles the transposed input in the same pass
+ * (kernels/ew_tiled.cuh), which moves fewer bytes. Returns the index of
+ * that input, or -1. */
 #define PCS_RESTAGE_MIN (1 << 20)
 static int restage_input(const pcs_ew_call *c, PcsTensor *const *cast, const PcsTensor *res)
 {
