@@ -293,6 +293,35 @@ def test_pair_transposes_misaligned_and_offset(dtype):
     np.testing.assert_array_equal(got, (vals[:128, :192] % 7).T.astype(got.dtype))
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "int16"])
+def test_quad_transposes(dtype):
+    """2-byte transposes of whole 128-tiles move words of four elements when
+    both sides are 8-byte aligned and every stride a multiple of 4; starts
+    and strides that are only even take the pairs path; both agree with
+    NumPy, in 2-D, in 3-D permutes and into a preallocated strided
+    destination."""
+    dt = getattr(torch, dtype)
+    vals = np.arange(260 * 392).reshape(260, 392) % 251
+    x = torch.tensor(vals.tolist(), dtype=dt, device="cuda")
+    for r0, c0, r1, c1 in ((0, 0, 256, 384),    # aligned: quads
+                           (0, 4, 256, 388),    # start 4 elements in: quads
+                           (0, 2, 256, 386),    # start 2 elements in: pairs
+                           (2, 8, 130, 264)):   # 128 x 256 whole tiles, row stride 392
+        got = _np(x[r0:r1, c0:c1].t().contiguous())
+        np.testing.assert_array_equal(got, vals[r0:r1, c0:c1].T.astype(got.dtype))
+    y = torch.tensor((vals[:256, :386] % 13).tolist(), dtype=dt, device="cuda")
+    got = _np(y[:, :384].t().contiguous())     # row stride 386: even, not a multiple of 4
+    np.testing.assert_array_equal(got, (vals[:256, :384] % 13).T.astype(got.dtype))
+    big = np.arange(3 * 256 * 384).reshape(3, 256, 384) % 239
+    xb = torch.tensor(big.tolist(), dtype=dt, device="cuda")
+    for p in ((0, 2, 1), (2, 1, 0)):
+        got = _np(xb.permute(*p).contiguous())
+        np.testing.assert_array_equal(got, np.transpose(big, p).astype(got.dtype))
+    out = torch.zeros(384, 260, dtype=dt, device="cuda")[:, :256]  # destination rows of 260
+    out.copy_(x[:256, :384].t())
+    np.testing.assert_array_equal(_np(out), vals[:256, :384].T.astype(_np(out).dtype))
+
+
 REDUCTIONS = {
     "sum": lambda x, d, k: x.sum(d, keepdim=k),
     "mean": lambda x, d, k: x.mean(d, keepdim=k),

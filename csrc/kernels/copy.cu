@@ -295,6 +295,65 @@ __global__ void __launch_bounds__(256) copy_transpose_pairs(W *dst, const W *src
     }
 }
 
+// 2-byte elements as 8-byte words of four neighbours: the pairs kernel's
+// idea one step further, so each memory instruction moves 8 bytes (a warp
+// 256, as float32's pairs do). A tile is 128 source rows of 32 words (128
+// elements); the four words of rows 4x .. 4x + 3 at the same word m give,
+// rearranged, the destination words of columns 4m .. 4m + 3 at those rows.
+// The tile has no padding column: word m of row r sits at m ^ ((r / 4) % 16),
+// so the four-row reads of a half warp hit sixteen different bank pairs.
+__device__ __forceinline__ void unzip4(uint64_t r0, uint64_t r1, uint64_t r2, uint64_t r3, uint64_t c[4])
+{
+    const uint32_t l0 = (uint32_t)r0, l1 = (uint32_t)r1, l2 = (uint32_t)r2, l3 = (uint32_t)r3;
+    const uint32_t h0 = (uint32_t)(r0 >> 32), h1 = (uint32_t)(r1 >> 32), h2 = (uint32_t)(r2 >> 32),
+                   h3 = (uint32_t)(r3 >> 32);
+    auto join = [](uint32_t lo, uint32_t hi) { return (uint64_t)lo | ((uint64_t)hi << 32); };
+    c[0] = join(__byte_perm(l0, l1, 0x5410), __byte_perm(l2, l3, 0x5410));
+    c[1] = join(__byte_perm(l0, l1, 0x7632), __byte_perm(l2, l3, 0x7632));
+    c[2] = join(__byte_perm(h0, h1, 0x5410), __byte_perm(h2, h3, 0x5410));
+    c[3] = join(__byte_perm(h0, h1, 0x7632), __byte_perm(h2, h3, 0x7632));
+}
+
+constexpr int kQuadRows = 128, kQuadWords = 32;
+
+__global__ void __launch_bounds__(256) copy_transpose_quads(uint64_t *dst, const uint64_t *src, PairGeom p)
+{
+    constexpr int ROWS = 8; // blockDim (32, 8)
+    __shared__ uint64_t tile[kQuadRows][kQuadWords];
+    const TransposeGeom &g = p.g;
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    for (int64_t t = blockIdx.x; t < p.ti * p.tj * g.nb; t += gridDim.x) {
+        int64_t b = t / (p.ti * p.tj), r = t - b * p.ti * p.tj;
+        int64_t i0 = (r / p.tj) * kQuadRows, j0 = (r % p.tj) * (4 * kQuadWords);
+        // strides in words: ssi, dsj and the batch strides are multiples of 4 (checked)
+        const uint64_t *s = src + (b * g.ssb + i0 * g.ssi + j0) / 4;
+        uint64_t *d = dst + (b * g.dsb + j0 * g.dsj + i0) / 4;
+#pragma unroll
+        for (int k = ty; k < kQuadRows; k += ROWS)
+            tile[k][tx ^ ((k >> 2) & 15)] = s[k * (g.ssi / 4) + tx];
+        __syncthreads();
+#pragma unroll
+        for (int m = ty; m < kQuadWords; m += ROWS) {
+            const int w = m ^ (tx & 15); // rows 4 tx .. 4 tx + 3 share the swizzle
+            uint64_t c[4];
+            unzip4(tile[4 * tx][w], tile[4 * tx + 1][w], tile[4 * tx + 2][w], tile[4 * tx + 3][w], c);
+#pragma unroll
+            for (int q = 0; q < 4; q++)
+                d[(4 * m + q) * (g.dsj / 4) + tx] = c[q];
+        }
+        __syncthreads();
+    }
+}
+
+// Can t (of 2-byte elements at src, dst) take copy_transpose_quads?
+bool quads_ok(const TransposeGeom &t, const void *dst, const void *src)
+{
+    auto four = [](int64_t x) { return (x & 3) == 0; };
+    return t.ssj == 1 && t.dsi == 1 && four(t.ssi) && four(t.dsj) && four(t.ssb) && four(t.dsb) &&
+           ((uintptr_t)dst & 7) == 0 && ((uintptr_t)src & 7) == 0 && t.ni % kQuadRows == 0 &&
+           t.nj % (4 * kQuadWords) == 0;
+}
+
 // Can t (of elements of `size` bytes at src, dst) take copy_transpose_pairs?
 bool pairs_ok(const TransposeGeom &t, const void *dst, const void *src, int size)
 {
@@ -395,6 +454,16 @@ void launch_pair(void *dst, const void *src, int64_t n, const pcs_ew_geom *g, cu
         TransposeGeom t;
         if (as_transpose(*g, &t)) {
             constexpr int TILE = tile_of<D>;
+            if constexpr (sizeof(D) == 2) {
+                if (quads_ok(t, dst, src)) {
+                    PairGeom p{t, t.ni / kQuadRows, t.nj / (4 * kQuadWords)};
+                    int64_t tiles = p.ti * p.tj * t.nb;
+                    unsigned grid = (unsigned)(tiles < 65536 ? tiles : 65536);
+                    pcs::launch_kernel(copy_transpose_quads, grid, dim3(32, 8), st, (uint64_t *)dst,
+                                       (const uint64_t *)src, p);
+                    return;
+                }
+            }
             if constexpr (sizeof(D) == 2 || sizeof(D) == 4) {
                 using W = std::conditional_t<sizeof(D) == 2, uint32_t, uint64_t>;
                 if (pairs_ok(t, dst, src, (int)sizeof(D))) {
