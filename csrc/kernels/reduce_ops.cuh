@@ -582,6 +582,13 @@ template <class Rd, class T> Plan plan_inner(int64_t A, int64_t K)
             if (s > 65535)
                 s = 65535;
             p.splits = s > 1 ? (int)s : 1;
+        } else {
+            // Rows enough to fill the GPU: narrow the group until each
+            // thread has 4 packs, so that the loop keeps 4 loads in flight
+            // (a float16 row of 8192 is 2 packs for 512 threads, read one
+            // load at a time).
+            while (p.g > 128 && K / N < (int64_t)p.g * 4)
+                p.g /= 2;
         }
     }
     return p;
