@@ -106,7 +106,7 @@ int select_positions(void *temp, size_t *bytes, const void *values, uint64_t mas
 {
     NonZeroBits<W, H> test{(const W *)values, mask};
     if (n <= PCS_SELECT_ONE_BLOCK) {
-        if (temp)
+        if (temp || done) // not the sizing call
             launch_one_block(test, PutPosition{out}, count, done, n, stream);
         *bytes = 0;
         return 0;
@@ -124,7 +124,7 @@ int select_flagged(void *temp, size_t *bytes, const void *in, const bool *flags,
                    int64_t *count, unsigned *done, int64_t n, cudaStream_t st)
 {
     if (n <= PCS_SELECT_ONE_BLOCK) {
-        if (temp)
+        if (temp || done) // not the sizing call
             launch_one_block(FlagAt{flags}, PutElement<E>{(const E *)in, (E *)out}, count, done, n, st);
         *bytes = 0;
         return 0;

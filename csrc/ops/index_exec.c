@@ -598,16 +598,18 @@ static PcsTensor *nonzero_cuda(PcsTensor *b)
         PyErr_SetString(PyExc_RuntimeError, "nonzero: cub::DeviceSelect sizing failed");
         return NULL;
     }
+    const bool small = n <= PCS_SELECT_ONE_BLOCK;
     PcsTensor *lin = empty1(n + 1, PCS_INT64, dev); /* the positions, then the count */
-    PcsTensor *temp = lin ? empty1((int64_t)bytes + 1, PCS_UINT8, dev) : NULL;
-    /* small inputs hand the count over through host-mapped memory */
-    pcs_host_signal *sig = temp && n <= PCS_SELECT_ONE_BLOCK ? pcs_host_signal_take() : NULL;
+    /* small inputs hand the count over through host-mapped memory and use
+     * no CUB storage */
+    pcs_host_signal *sig = lin && small ? pcs_host_signal_take() : NULL;
+    PcsTensor *temp = lin && !small ? empty1((int64_t)bytes + 1, PCS_UINT8, dev) : NULL;
     PcsTensor *res = NULL;
     int64_t *l = lin ? pcs_tensor_data(lin) : NULL;
-    if (temp && (sig || n > PCS_SELECT_ONE_BLOCK)) {
+    if (sig || temp) {
         int64_t count = 0;
-        if (pcs_index_select_positions(pcs_tensor_data(temp), &bytes, pcs_tensor_data(b), isz, mask, l,
-                                       sig ? pcs_host_signal_value(sig) : l + n,
+        if (pcs_index_select_positions(temp ? pcs_tensor_data(temp) : NULL, &bytes, pcs_tensor_data(b),
+                                       isz, mask, l, sig ? pcs_host_signal_value(sig) : l + n,
                                        sig ? pcs_host_signal_flag(sig) : NULL, n, st) < 0) {
             PyErr_SetString(PyExc_RuntimeError, "nonzero: cub::DeviceSelect::Flagged failed");
         } else if (PCS_CHECK_LAUNCH(st, "nonzero") == 0) {

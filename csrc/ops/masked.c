@@ -137,22 +137,24 @@ static PcsTensor *select_flagged_cuda(PcsTensor *x, PcsTensor *m)
         PyErr_SetString(PyExc_RuntimeError, "masked_select: cub::DeviceSelect sizing failed");
         return NULL;
     }
-    int64_t one = 1;
+    int64_t one = 1, tb = (int64_t)bytes + 1;
+    const bool small = n <= PCS_SELECT_ONE_BLOCK;
     PcsTensor *buf = pcs_tensor_empty(1, &n, x->dtype, dev, false);
-    PcsTensor *cnt = buf ? pcs_tensor_empty(1, &one, PCS_INT64, dev, false) : NULL;
-    int64_t tb = (int64_t)bytes + 1;
+    /* one block: the count comes through host-mapped memory and CUB's
+     * storage is not used; above it, both live on the device */
+    pcs_host_signal *sig = buf && small ? pcs_host_signal_take() : NULL;
+    PcsTensor *cnt = buf && !small ? pcs_tensor_empty(1, &one, PCS_INT64, dev, false) : NULL;
     PcsTensor *temp = cnt ? pcs_tensor_empty(1, &tb, PCS_UINT8, dev, false) : NULL;
-    pcs_host_signal *sig = temp && n <= PCS_SELECT_ONE_BLOCK ? pcs_host_signal_take() : NULL;
     PcsTensor *res = NULL;
-    if (temp && (sig || n > PCS_SELECT_ONE_BLOCK)) {
+    if (sig || temp) {
         int64_t count = 0;
-        if (pcs_index_select_flagged(pcs_tensor_data(temp), &bytes, is, pcs_tensor_data(x),
+        if (pcs_index_select_flagged(temp ? pcs_tensor_data(temp) : NULL, &bytes, is, pcs_tensor_data(x),
                                      pcs_tensor_data(m), pcs_tensor_data(buf),
                                      sig ? pcs_host_signal_value(sig) : pcs_tensor_data(cnt),
                                      sig ? pcs_host_signal_flag(sig) : NULL, n, st) < 0) {
             PyErr_SetString(PyExc_RuntimeError, "masked_select: cub::DeviceSelect::Flagged failed");
         } else if (PCS_CHECK_LAUNCH(st, "masked_select") == 0) {
-            int ok = pcs_selection_count(sig, cnt, cnt->offset, st, &count);
+            int ok = pcs_selection_count(sig, cnt, cnt ? cnt->offset : 0, st, &count);
             sig = NULL; /* used up */
             if (ok == 0) {
                 PcsTensor *head = pcs_narrow_view(buf, 0, 0, count);
