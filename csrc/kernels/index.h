@@ -113,9 +113,10 @@ int pcs_launch_index_scatter(int dtype, void *dst, const int64_t *off_sorted,
 
 /* Compaction (compact.cu). Up to PCS_SELECT_ONE_BLOCK elements, one block
  * selects in one launch and needs no temporary storage (sizing gives 0
- * bytes), and `done` (NULL, or host-mapped) is set to 1 once the count is
- * written and fenced; above, cub::DeviceSelect::Flagged, and `done` must be
- * NULL (-1 otherwise). */
+ * bytes; temp may stay NULL when `done` is given), and `done` (NULL, or
+ * host-mapped) is set to 1 once the count is written and fenced; above,
+ * cub::DeviceSelect::Flagged, and `done` must be NULL (-1 otherwise).
+ * temp and done both NULL: sizing. */
 #define PCS_SELECT_ONE_BLOCK 8192
 /* The positions i < n whose element of `values` (itemsize 1, 2, 4, 8 or
  * 16 bytes, contiguous) has a bit set under `mask` (applied to both 8-byte
