@@ -438,6 +438,34 @@ def test_outer_reductions_every_width(dtype):
                 np.testing.assert_allclose(host(x.var(0)), xn.var(0, ddof=1), rtol=2e-2, atol=2e-2)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "uint8"])
+def test_inner_reductions_narrow_groups(dtype):
+    """Rows of 2048 or more, with rows enough to fill the GPU, are reduced by
+    a group narrowed from 512 threads until each thread has four 16-byte
+    packs (128 at the least); row lengths that give exactly four packs, two
+    and a tail, and no whole packs (a misaligned start) all agree with
+    NumPy in float64, and repeat bit for bit."""
+    rng = np.random.default_rng(5)
+    dt = getattr(torch, dtype)
+    rows = 4096
+    for cols in (4096, 2056, 3001, 8192):
+        # small integers: exact in every dtype, sums exact in float32
+        lo = 0 if dtype == "uint8" else -8
+        vals = rng.integers(lo, lo + 16, size=(rows, cols + 1))
+        base = torch.tensor(vals, dtype=dt, device="cuda")
+        for x, xn in ((base[:, :cols].contiguous(), vals[:, :cols]),
+                      (base.flatten()[1:1 + rows * cols].view(rows, cols),
+                       vals.flatten()[1:1 + rows * cols].reshape(rows, cols))):
+            got = x.sum(1)
+            # float32 accumulation is exact here; a 16-bit result rounds once
+            rtol = {"float16": 1e-3, "bfloat16": 8e-3}.get(dtype, 1e-7)
+            np.testing.assert_allclose(host(got), xn.sum(1), rtol=rtol)
+            np.testing.assert_array_equal(host(x.sum(1)), host(got))  # the same bits again
+            np.testing.assert_array_equal(host(x.amax(1)), xn.max(1))
+            if dtype != "uint8":
+                np.testing.assert_allclose(host(x.mean(1)), xn.mean(1), rtol=1e-2, atol=1e-3)
+
+
 def test_64bit_path_over_2_31_elements():
     free, _ = torch.cuda.mem_get_info()
     if free < 10 * (1 << 30):
