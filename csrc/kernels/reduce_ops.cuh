@@ -361,7 +361,8 @@ __global__ void reduce_partials(Rd r, const typename Rd::Acc *partial, int split
 constexpr int kOuterThreads = 256;
 
 // Elements per vector load of the outer kernel: up to 4 (16 bytes for
-// float, 8 for half; wider would only grow the shared-memory exchange).
+// float, 8 for half: 16-byte packs of half measured 4 points of the copy
+// bandwidth slower on the H100, and grow the shared-memory exchange).
 template <class T> constexpr int outer_vec()
 {
     return 16 / sizeof(T) >= 4 ? 4 : 16 / sizeof(T) > 0 ? int(16 / sizeof(T)) : 1;
@@ -503,11 +504,12 @@ struct OuterPlan {
 // Threads across B (up to a warp of columns), the rest of the block down K;
 // when the column tiles cannot fill the GPU, K is split over blocks until
 // there are 1024 threads an SM (four blocks), keeping at least 16 rows a
-// thread. Four blocks with 64 bytes in flight a thread cover HBM's latency;
-// more splits only add row streams read at once in far-apart places (a
-// sweep on the H100 over 768..2048 threads an SM and 32..128 columns: 1024
-// and 32 were best or within 1 % of it for every shape and dtype, float32
-// square 95 -> 97.7 % and float16 88 -> 93 % of the copy bandwidth).
+// thread. Four blocks with 64 bytes in flight a thread cover HBM's latency,
+// and more splits measured slower: each adds a stream of rows read at the
+// same time far from the others. (A sweep on the H100 over 768..2048
+// threads an SM and 32..128 columns: 1024 and 32 were best or within 1 % of
+// it for every shape and dtype, float32 square 95 -> 97.7 % and float16
+// 88 -> 93 % of the copy bandwidth; 128 bytes in flight was worse.)
 inline OuterPlan plan_outer(int64_t A, int64_t K, int64_t B, int V, int splits_fixed)
 {
     OuterPlan p;
