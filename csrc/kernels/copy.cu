@@ -242,6 +242,21 @@ struct PairGeom {
     int64_t ti, tj; // whole tiles along i and j
 };
 
+// Where tile t of a word transpose starts: its first source word and its
+// first destination word. A tile is `rows` source rows of `cols` elements,
+// K elements a word; the launcher checked that ssi, dsj and the batch
+// strides are multiples of K, so the element offsets divide exactly.
+template <int K, class W>
+__device__ __forceinline__ void word_tile(const PairGeom &p, int64_t t, int rows, int cols, const W *src,
+                                          W *dst, const W *&s, W *&d)
+{
+    const TransposeGeom &g = p.g;
+    const int64_t b = t / (p.ti * p.tj), r = t - b * p.ti * p.tj;
+    const int64_t i0 = (r / p.tj) * rows, j0 = (r % p.tj) * cols;
+    s = src + (b * g.ssb + i0 * g.ssi + j0) / K;
+    d = dst + (b * g.dsb + j0 * g.dsj + i0) / K;
+}
+
 // The words of columns 2m and 2m + 1 from row words a (row 2y) and c (2y + 1).
 __device__ __forceinline__ void unzip(uint32_t a, uint32_t c, uint32_t &lo, uint32_t &hi)
 {
@@ -269,11 +284,9 @@ __global__ void __launch_bounds__(256) copy_transpose_pairs(W *dst, const W *src
     const TransposeGeom &g = p.g;
     const int tx = threadIdx.x, ty = threadIdx.y;
     for (int64_t t = blockIdx.x; t < p.ti * p.tj * g.nb; t += gridDim.x) {
-        int64_t b = t / (p.ti * p.tj), r = t - b * p.ti * p.tj;
-        int64_t i0 = (r / p.tj) * TILE, j0 = (r % p.tj) * (2 * NW);
-        // strides in words: ssi, dsj and the batch strides are even (checked)
-        const W *s = src + (b * g.ssb + i0 * g.ssi + j0) / 2;
-        W *d = dst + (b * g.dsb + j0 * g.dsj + i0) / 2;
+        const W *s;
+        W *d;
+        word_tile<2>(p, t, TILE, 2 * NW, src, dst, s, d);
 #pragma unroll
         for (int k = ty; k < TILE; k += ROWS)
 #pragma unroll
@@ -323,11 +336,9 @@ __global__ void __launch_bounds__(256) copy_transpose_quads(uint64_t *dst, const
     const TransposeGeom &g = p.g;
     const int tx = threadIdx.x, ty = threadIdx.y;
     for (int64_t t = blockIdx.x; t < p.ti * p.tj * g.nb; t += gridDim.x) {
-        int64_t b = t / (p.ti * p.tj), r = t - b * p.ti * p.tj;
-        int64_t i0 = (r / p.tj) * kQuadRows, j0 = (r % p.tj) * (4 * kQuadWords);
-        // strides in words: ssi, dsj and the batch strides are multiples of 4 (checked)
-        const uint64_t *s = src + (b * g.ssb + i0 * g.ssi + j0) / 4;
-        uint64_t *d = dst + (b * g.dsb + j0 * g.dsj + i0) / 4;
+        const uint64_t *s;
+        uint64_t *d;
+        word_tile<4>(p, t, kQuadRows, 4 * kQuadWords, src, dst, s, d);
 #pragma unroll
         for (int k = ty; k < kQuadRows; k += ROWS)
             tile[k][tx ^ ((k >> 2) & 15)] = s[k * (g.ssi / 4) + tx];
