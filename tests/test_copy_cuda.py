@@ -152,6 +152,9 @@ def test_fill_runs_on_the_current_stream():
         cuda._sleep(20_000_000)
         x.fill_(3.0)
         y = x.sum()
+    # y is read on the default stream: it must wait for s first (a pool
+    # stream does not synchronise with the legacy stream by itself)
+    cuda.current_stream().wait_stream(s)
     assert y.item() == 3.0 * (1 << 22)
 
 
