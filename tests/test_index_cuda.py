@@ -288,6 +288,57 @@ def test_bad_index_reported_at_the_next_waiting_call():
     assert r.cpu().tolist() == [3.0, 0.0]
 
 
+def test_range_records_of_many_block_launches_are_reused():
+    """A launch's last block to finish marks its range record final and puts
+    the record's block counter back to 0, so the record serves the next
+    launch, of another grid size: gathers (fused and by rows), atomic and
+    claimed scatters of sizes from one block to thousands, every third with
+    a bad index, each raised at its wait and only there, with the good
+    elements' results exact (against NumPy)."""
+    rng = np.random.default_rng(11)
+    n = 1 << 20
+    x = pcs.arange(float(n), device="cuda")
+    base = np.arange(n, dtype=np.float32)
+    for rep in range(48):
+        size = (1 << 20, 3, 1 << 14, 5000)[rep % 4]
+        kind = rep // 4 % 3
+        idx = rng.integers(-n if kind == 0 else 0, n, size)  # x[idx] wraps negative indices
+        bad = rep % 3 == 0
+        if bad:
+            idx[rng.integers(size)] = n + 7
+        ci = C(idx)
+        if kind == 0:
+            got = x[ci]
+        elif kind == 1:
+            got = x.view(-1, 1).expand(n, 2).gather(0, ci.view(-1, 1).expand(size, 2))[:, 1]
+        else:
+            got = pcs.zeros(n, device="cuda").index_add_(0, ci, pcs.ones(size, device="cuda"))
+        if bad:
+            with pytest.raises(IndexError, match="index %d is out of bounds for dimension 0 with size %d" % (n + 7, n)):
+                pcs.cuda.synchronize()
+        pcs.cuda.synchronize()  # raised once only
+        ok = (idx >= -n) & (idx < n)
+        if kind < 2:
+            want = base[np.where(ok, idx, 0)]
+            np.testing.assert_array_equal(got.cpu().numpy()[ok], want[ok])
+        else:
+            want = np.bincount(np.where(idx[ok] < 0, idx[ok] + n, idx[ok]), minlength=n).astype(np.float32)
+            np.testing.assert_array_equal(got.cpu().numpy(), want)
+
+
+def test_bad_index_on_a_side_stream():
+    """A record from a launch on another stream is read by a wait that
+    covers that stream."""
+    x = pcs.arange(4.0, device="cuda")
+    s = pcs.cuda.Stream()
+    s.wait_stream(pcs.cuda.current_stream())
+    with pcs.cuda.stream(s):
+        y = x[C([2, 40])]
+    with pytest.raises(IndexError, match="index 40 is out of bounds"):
+        s.synchronize()
+    assert y.cpu().tolist()[0] == 2.0
+
+
 def test_launch_blocking_reports_in_the_call():
     """CUDA_LAUNCH_BLOCKING=1: the op itself waits and raises."""
     import subprocess

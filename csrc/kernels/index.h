@@ -39,58 +39,70 @@ typedef struct {
     int64_t wstride[PCS_MAX_DIMS];
 } pcs_index_geom;
 
-/* The range-check record: host-mapped pinned memory (ops/index_exec.c keeps
+/* The range-check record: host-mapped pinned memory (ops/index_check.c keeps
  * a pool of them) that a kernel writes only when it meets an out-of-range
  * index: bad[k] = 1 and value[k] one such raw value of index tensor k. The
- * host clears bad[] before the launch and reads the record once the launch
- * is known to have finished (an event after it): no device buffer, no copy,
- * no atomics in the common case. */
+ * host clears bad[] and done before the launch. The last block of the
+ * launch to finish sets done (after every block's writes are visible), so
+ * the host knows the record is final by reading it: no event, no device
+ * buffer, no copy. */
 typedef struct {
     int64_t bad[PCS_MAX_DIMS];
     int64_t value[PCS_MAX_DIMS];
+    unsigned done;
+    unsigned pad;
 } pcs_index_err;
 
+/* What a launch reports into: the record (the device pointer of its mapped
+ * memory) and a device counter of the launch's finished blocks (0 between
+ * launches: the last block puts it back). blocks is NULL for a launch that
+ * does not mark the record final (an earlier pass of a two-pass op, or one
+ * whose indices were all checked on the host). */
+typedef struct {
+    pcs_index_err *rec;
+    unsigned *blocks;
+} pcs_index_report;
+
 /* out[i] = off(coordinate of i) for the n = prod(sizes) result elements, in
- * row-major order. An out-of-range index is reported in err (a device
- * pointer to the mapped record) and makes its element's offset -1, which
+ * row-major order. An out-of-range index is reported in rep and makes its element's offset -1, which
  * the sorted scatter skips (it sorts last over the low bits), so no offset
  * ever leaves the tensor. */
-int pcs_launch_index_offsets(const pcs_index_geom *g, int64_t *out, int64_t n, pcs_index_err *err,
+int pcs_launch_index_offsets(const pcs_index_geom *g, int64_t *out, int64_t n, pcs_index_report rep,
                              cudaStream_t stream);
 /* The offsets and the gather in one pass: out[i] = src[off(i)] (out
- * contiguous, n elements of `itemsize` bytes), err as above; a bad index
+ * contiguous, n elements of `itemsize` bytes), rep as above; a bad index
  * reads element 0 of src's storage (in bounds). Four elements a thread, their
  * index loads issued before the dependent reads. */
 int pcs_launch_index_gather_geom(const pcs_index_geom *g, void *out, const void *src, int itemsize,
-                                 int64_t n, pcs_index_err *err, cudaStream_t stream);
+                                 int64_t n, pcs_index_report rep, cudaStream_t stream);
 /* The common case (x[idx], index_select, take, embedding-like lookups): one
  * index tensor, contiguous (idx[r] is row r), each picking a contiguous row
  * of `rowbytes` bytes of src at byte offset base + wrap(idx[r]) * wbytes:
  * out (contiguous, nrows * rowbytes) gets the rows in one pass, no offsets
  * in memory, with 16-byte (8, 4, 2, 1) loads and stores as the alignment of
- * src, out, base, wbytes and rowbytes allows. err as above (index tensor 0). */
+ * src, out, base, wbytes and rowbytes allows. rep as above (index tensor 0). */
 int pcs_launch_index_gather_rows(const int64_t *idx, int64_t nrows, int64_t isize, void *out,
                                  const void *src, int64_t base, int64_t wbytes, int64_t rowbytes,
-                                 pcs_index_err *err, cudaStream_t stream);
+                                 pcs_index_report rep, cudaStream_t stream);
 /* dst[off(i)] op= vals[i] for the n result elements of g, offsets computed
  * on the fly, without sorting: ADD through atomicAdd (int32, int64, float32,
  * float64; float sums then vary in the last bits from run to run, as
  * torch's default), SET a plain store of any dtype (one value broadcast:
- * duplicates write the same; else which duplicate lands is unspecified). An element with a bad index is reported in err and
+ * duplicates write the same; else which duplicate lands is unspecified). An element with a bad index is reported in rep and
  * skipped (the others are applied). Returns -1 for other dtypes or modes
  * (then sort). */
 int pcs_launch_index_scatter_atomic(int dtype, const pcs_index_geom *g, void *dst, const void *vals,
-                                    int64_t n, int mode, pcs_index_err *err, cudaStream_t stream);
+                                    int64_t n, int mode, pcs_index_report rep, cudaStream_t stream);
 /* dst[off(i)] = vals[i] (itemsize bytes each) where the last i in index order
  * wins among duplicates, without sorting: win (one int32 per element of
  * dst's storage, all -1 beforehand) takes each target's highest position,
  * then the winners write. Up to PCS_SET_LAST_ONE_BLOCK values, one block
  * does it all in one launch and clears the entries of win it uses itself
- * (the caller need not). Bad indices reported in err and skipped. -1 for
+ * (the caller need not). Bad indices reported in rep and skipped. -1 for
  * n past INT32_MAX or an unsupported itemsize. */
 #define PCS_SET_LAST_ONE_BLOCK 8192
 int pcs_launch_index_set_last(const pcs_index_geom *g, void *dst, const void *vals, int itemsize,
-                              int64_t n, int32_t *win, pcs_index_err *err, cudaStream_t stream);
+                              int64_t n, int32_t *win, pcs_index_report rep, cudaStream_t stream);
 /* Scatter modes: SET keeps the last value in index order (deterministic). */
 enum { PCS_SCATTER_SET = 0, PCS_SCATTER_ADD, PCS_SCATTER_MUL, PCS_SCATTER_MEAN,
        PCS_SCATTER_AMAX, PCS_SCATTER_AMIN };

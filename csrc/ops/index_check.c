@@ -2,28 +2,31 @@
  *
  * A kernel that follows CUDA index tensors writes a bad index into a record
  * in host-mapped pinned memory (kernels/index.h) and never follows it. The
- * op does not wait: it records an event after the launch and queues the
- * record. The deferred check (common.h), which every call that waits for
- * the device runs, reads the records whose event has fired, directly (no
- * device buffer, no copy), and raises IndexError for the first bad one.
- * Only waiting calls raise, so where an error surfaces does not depend on
- * the device's timing. Under CUDA_LAUNCH_BLOCKING=1 the op waits for its
- * own record and raises in the call. The records, the free list and the
- * queue are guarded by the GIL. */
+ * op does not wait: it queues the record, and the launch's last block to
+ * finish marks it final (done), counting blocks in a device counter that
+ * belongs to the record. The deferred check (common.h), which every call
+ * that waits for the device runs, reads the final records directly (no
+ * event, no device buffer, no copy) and raises IndexError for the first
+ * bad one. Only waiting calls raise, so where an error surfaces does not
+ * depend on the device's timing. Under CUDA_LAUNCH_BLOCKING=1 the op waits
+ * for its own record and raises in the call. The records, the free lists
+ * (one a device: a record's counter lives on one device) and the queue are
+ * guarded by the GIL. */
 #include "ops/index_check.h"
 #include "runtime/host_signal.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 #define ERR_CHUNK 32
-/* Past this many unread records an op waits for the oldest (a loop that
- * never synchronises keeps a bounded queue). */
+/* Past this many unread records an op waits for the oldest's device (a
+ * loop that never synchronises keeps a bounded queue). */
 #define ERR_PENDING_MAX 1024
 
 struct pcs_index_check {
     pcs_index_err *host, *dev;
-    cudaEvent_t ev; /* made on first use, on device ev_device */
-    int ev_device;
+    unsigned *blocks; /* the launch's finished-block counter, on `device` */
+    int device;
     int nidx; /* what IndexError names: the dims and sizes indexed */
     int dim[PCS_MAX_DIMS];
     int64_t isize[PCS_MAX_DIMS];
@@ -32,44 +35,83 @@ struct pcs_index_check {
 
 static int pending_check(void);
 
-static pcs_index_check *err_free;
+static pcs_index_check *err_free[PCS_MAX_DEVICES];
 static pcs_index_check *pend_head, *pend_tail; /* launched, not yet read: oldest first */
 static int npend;
 
-/* A record goes back to the free list only once its launch's event fired
- * (or when nothing was launched): the kernel can no longer write it. */
-pcs_index_check *pcs_index_check_take(void)
+/* ERR_CHUNK new records for `device` (current): the mapped records and a
+ * zeroed counter each on the device, for the life of the process. The
+ * counters are zeroed by a synchronous memset and the legacy stream is
+ * waited for, so that a launch on any stream finds them zero. */
+static int err_chunk(int device)
 {
-    if (!err_free) {
-        void *d = NULL;
-        void *h = pcs_mapped_chunk(ERR_CHUNK * sizeof(pcs_index_err), &d);
-        pcs_index_check *s = h ? PyMem_Calloc(ERR_CHUNK, sizeof *s) : NULL;
-        if (!s) {
-            if (h) {
-                cudaError_t fe = cudaFreeHost(h); /* best effort */
-                (void)fe;
-                PyErr_NoMemory();
-            }
-            return NULL;
+    void *d = NULL;
+    unsigned *cnt = NULL;
+    void *h = pcs_mapped_chunk(ERR_CHUNK * sizeof(pcs_index_err), &d);
+    if (!h)
+        return -1;
+    cudaError_t e = cudaMalloc((void **)&cnt, ERR_CHUNK * sizeof(unsigned));
+    if (e == cudaSuccess)
+        e = cudaMemset(cnt, 0, ERR_CHUNK * sizeof(unsigned));
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(cudaStreamLegacy);
+    pcs_index_check *s = e == cudaSuccess ? PyMem_Calloc(ERR_CHUNK, sizeof *s) : NULL;
+    if (!s) {
+        cudaError_t fe = cudaFreeHost(h); /* best effort: the first error is the one raised */
+        (void)fe;
+        if (cnt) {
+            fe = cudaFree(cnt);
+            (void)fe;
         }
-        pcs_set_deferred_check(pending_check); /* records exist: every wait reads them */
-        for (int i = 0; i < ERR_CHUNK; i++) { /* chunks live as long as the process */
-            s[i].host = (pcs_index_err *)h + i;
-            s[i].dev = (pcs_index_err *)d + i;
-            s[i].next = err_free;
-            err_free = &s[i];
-        }
+        return e != cudaSuccess ? pcs_cuda_error(e, "cudaMalloc (index range check)", __FILE__, __LINE__)
+                                : (PyErr_NoMemory(), -1);
     }
-    pcs_index_check *s = err_free;
-    err_free = s->next;
+    pcs_set_deferred_check(pending_check); /* records exist: every wait reads them */
+    for (int i = 0; i < ERR_CHUNK; i++) {
+        s[i].host = (pcs_index_err *)h + i;
+        s[i].dev = (pcs_index_err *)d + i;
+        s[i].blocks = cnt + i;
+        s[i].device = device;
+        s[i].next = err_free[device];
+        err_free[device] = &s[i];
+    }
+    return 0;
+}
+
+/* A record goes back to its free list only once its launch has finished
+ * (or when nothing was launched that counts into it): the kernel can no
+ * longer write it. */
+pcs_index_check *pcs_index_check_take(int device)
+{
+    if (device < 0 || device >= PCS_MAX_DEVICES) {
+        PyErr_Format(PyExc_RuntimeError, "index range check: bad device %d", device);
+        return NULL;
+    }
+    if (!err_free[device] && err_chunk(device) < 0)
+        return NULL;
+    pcs_index_check *s = err_free[device];
+    err_free[device] = s->next;
     memset(s->host->bad, 0, sizeof s->host->bad);
+    s->host->done = 0;
     return s;
 }
 
 static void err_give(pcs_index_check *s)
 {
-    s->next = err_free;
-    err_free = s;
+    s->next = err_free[s->device];
+    err_free[s->device] = s;
+}
+
+/* Whether the launch that reports into s has finished: its last block set
+ * done after every block's writes, so the reads of bad[] that follow (after
+ * the acquire fence) see them. */
+static bool err_final(const pcs_index_check *s)
+{
+    const volatile pcs_index_err *rec = s->host;
+    if (!rec->done)
+        return false;
+    atomic_thread_fence(memory_order_acquire);
+    return true;
 }
 
 static bool err_bad(const pcs_index_check *s)
@@ -98,22 +140,23 @@ static int err_raise(const pcs_index_check *s)
  * queued for the next check). Else (the cheap poll of each indexing op,
  * which keeps the queue short) stop at the first launch still running or
  * holding a bad index: errors are raised by waiting calls only, so when one
- * surfaces does not depend on the device's timing. */
-static int pending_read(bool all)
+ * surfaces does not depend on the device's timing. `idle`: a device that
+ * was just synchronised, whose records are all final (one that never got
+ * its done flag had no launch counting into it). */
+static int pending_read(bool all, int idle)
 {
     pcs_index_check *prev = NULL, *s = pend_head;
     while (s) {
         pcs_index_check *next = s->next;
-        cudaError_t q = cudaEventQuery(s->ev);
-        if (q == cudaErrorNotReady) {
-            (void)cudaGetLastError();
+        bool fin = err_final(s) || s->device == idle;
+        if (!fin) {
             if (!all)
                 return 0;
             prev = s;
             s = next;
             continue;
         }
-        if (!all && q == cudaSuccess && err_bad(s))
+        if (!all && err_bad(s))
             return 0;
         if (prev)
             prev->next = next;
@@ -122,8 +165,6 @@ static int pending_read(bool all)
         if (pend_tail == s)
             pend_tail = prev;
         npend--;
-        if (q != cudaSuccess)
-            return pcs_cuda_error(q, "cudaEventQuery (index range check)", __FILE__, __LINE__); /* leaked */
         int r = err_raise(s);
         err_give(s);
         if (r < 0)
@@ -136,33 +177,34 @@ static int pending_read(bool all)
 /* The deferred check (common.h) every waiting call runs. */
 static int pending_check(void)
 {
-    return pend_head ? pending_read(true) : 0;
+    return pend_head ? pending_read(true, -1) : 0;
 }
 
-/* Queues the record of a launch just made on `st` (device current): an
- * event after it tells when the record is final. Gives back the finished
- * clean ones first, and waits for the oldest past ERR_PENDING_MAX (raising
- * only if that one holds a bad index). */
-static int err_defer(pcs_index_check *s, cudaStream_t st, int device)
+/* Past ERR_PENDING_MAX: waits (GIL released) for the device of the oldest
+ * record, then reads every final record, raising only for a bad one. The
+ * current device is `device` again afterwards. */
+static int pending_drain(int device)
 {
-    if (s->ev && s->ev_device != device) {
-        cudaError_t de = cudaEventDestroy(s->ev); /* made on another device: remake it here */
-        (void)de;
-        s->ev = NULL;
+    int dev = pend_head->device;
+    cudaError_t w = cudaSetDevice(dev);
+    if (w == cudaSuccess) {
+        Py_BEGIN_ALLOW_THREADS
+        w = cudaDeviceSynchronize();
+        Py_END_ALLOW_THREADS
     }
-    if (!s->ev) {
-        cudaError_t e = cudaEventCreateWithFlags(&s->ev, cudaEventDisableTiming);
-        if (e != cudaSuccess) {
-            s->ev = NULL;
-            err_give(s);
-            return pcs_cuda_error(e, "cudaEventCreateWithFlags", __FILE__, __LINE__);
-        }
-        s->ev_device = device;
-    }
-    cudaError_t e = cudaEventRecord(s->ev, st);
-    if (e != cudaSuccess) /* the launch may still write it: the slot is leaked */
-        return pcs_cuda_error(e, "cudaEventRecord", __FILE__, __LINE__);
-    if (pending_read(false) < 0) /* before this one joins: it may not be read here */
+    cudaError_t back = cudaSetDevice(device);
+    if (w == cudaSuccess)
+        w = back;
+    if (w != cudaSuccess)
+        return pcs_cuda_error(w, "cudaDeviceSynchronize (index range check)", __FILE__, __LINE__);
+    return pending_read(true, dev);
+}
+
+/* Queues the record of a launch just made on `device`. Gives back the
+ * finished clean ones first, and drains the queue past ERR_PENDING_MAX. */
+static int err_defer(pcs_index_check *s, int device)
+{
+    if (pending_read(false, -1) < 0) /* before this one joins: it may not be read here */
         return -1;
     s->next = NULL;
     if (pend_tail)
@@ -171,17 +213,7 @@ static int err_defer(pcs_index_check *s, cudaStream_t st, int device)
         pend_head = s;
     pend_tail = s;
     npend++;
-    if (npend > ERR_PENDING_MAX) {
-        cudaError_t w;
-        cudaEvent_t oldest = pend_head->ev;
-        Py_BEGIN_ALLOW_THREADS
-        w = cudaEventSynchronize(oldest);
-        Py_END_ALLOW_THREADS
-        if (w != cudaSuccess)
-            return pcs_cuda_error(w, "cudaEventSynchronize", __FILE__, __LINE__);
-        return pending_read(true);
-    }
-    return 0;
+    return npend > ERR_PENDING_MAX ? pending_drain(device) : 0;
 }
 
 /* What a record names when it raises: the plan's index dims and sizes. */
@@ -200,7 +232,7 @@ static int err_finish(const pcs_index_plan *p, pcs_index_check *slot, cudaStream
 {
     err_name(slot, p);
     if (!pcs_launch_blocking)
-        return err_defer(slot, st, device);
+        return err_defer(slot, device);
     cudaError_t e;
     Py_BEGIN_ALLOW_THREADS
     e = cudaStreamSynchronize(st);
@@ -212,7 +244,10 @@ static int err_finish(const pcs_index_plan *p, pcs_index_check *slot, cudaStream
     return r;
 }
 
-pcs_index_err *pcs_index_check_dev(pcs_index_check *c) { return c->dev; }
+pcs_index_report pcs_index_check_report(pcs_index_check *c, bool need)
+{
+    return (pcs_index_report){c->dev, need ? c->blocks : NULL};
+}
 
 /* The end of a launch that reports into `slot`: queued when some index
  * tensor came from the device; else given back at once (the kernel never

@@ -7,11 +7,15 @@
 
 typedef struct pcs_index_check pcs_index_check;
 
-/* A record for one launch (cleared), or NULL with exception. */
-pcs_index_check *pcs_index_check_take(void);
+/* A record for one launch on `device` (the current device), cleared, or
+ * NULL with exception. */
+pcs_index_check *pcs_index_check_take(int device);
 
-/* The device pointer its kernel reports into. */
-pcs_index_err *pcs_index_check_dev(pcs_index_check *c);
+/* What its launch reports into. need: some index tensor came from the
+ * device (as passed to pcs_index_check_finish); without it the launch gets
+ * no block counter, so it never touches the record, which goes back at
+ * once. */
+pcs_index_report pcs_index_check_report(pcs_index_check *c, bool need);
 
 /* The end of a launch that reports into c. r: the launch check's result;
  * none: nothing was launched; need: some index tensor of p came from the

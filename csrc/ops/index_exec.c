@@ -217,21 +217,21 @@ static int run_cuda(pcs_index_plan *p, PcsTensor *off, PcsTensor *src, PcsTensor
     if (pcs_cuda_set_device_raw(device) < 0)
         return -1;
     cudaStream_t st = pcs_current_stream(device);
-    pcs_index_check *slot = pcs_index_check_take();
+    pcs_index_check *slot = pcs_index_check_take(device);
     if (!slot)
         return -1;
     const pcs_index_geom *g = &p->g;
     int lr, r;
     int64_t nrows, row, is = src ? (int64_t)pcs_itemsize(src->dtype) : 0;
     if (off)
-        lr = pcs_launch_index_offsets(g, pcs_tensor_data(off), n, pcs_index_check_dev(slot), st);
+        lr = pcs_launch_index_offsets(g, pcs_tensor_data(off), n, pcs_index_check_report(slot, need), st);
     else if (rows_case(g, &nrows, &row))
         lr = pcs_launch_index_gather_rows(g->idx[0], nrows, g->isize[0], pcs_tensor_data(res),
                                           src->storage->data, g->base * is, g->wstride[0] * is,
-                                          row * is, pcs_index_check_dev(slot), st);
+                                          row * is, pcs_index_check_report(slot, need), st);
     else
         lr = pcs_launch_index_gather_geom(g, pcs_tensor_data(res), src->storage->data, (int)is, n,
-                                          pcs_index_check_dev(slot), st);
+                                          pcs_index_check_report(slot, need), st);
     if (lr < 0) {
         PyErr_SetString(PyExc_RuntimeError, "index: unsupported element size");
         r = -1;
@@ -403,16 +403,17 @@ static bool scatter_atomic_ok(const pcs_index_plan *p, int dtype, int mode, bool
  * skipped and reported as run_cuda's are. */
 static int scatter_atomic(pcs_index_plan *p, PcsTensor *dst, PcsTensor *vals, int64_t n, int mode)
 {
-    bool need = launch_setup(p);
+    bool need = launch_setup(p) && n > 0; /* n == 0 launches nothing that could finish the record */
     int dev = dst->device;
     if (pcs_cuda_set_device_raw(dev) < 0)
         return -1;
     cudaStream_t st = pcs_current_stream(dev);
-    pcs_index_check *slot = pcs_index_check_take();
+    pcs_index_check *slot = pcs_index_check_take(dev);
     if (!slot)
         return -1;
     int r, lr = pcs_launch_index_scatter_atomic(dst->dtype, &p->g, dst->storage->data,
-                                                pcs_tensor_data(vals), n, mode, pcs_index_check_dev(slot), st);
+                                                pcs_tensor_data(vals), n, mode,
+                                                pcs_index_check_report(slot, need), st);
     if (lr < 0) {
         (void)pcs_not_implemented("scatter", dst->dtype);
         r = -1;
@@ -437,7 +438,7 @@ static bool set_last_ok(const PcsTensor *dst, int mode, int64_t n)
 
 static int scatter_set_last(pcs_index_plan *p, PcsTensor *dst, PcsTensor *vals, int64_t n)
 {
-    bool need = launch_setup(p);
+    bool need = launch_setup(p) && n > 0; /* n == 0 launches nothing that could finish the record */
     int dev = dst->device;
     if (pcs_cuda_set_device_raw(dev) < 0)
         return -1;
@@ -449,14 +450,14 @@ static int scatter_set_last(pcs_index_plan *p, PcsTensor *dst, PcsTensor *vals, 
     cudaError_t me = n <= PCS_SET_LAST_ONE_BLOCK /* the kernel clears what it uses */
                          ? cudaSuccess
                          : cudaMemsetAsync(pcs_tensor_data(win), 0xFF, (size_t)s * sizeof(int32_t), st);
-    pcs_index_check *slot = me == cudaSuccess ? pcs_index_check_take() : NULL;
+    pcs_index_check *slot = me == cudaSuccess ? pcs_index_check_take(dev) : NULL;
     if (!slot) {
         Py_DECREF(win); /* freed in stream order: nothing was launched on it */
         return me == cudaSuccess ? -1 : pcs_cuda_error(me, "cudaMemsetAsync", __FILE__, __LINE__);
     }
     int r, lr = pcs_launch_index_set_last(&p->g, dst->storage->data, pcs_tensor_data(vals),
                                           (int)pcs_itemsize(dst->dtype), n, pcs_tensor_data(win),
-                                          pcs_index_check_dev(slot), st);
+                                          pcs_index_check_report(slot, need), st);
     if (lr < 0) {
         (void)pcs_not_implemented("scatter", dst->dtype);
         r = -1;
