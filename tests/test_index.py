@@ -275,8 +275,8 @@ def test_gather_scatter(seed):
     ishape = tuple(int(rng.integers(1, s + 1)) for s in shape)
     d = dim % 3
     ishape = ishape[:d] + (int(rng.integers(1, 6)),) + ishape[d + 1:]
-    idx = rng.integers(-shape[d], shape[d], size=ishape)
-    nidx = np.where(idx < 0, idx + shape[d], idx)
+    idx = rng.integers(0, shape[d], size=ishape)  # torch's gather and scatter take no negative index
+    nidx = idx
     x, ti = T(a), T(idx)
     np.testing.assert_array_equal(torch.gather(x, dim, ti).numpy(), np_gather(a, d, nidx))
     np.testing.assert_array_equal(x.gather(dim, ti).numpy(), np_gather(a, d, nidx))
@@ -311,8 +311,8 @@ def test_index_select_add_copy_fill():
     a = rng.standard_normal((4, 5, 3))
     x = T(a)
     for dim in range(3):
-        idx = rng.integers(-a.shape[dim], a.shape[dim], size=6)
-        nidx = np.where(idx < 0, idx + a.shape[dim], idx)
+        idx = rng.integers(0, a.shape[dim], size=6)  # negative: out of range, as in torch
+        nidx = idx
         np.testing.assert_array_equal(torch.index_select(x, dim, T(idx)).numpy(), np.take(a, nidx, axis=dim))
         np.testing.assert_array_equal(x.index_select(dim, T(idx, torch.int32)).numpy(),
                                       np.take(a, nidx, axis=dim))
@@ -343,8 +343,32 @@ def test_index_select_add_copy_fill():
         y = x.clone()
         y.index_fill_(dim, T(uidx), -1.5)
         np.testing.assert_array_equal(y.numpy(), exp2)
+        y = x.clone()
+        y.index_fill_(dim, T(uidx - a.shape[dim]), -1.5)  # index_fill_ counts negatives from the end
+        np.testing.assert_array_equal(y.numpy(), exp2)
         np.testing.assert_array_equal(torch.index_fill(x, dim, T(uidx), torch.tensor(-1.5)).numpy(), exp2)
     np.testing.assert_array_equal(x.numpy(), a)  # out-of-place forms left x alone
+
+
+def test_negative_indices_as_torch():
+    """torch's dim-wise ops (gather, scatter*, take_along_dim, index_select,
+    index_add_, index_copy_) refuse a negative index; take, index_fill_,
+    index_put_ and x[idx] count it from the end."""
+    x = T(np.arange(4.0))
+    neg = T(np.array([-1]))
+    one = T(np.array([1.0]))
+    refuse = [lambda: x.gather(0, neg), lambda: x.clone().scatter_(0, neg, one),
+              lambda: x.clone().scatter_add_(0, neg, one),
+              lambda: x.clone().scatter_reduce_(0, neg, one, "amax"),
+              lambda: x.take_along_dim(neg), lambda: x.index_select(0, neg),
+              lambda: x.clone().index_add_(0, neg, one), lambda: x.clone().index_copy_(0, neg, one)]
+    for call in refuse:
+        with pytest.raises(IndexError, match="index -1 is out of bounds for dimension 0 with size 4"):
+            call()
+    assert x.take(neg).tolist() == [3.0]
+    assert x.clone().index_fill_(0, neg, 9.0).tolist() == [0.0, 1.0, 2.0, 9.0]
+    assert x.clone().index_put_((neg,), one).tolist() == [0.0, 1.0, 2.0, 1.0]
+    assert x[neg].tolist() == [3.0]
 
 
 def test_masked_ops():

@@ -102,7 +102,7 @@ def test_gather_scatter_like_cpu(dtype):
                     np.testing.assert_allclose(a.cpu().float().numpy(), b.float().numpy(), rtol=1e-2)
                 else:
                     same(a, b)
-        same(xc.index_add(0, ic[:, 0], sc, alpha=2), x.index_add(0, idx[:, 0], src, alpha=2))
+        same(xc.index_add(0, ic[:, 0] % 6, sc, alpha=2), x.index_add(0, idx[:, 0] % 6, src, alpha=2))
     m = pcs.tensor(rng.random((6, 5)) < 0.5)
     same(xc.masked_fill(m.cuda(), 1), x.masked_fill(m, 1))
     same(xc.masked_select(m.cuda()), x.masked_select(m))
@@ -221,8 +221,7 @@ def test_out_of_range_leaves_the_context_usable():
             (10, lambda: x.index_put_((C([10]),), C([2.0], pcs.float32), accumulate=True)),
             (10, lambda: x.take(C([10]))),
             (10, lambda: x[[10]]),                       # a list: checked on the host
-            (10, lambda: x[pcs.tensor([1, 10])]),        # a CPU index tensor: on the host
-            (10, lambda: x.gather(0, pcs.tensor([10])))):
+            (10, lambda: x[pcs.tensor([1, 10])])):       # a CPU index tensor: on the host
         with pytest.raises(IndexError, match="index %d is out of bounds for dimension 0 with size 4" % bad):
             call()
             pcs.cuda.synchronize()
@@ -234,6 +233,23 @@ def test_out_of_range_leaves_the_context_usable():
     assert y.sum().item() == float(sum(range(1 << 16)))
     z = pcs.zeros(4, device="cuda").index_put_((C([0, 0, 3]),), C([1.0, 2.0, 3.0], pcs.float32), accumulate=True)
     assert z.cpu().tolist() == [3.0, 0.0, 0.0, 3.0]
+
+
+def test_dim_wise_ops_want_the_index_on_the_tensors_device():
+    """As torch: x[idx] and index_put_ take a CPU index for a CUDA tensor,
+    gather, scatter, take and the index_* ops raise RuntimeError."""
+    x = pcs.arange(4.0, device="cuda")
+    ci, one = pcs.tensor([1]), pcs.ones(1, device="cuda")
+    for call in (lambda: x.gather(0, ci), lambda: x.clone().scatter_(0, ci, one),
+                 lambda: x.clone().scatter_add_(0, ci, one), lambda: x.index_select(0, ci),
+                 lambda: x.clone().index_add_(0, ci, one), lambda: x.clone().index_copy_(0, ci, one),
+                 lambda: x.clone().index_fill_(0, ci, 2.0), lambda: x.take(ci),
+                 lambda: x.take_along_dim(ci, 0)):
+        with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device, but got "
+                                               "index is on cpu"):
+            call()
+    assert x[ci].tolist() == [1.0]
+    assert x.clone().index_put_((ci,), one).tolist() == [0.0, 1.0, 2.0, 3.0]
 
 
 @pytest.mark.parametrize("deterministic", [False, True])
@@ -396,7 +412,7 @@ def test_accumulate_default_uses_atomics_like_torch():
         np.testing.assert_allclose(r.cpu().numpy(), want, rtol=1e-4, atol=1e-3)
         s = pcs.zeros(64, device="cuda", dtype=dt).scatter_add_(0, idx % 64, C(v))
         np.testing.assert_allclose(s.cpu().numpy(), want, rtol=1e-4, atol=1e-3)
-        a = pcs.zeros(64, device="cuda", dtype=dt).index_add_(0, idx, C(v), alpha=2)
+        a = pcs.zeros(64, device="cuda", dtype=dt).index_add_(0, idx % 64, C(v), alpha=2)
         np.testing.assert_allclose(a.cpu().numpy(), 2 * want, rtol=1e-4, atol=2e-3)
     for dt, npdt in ((pcs.int64, np.int64), (pcs.int32, np.int32), (pcs.int16, np.int16)):
         v = rng.integers(-100, 100, size=n).astype(npdt)

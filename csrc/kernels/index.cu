@@ -81,6 +81,7 @@ __device__ __forceinline__ void report_done(const pcs_index_report &rep)
 template <bool ONE> struct Geom {
     static constexpr int NI = ONE ? 1 : PCS_MAX_DIMS;
     int ndim, nidx;
+    unsigned nowrap;
     int64_t base;
     int64_t sizes[PCS_MAX_DIMS];
     int64_t bstride[PCS_MAX_DIMS];
@@ -96,6 +97,7 @@ template <bool ONE> Geom<ONE> make_geom(const pcs_index_geom &g)
     Geom<ONE> f;
     f.ndim = g.ndim;
     f.nidx = g.nidx;
+    f.nowrap = g.nowrap;
     f.base = g.base;
     for (int d = 0; d < PCS_MAX_DIMS; d++) {
         const bool in = d < g.ndim;
@@ -144,8 +146,9 @@ __device__ __forceinline__ int64_t index_offset(const Geom<ONE> &g, I i, pcs_ind
     }
     for (int k = 0; k < nidx; k++) {
         int64_t v = g.idx[k][ioff[k]];
+        const int64_t lo = (g.nowrap >> k) & 1u ? 0 : -g.isize[k];
         int64_t w = v < 0 ? v + g.isize[k] : v;
-        if (w < 0 || w >= g.isize[k]) {
+        if (v < lo || v >= g.isize[k]) {
             report_bad(err, k, v);
             bad = true; // reported, never followed
         }
@@ -229,7 +232,7 @@ void gather_geom(const pcs_index_geom *g, void *out, const void *src, int64_t n,
 // r = e / per, read from src row wrap(idx[r]). per == 1 (one chunk a row,
 // the x[idx] case) skips the division.
 template <class V, bool ONE>
-__global__ void __launch_bounds__(256) gather_rows_kernel(const int64_t *__restrict__ idx, int64_t isize,
+__global__ void __launch_bounds__(256) gather_rows_kernel(const int64_t *__restrict__ idx, int64_t isize, int64_t lo,
                                                           V *__restrict__ out, const char *__restrict__ src,
                                                           int64_t base, int64_t wbytes, int64_t per,
                                                           int64_t total, pcs_index_report rep)
@@ -243,7 +246,7 @@ __global__ void __launch_bounds__(256) gather_rows_kernel(const int64_t *__restr
             int64_t r = ONE ? e : e / per, c = ONE ? 0 : e - r * per;
             int64_t v = e < total ? idx[r] : 0;
             int64_t w = v < 0 ? v + isize : v;
-            if (w < 0 || w >= isize) {
+            if (v < lo || v >= isize) {
                 report_bad(rep.rec, 0, v);
                 w = 0;
             }
@@ -263,15 +266,15 @@ __global__ void __launch_bounds__(256) gather_rows_kernel(const int64_t *__restr
 }
 
 template <class V>
-void gather_rows(const int64_t *idx, int64_t nrows, int64_t isize, void *out, const void *src,
+void gather_rows(const int64_t *idx, int64_t nrows, int64_t isize, int64_t lo, void *out, const void *src,
                  int64_t base, int64_t wbytes, int64_t rowbytes, pcs_index_report rep, cudaStream_t st)
 {
     int64_t per = rowbytes / (int64_t)sizeof(V), total = nrows * per;
     if (per == 1)
-        launch_kernel(gather_rows_kernel<V, true>, grid_unrolled(total, 256), 256, st, idx, isize,
+        launch_kernel(gather_rows_kernel<V, true>, grid_unrolled(total, 256), 256, st, idx, isize, lo,
                       (V *)out, (const char *)src, base, wbytes, per, total, rep);
     else
-        launch_kernel(gather_rows_kernel<V, false>, grid_unrolled(total, 256), 256, st, idx, isize,
+        launch_kernel(gather_rows_kernel<V, false>, grid_unrolled(total, 256), 256, st, idx, isize, lo,
                       (V *)out, (const char *)src, base, wbytes, per, total, rep);
 }
 
@@ -569,24 +572,25 @@ extern "C" int pcs_launch_index_gather_geom(const pcs_index_geom *g, void *out, 
     }
 }
 
-extern "C" int pcs_launch_index_gather_rows(const int64_t *idx, int64_t nrows, int64_t isize, void *out,
+extern "C" int pcs_launch_index_gather_rows(const int64_t *idx, int64_t nrows, int64_t isize, bool wrap, void *out,
                                             const void *src, int64_t base, int64_t wbytes,
                                             int64_t rowbytes, pcs_index_report rep, cudaStream_t stream)
 {
     if (nrows <= 0 || rowbytes <= 0)
         return 0;
+    const int64_t lo = wrap ? -isize : 0; // the lowest index in range
     uint64_t a = (uint64_t)(uintptr_t)src | (uint64_t)(uintptr_t)out | (uint64_t)base |
                  (uint64_t)wbytes | (uint64_t)rowbytes;
     if (a % 16 == 0)
-        gather_rows<Bytes16>(idx, nrows, isize, out, src, base, wbytes, rowbytes, rep, stream);
+        gather_rows<Bytes16>(idx, nrows, isize, lo, out, src, base, wbytes, rowbytes, rep, stream);
     else if (a % 8 == 0)
-        gather_rows<uint64_t>(idx, nrows, isize, out, src, base, wbytes, rowbytes, rep, stream);
+        gather_rows<uint64_t>(idx, nrows, isize, lo, out, src, base, wbytes, rowbytes, rep, stream);
     else if (a % 4 == 0)
-        gather_rows<uint32_t>(idx, nrows, isize, out, src, base, wbytes, rowbytes, rep, stream);
+        gather_rows<uint32_t>(idx, nrows, isize, lo, out, src, base, wbytes, rowbytes, rep, stream);
     else if (a % 2 == 0)
-        gather_rows<uint16_t>(idx, nrows, isize, out, src, base, wbytes, rowbytes, rep, stream);
+        gather_rows<uint16_t>(idx, nrows, isize, lo, out, src, base, wbytes, rowbytes, rep, stream);
     else
-        gather_rows<uint8_t>(idx, nrows, isize, out, src, base, wbytes, rowbytes, rep, stream);
+        gather_rows<uint8_t>(idx, nrows, isize, lo, out, src, base, wbytes, rowbytes, rep, stream);
     return 0;
 }
 

@@ -10,7 +10,8 @@
  * where c is the element's coordinate in the result, bstride the strides the
  * basic (sliced) dims walk, and idx_k the int64 index tensors (broadcast to
  * the result through istride, 0 on dims they do not span), each indexing a
- * dim of size isize[k] (wrap adds isize to negative values). x[idx], setitem,
+ * dim of size isize[k] (wrap adds isize to negative values, unless bit k of
+ * nowrap makes them out of range, as torch's dim-wise ops do). x[idx], setitem,
  * index_put_, index_select, gather, scatter, take, index_add_ ... all build
  * this geometry on the host (ops/index_geom.c) and differ only in what they
  * do with the offsets. */
@@ -30,6 +31,7 @@ extern "C" {
 typedef struct {
     int ndim;  /* result dims */
     int nidx;  /* index tensors */
+    unsigned nowrap; /* bit k: index tensor k's negative values are out of range */
     int64_t base;
     int64_t sizes[PCS_MAX_DIMS];
     int64_t bstride[PCS_MAX_DIMS];
@@ -80,8 +82,9 @@ int pcs_launch_index_gather_geom(const pcs_index_geom *g, void *out, const void 
  * of `rowbytes` bytes of src at byte offset base + wrap(idx[r]) * wbytes:
  * out (contiguous, nrows * rowbytes) gets the rows in one pass, no offsets
  * in memory, with 16-byte (8, 4, 2, 1) loads and stores as the alignment of
- * src, out, base, wbytes and rowbytes allows. rep as above (index tensor 0). */
-int pcs_launch_index_gather_rows(const int64_t *idx, int64_t nrows, int64_t isize, void *out,
+ * src, out, base, wbytes and rowbytes allows. rep as above (index tensor 0);
+ * wrap: negative indices count from the end (else they are out of range). */
+int pcs_launch_index_gather_rows(const int64_t *idx, int64_t nrows, int64_t isize, bool wrap, void *out,
                                  const void *src, int64_t base, int64_t wbytes, int64_t rowbytes,
                                  pcs_index_report rep, cudaStream_t stream);
 /* dst[off(i)] op= vals[i] for the n result elements of g, offsets computed

@@ -7,7 +7,9 @@
  * (gather, scatter*) walk the index tensor's shape, with the index replacing
  * the coordinate along `dim`; select-like ops (index_*) walk the tensor's
  * shape with `dim` resized to the index's length. The engine checks the
- * range, then gathers or scatters (deterministically on CUDA: sorted runs). */
+ * range, then gathers or scatters (deterministically on CUDA: sorted runs).
+ * As in torch, the index must be on the tensor's device, and a negative
+ * index is out of range except for take and index_fill_. */
 #include "ops/index.h"
 
 #include <string.h>
@@ -68,6 +70,7 @@ static int dim_plan(pcs_index_plan *p, PcsTensor *t, int dim, PcsTensor *index, 
     pcs_index_geom *g = &p->g;
     g->ndim = index->ndim;
     g->base = t->offset;
+    p->nowrap = p->same_device = true;
     for (int d = 0; d < index->ndim; d++) {
         g->sizes[d] = index->sizes[d];
         g->bstride[d] = d == dim ? 0 : t->strides[d];
@@ -76,8 +79,10 @@ static int dim_plan(pcs_index_plan *p, PcsTensor *t, int dim, PcsTensor *index, 
                ? -1 : 0;
 }
 
-/* index_*: the result is t's shape with dim resized to index's length. */
-static int select_plan(pcs_index_plan *p, PcsTensor *t, int dim, PcsTensor *index, const char *fname)
+/* index_*: the result is t's shape with dim resized to index's length.
+ * wrap: negative indices count from the end (index_fill_). */
+static int select_plan(pcs_index_plan *p, PcsTensor *t, int dim, PcsTensor *index, bool wrap,
+                       const char *fname)
 {
     if (index_dtype_check(index, fname, true) < 0)
         return -1;
@@ -94,6 +99,8 @@ static int select_plan(pcs_index_plan *p, PcsTensor *t, int dim, PcsTensor *inde
     pcs_index_geom *g = &p->g;
     g->ndim = t->ndim ? t->ndim : 1;
     g->base = t->offset;
+    p->nowrap = !wrap;
+    p->same_device = true;
     for (int d = 0; d < g->ndim; d++) {
         g->sizes[d] = d == dim ? len : t->sizes[d];
         g->bstride[d] = d == dim ? 0 : t->strides[d];
@@ -190,7 +197,7 @@ static PyObject *index_select_entry(PyObject *self, PyObject *const *args, Py_ss
         return NULL;
     pcs_index_plan p;
     pcs_index_plan_init(&p);
-    PcsTensor *res = select_plan(&p, a.x, a.dim, a.index, "index_select") < 0 ? NULL
+    PcsTensor *res = select_plan(&p, a.x, a.dim, a.index, false, "index_select") < 0 ? NULL
                                                                                 : pcs_index_gather(&p, a.x);
     pcs_index_plan_clear(&p);
     if (res && a.x->ndim == 0) { /* a 0-dim input gives a 0-dim result */
@@ -201,8 +208,10 @@ static PyObject *index_select_entry(PyObject *self, PyObject *const *args, Py_ss
     return pcs_into_out((PyObject *)res, a.out, "index_select");
 }
 
-/* take(input, index): input as if flattened (a contiguous copy when it is not). */
-static PyObject *take_core(PcsTensor *x, PcsTensor *index, const char *fname)
+/* take(input, index): input as if flattened (a contiguous copy when it is
+ * not). wrap: negative indices count from the end (take, not
+ * take_along_dim). */
+static PyObject *take_core(PcsTensor *x, PcsTensor *index, bool wrap, const char *fname)
 {
     if (index_dtype_check(index, fname, false) < 0)
         return NULL;
@@ -213,6 +222,8 @@ static PyObject *take_core(PcsTensor *x, PcsTensor *index, const char *fname)
     pcs_index_plan_init(&p);
     p.g.ndim = index->ndim;
     p.g.base = c->offset;
+    p.same_device = true;
+    p.nowrap = !wrap;
     for (int d = 0; d < index->ndim; d++)
         p.g.sizes[d] = index->sizes[d];
     PcsTensor *res = NULL;
@@ -233,7 +244,7 @@ static PyObject *take_entry(PyObject *self, PyObject *const *args, Py_ssize_t na
     PyObject *out;
     if (!index || pcs_out_arg(pcs_arg(args, nargs, kw, -1, "out"), &out) < 0)
         return NULL;
-    return pcs_into_out(take_core(x, index, "take"), out, "take");
+    return pcs_into_out(take_core(x, index, true, "take"), out, "take");
 }
 
 static PyObject *take_along_dim_entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
@@ -254,7 +265,7 @@ static PyObject *take_along_dim_entry(PyObject *self, PyObject *const *args, Py_
     if (!dobj || dobj == Py_None) {
         int64_t n = pcs_tensor_numel(ix);
         PcsTensor *flat = pcs_tensor_reshape(ix, 1, &n);
-        PyObject *r = flat ? take_core(x, flat, fname) : NULL;
+        PyObject *r = flat ? take_core(x, flat, false, fname) : NULL;
         Py_XDECREF(flat);
         return pcs_into_out(r, out, fname);
     }
@@ -418,7 +429,7 @@ static PyObject *index_op_entry(PyObject *self, PyObject *const *args, Py_ssize_
         return NULL;
     pcs_index_plan p;
     pcs_index_plan_init(&p);
-    int r = select_plan(&p, target, a.dim, a.index, fname);
+    int r = select_plan(&p, target, a.dim, a.index, fill, fname);
     PcsTensor *v = NULL;
     if (r == 0 && fill) {
         if (PcsTensor_Check(a.third) && T(a.third)->ndim != 0) {

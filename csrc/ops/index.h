@@ -31,6 +31,10 @@ typedef struct {
     int dim[PCS_MAX_DIMS];           /* the dim each one indexes, named in errors */
     bool host_checked[PCS_MAX_DIMS]; /* its range was checked on the host */
     bool uniform;                    /* pcs_index_values saw one value (a number) */
+    /* Set before pcs_index_plan_add, for torch's dim-wise ops (gather,
+     * scatter, index_select, index_add_ ...): negative indices are out of
+     * range (nowrap), and the index must be on the tensor's device. */
+    bool nowrap, same_device;
 } pcs_index_plan;
 
 /* An empty plan (no result dims, no index tensors). */

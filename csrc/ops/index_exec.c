@@ -74,7 +74,18 @@ int pcs_index_plan_add(pcs_index_plan *p, PcsTensor *idx, int device, int dim, i
                         "tensors used as indices must be long, int, byte or bool tensors");
         return -1;
     }
-    /* A CPU index may index a CUDA tensor (moved over); other mixes raise. */
+    /* A CPU index may index a CUDA tensor (moved over) unless the op wants
+     * one device, as torch's dim-wise ops do; other mixes raise. */
+    if (p->same_device && idx->device != device) {
+        char d[32];
+        snprintf(d, sizeof d, "cpu");
+        if (idx->device >= 0)
+            snprintf(d, sizeof d, "cuda:%d", idx->device);
+        PyErr_Format(PyExc_RuntimeError,
+                     "Expected all tensors to be on the same device, but got index is on %s, different "
+                     "from other tensors", d);
+        return -1;
+    }
     if (idx->device >= 0 && idx->device != device) {
         char d[32];
         if (device < 0)
@@ -87,6 +98,7 @@ int pcs_index_plan_add(pcs_index_plan *p, PcsTensor *idx, int device, int dim, i
         return -1;
     }
     bool host = false;
+    const int64_t lo = p->nowrap ? 0 : -size; /* the lowest index in range */
     PcsTensor *c;
     if (idx->device < 0 && device >= 0) {
         /* on the host: check here, in index order, then copy over */
@@ -97,7 +109,7 @@ int pcs_index_plan_add(pcs_index_plan *p, PcsTensor *idx, int device, int dim, i
             return -1;
         const int64_t *v = pcs_tensor_data(h);
         for (int64_t i = 0, n = pcs_tensor_numel(h); i < n; i++) {
-            if (v[i] < -size || v[i] >= size) {
+            if (v[i] < lo || v[i] >= size) {
                 Py_DECREF(h);
                 return pcs_index_oob(v[i], dim, size);
             }
@@ -115,6 +127,8 @@ int pcs_index_plan_add(pcs_index_plan *p, PcsTensor *idx, int device, int dim, i
     p->idx[k] = c;
     p->dim[k] = dim;
     p->g.isize[k] = size;
+    if (p->nowrap)
+        p->g.nowrap |= 1u << k;
     p->g.wstride[k] = wstride;
     for (int d = 0; d < p->g.ndim; d++) {
         int j = d - first; /* the index tensor's own dim, right-aligned */
@@ -154,7 +168,7 @@ static int offsets_cpu(pcs_index_plan *p, int64_t *out, int64_t n)
         for (int k = 0; k < g->nidx; k++) {
             int64_t v = g->idx[k][ioff[k]];
             int64_t w = v < 0 ? v + g->isize[k] : v;
-            if (w < 0 || w >= g->isize[k])
+            if (v < ((g->nowrap >> k) & 1u ? 0 : -g->isize[k]) || v >= g->isize[k])
                 return pcs_index_oob(v, p->dim[k], g->isize[k]);
             off += w * g->wstride[k];
         }
@@ -226,7 +240,8 @@ static int run_cuda(pcs_index_plan *p, PcsTensor *off, PcsTensor *src, PcsTensor
     if (off)
         lr = pcs_launch_index_offsets(g, pcs_tensor_data(off), n, pcs_index_check_report(slot, need), st);
     else if (rows_case(g, &nrows, &row))
-        lr = pcs_launch_index_gather_rows(g->idx[0], nrows, g->isize[0], pcs_tensor_data(res),
+        lr = pcs_launch_index_gather_rows(g->idx[0], nrows, g->isize[0], !(g->nowrap & 1u),
+                                          pcs_tensor_data(res),
                                           src->storage->data, g->base * is, g->wstride[0] * is,
                                           row * is, pcs_index_check_report(slot, need), st);
     else
