@@ -49,25 +49,28 @@ __device__ __noinline__ void report_bad(pcs_index_err *err, int k, int64_t v)
 }
 
 // The end of every block of a launch that reports into rep: the last block
-// to finish puts the counter back to 0 and sets the record's done flag,
-// after every block's bad-index writes (report_bad fenced them). The host
-// reads the flag instead of recording and querying an event after the
-// launch (about 0.4 us of host time an op). rep.blocks is the same for the
-// whole grid, so the barrier is reached by every thread or none.
+// to finish puts the counter back to 0 and sets the record's done flag. The
+// host reads the flag instead of recording and querying an event after the
+// launch (about 0.4 us of host time an op). report_bad made its writes
+// visible to the host before its block reached the barrier below, so they
+// precede the block's count and the done flag. A grid of one block (the
+// small ops) needs no count. rep.blocks is the same for the whole grid, so
+// the barrier is reached by every thread or none.
 __device__ __forceinline__ void report_done(const pcs_index_report &rep)
 {
     if (!rep.blocks)
         return;
     __syncthreads();
-    if (threadIdx.x == 0) {
-        __threadfence();
-        const unsigned nb = gridDim.x * gridDim.y * gridDim.z;
-        if (atomicAdd(rep.blocks, 1u) == nb - 1) {
-            *rep.blocks = 0;
-            __threadfence_system();
-            *(volatile unsigned *)&rep.rec->done = 1;
-        }
+    if (threadIdx.x != 0)
+        return;
+    const unsigned nb = gridDim.x * gridDim.y * gridDim.z;
+    if (nb > 1) {
+        if (atomicAdd(rep.blocks, 1u) != nb - 1)
+            return;
+        *rep.blocks = 0; // for the record's next launch
     }
+    __threadfence(); // the count (and the reset) before the flag
+    *(volatile unsigned *)&rep.rec->done = 1;
 }
 
 // The geometry as a kernel parameter, with a multiply-shift divider
