@@ -355,6 +355,35 @@ def test_bad_index_on_a_side_stream():
     assert y.cpu().tolist()[0] == 2.0
 
 
+@pytest.mark.skipif(pcs.cuda.device_count() < 2, reason="needs two GPUs")
+def test_range_records_on_two_devices():
+    """Each device has its own records (their block counters live on it):
+    bad indices on either device are raised at the next wait, the queue
+    that spans both drains past 1024 unread records, and the results on
+    both devices stay right."""
+    xs = [pcs.arange(4.0, device="cuda:%d" % d) for d in (0, 1)]
+    ids = [pcs.tensor([3, 0], device="cuda:%d" % d) for d in (0, 1)]
+    for d in (1, 0):
+        with pcs.cuda.device(d):
+            y = xs[d][pcs.tensor([1, 9], device="cuda:%d" % d)]
+        with pytest.raises(IndexError, match="index 9 is out of bounds for dimension 0 with size 4"):
+            with pcs.cuda.device(d):
+                pcs.cuda.synchronize()
+        assert y.cpu().tolist()[0] == 1.0
+    for k in range(2200):  # past the queue's bound, alternating devices
+        d = k % 2
+        with pcs.cuda.device(d):
+            r = xs[d][ids[d]]
+    with pcs.cuda.device(1):
+        bad = xs[1].gather(0, pcs.tensor([5], device="cuda:1"))
+    with pytest.raises(IndexError, match="index 5 is out of bounds"):
+        for d in (0, 1):
+            with pcs.cuda.device(d):
+                pcs.cuda.synchronize()
+    assert r.cpu().tolist() == [3.0, 0.0] and bad.shape == (1,)
+    assert xs[0][ids[0]].cpu().tolist() == [3.0, 0.0]
+
+
 def test_launch_blocking_reports_in_the_call():
     """CUDA_LAUNCH_BLOCKING=1: the op itself waits and raises."""
     import subprocess
