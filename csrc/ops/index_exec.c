@@ -76,25 +76,22 @@ int pcs_index_plan_add(pcs_index_plan *p, PcsTensor *idx, int device, int dim, i
     }
     /* A CPU index may index a CUDA tensor (moved over) unless the op wants
      * one device, as torch's dim-wise ops do; other mixes raise. */
-    if (p->same_device && idx->device != device) {
+    bool mixed = idx->device != device && (p->same_device || idx->device >= 0);
+    if (mixed) {
+        int named = p->same_device ? idx->device : device; /* the device the message names */
         char d[32];
-        snprintf(d, sizeof d, "cpu");
-        if (idx->device >= 0)
-            snprintf(d, sizeof d, "cuda:%d", idx->device);
-        PyErr_Format(PyExc_RuntimeError,
-                     "Expected all tensors to be on the same device, but got index is on %s, different "
-                     "from other tensors", d);
-        return -1;
-    }
-    if (idx->device >= 0 && idx->device != device) {
-        char d[32];
-        if (device < 0)
+        if (named < 0)
             snprintf(d, sizeof d, "cpu");
         else
-            snprintf(d, sizeof d, "cuda:%d", device);
-        PyErr_Format(PyExc_RuntimeError,
-                     "indices should be either on cpu or on the same device as the indexed tensor (%s)",
-                     d);
+            snprintf(d, sizeof d, "cuda:%d", named);
+        if (p->same_device)
+            PyErr_Format(PyExc_RuntimeError,
+                         "Expected all tensors to be on the same device, but got index is on %s, "
+                         "different from other tensors", d);
+        else
+            PyErr_Format(PyExc_RuntimeError,
+                         "indices should be either on cpu or on the same device as the indexed "
+                         "tensor (%s)", d);
         return -1;
     }
     bool host = false;
@@ -128,7 +125,7 @@ int pcs_index_plan_add(pcs_index_plan *p, PcsTensor *idx, int device, int dim, i
     p->dim[k] = dim;
     p->g.isize[k] = size;
     if (p->nowrap)
-        p->g.nowrap |= 1u << k;
+        p->g.nowrap |= 1u << k; /* kernels/index.h: negatives out of range */
     p->g.wstride[k] = wstride;
     for (int d = 0; d < p->g.ndim; d++) {
         int j = d - first; /* the index tensor's own dim, right-aligned */
