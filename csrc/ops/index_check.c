@@ -50,11 +50,16 @@ static int err_chunk(int device)
     void *h = pcs_mapped_chunk(ERR_CHUNK * sizeof(pcs_index_err), &d);
     if (!h)
         return -1;
+    const char *call = "cudaMalloc (index range check)"; /* the call an error names */
     cudaError_t e = cudaMalloc((void **)&cnt, ERR_CHUNK * sizeof(unsigned));
-    if (e == cudaSuccess)
+    if (e == cudaSuccess) {
+        call = "cudaMemset (index range check)";
         e = cudaMemset(cnt, 0, ERR_CHUNK * sizeof(unsigned));
-    if (e == cudaSuccess)
+    }
+    if (e == cudaSuccess) {
+        call = "cudaStreamSynchronize (index range check)";
         e = cudaStreamSynchronize(cudaStreamLegacy);
+    }
     pcs_index_check *s = e == cudaSuccess ? PyMem_Calloc(ERR_CHUNK, sizeof *s) : NULL;
     if (!s) {
         cudaError_t fe = cudaFreeHost(h); /* best effort: the first error is the one raised */
@@ -63,8 +68,7 @@ static int err_chunk(int device)
             fe = cudaFree(cnt);
             (void)fe;
         }
-        return e != cudaSuccess ? pcs_cuda_error(e, "cudaMalloc (index range check)", __FILE__, __LINE__)
-                                : (PyErr_NoMemory(), -1);
+        return e != cudaSuccess ? pcs_cuda_error(e, call, __FILE__, __LINE__) : (PyErr_NoMemory(), -1);
     }
     pcs_set_deferred_check(pending_check); /* records exist: every wait reads them */
     for (int i = 0; i < ERR_CHUNK; i++) {
