@@ -279,3 +279,49 @@ def test_launch_loop_queues_on_the_current_stream():
     s.synchronize()
     assert s.query()
     torch._C._launch_loop(0)
+
+
+@pytest.mark.cuda
+def test_kernels_launch_from_many_threads():
+    # Kernels are launched through the driver with each kernel's function
+    # looked up once per context: threads that launch at the same moment,
+    # some of them a kernel the process has not launched before, all get
+    # their own results.
+    import numpy as np
+    n = 4
+    barrier = threading.Barrier(n)
+    out, errors = {}, []
+
+    def work(i):
+        try:
+            x = torch.arange(1000 + i, device="cuda", dtype=torch.float64)
+            barrier.wait()
+            y = (x * (i + 1)).cumsum(0).flip(0)
+            z = x.to(torch.int16).cummax(0)[0]
+            out[i] = (y.cpu().numpy(), z.cpu().numpy())
+        except Exception as e:  # reported by the main thread
+            errors.append(e)
+
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(n)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors
+    for i in range(n):
+        ref = np.arange(1000 + i, dtype=np.float64)
+        np.testing.assert_array_equal(out[i][0], np.cumsum(ref * (i + 1))[::-1])
+        np.testing.assert_array_equal(out[i][1], np.maximum.accumulate(ref.astype(np.int16)))
+
+
+@pytest.mark.multigpu
+def test_one_kernel_on_two_devices_in_turn():
+    # The launcher keeps a kernel's function per device context; a function
+    # of the wrong device would fail to launch or compute on the wrong GPU.
+    import numpy as np
+    ref = float(np.sum(np.arange(777, dtype=np.float64) * 3 + 1))
+    for dev in (0, 1, 0, 1):
+        x = torch.arange(777, device="cuda:%d" % dev, dtype=torch.float32)
+        y = (x * 3 + 1).sum()
+        assert y.device == torch.device("cuda", dev)
+        assert float(y) == ref

@@ -2,6 +2,7 @@
 // (norm="forward"/"ortho"/inverse "backward") fused with conjugation (hfft,
 // ihfft), so a transform never costs more than one extra pass.
 #include "kernels.h"
+#include "launch.cuh"
 
 namespace {
 
@@ -25,9 +26,9 @@ extern "C" void pcs_launch_fft_scale(void *data, int is_double, int64_t n, doubl
     if (grid > 65535)
         grid = 65535; // grid-stride loop covers the rest
     if (is_double)
-        fft_scale_kernel<double><<<(unsigned)grid, threads, 0, stream>>>(
-            static_cast<double *>(data), n, s_even, s_odd);
+        pcs::launch_kernel(fft_scale_kernel<double>, (unsigned)grid, threads, stream, static_cast<double *>(data), n,
+                           s_even, s_odd);
     else
-        fft_scale_kernel<float><<<(unsigned)grid, threads, 0, stream>>>(
-            static_cast<float *>(data), n, (float)s_even, (float)s_odd);
+        pcs::launch_kernel(fft_scale_kernel<float>, (unsigned)grid, threads, stream, static_cast<float *>(data), n,
+                           (float)s_even, (float)s_odd);
 }

@@ -113,18 +113,18 @@ CUfunction add(const void *kernel, CUcontext ctx)
 
 } // namespace
 
-void launch_raw(const void *kernel, dim3 grid, dim3 block, void **params, cudaStream_t stream)
+void launch_raw(const void *kernel, dim3 grid, dim3 block, size_t smem, void **params, cudaStream_t stream)
 {
     CUcontext ctx = nullptr;
     if (resolve_driver() && drv_current(&ctx) == CUDA_SUCCESS && ctx) {
         CUfunction fn = find(kernel, ctx);
         if (!fn)
             fn = add(kernel, ctx);
-        if (fn && drv_launch(fn, grid.x, grid.y, grid.z, block.x, block.y, block.z, 0, (CUstream)stream, params,
+        if (fn && drv_launch(fn, grid.x, grid.y, grid.z, block.x, block.y, block.z, (unsigned)smem, (CUstream)stream, params,
                              nullptr) == CUDA_SUCCESS)
             return;
     }
-    (void)cudaLaunchKernel(kernel, grid, block, params, 0, stream);
+    (void)cudaLaunchKernel(kernel, grid, block, params, smem, stream);
 }
 
 } // namespace pcs

@@ -16,9 +16,10 @@
 
 namespace pcs {
 
-// Launches kernel (a __global__ function's host stub) with no dynamic
-// shared memory; a failed launch leaves its error for cudaGetLastError.
-void launch_raw(const void *kernel, dim3 grid, dim3 block, void **params, cudaStream_t stream);
+// Launches kernel (a __global__ function's host stub) with smem bytes of
+// dynamic shared memory; a failed launch leaves its error for
+// cudaGetLastError.
+void launch_raw(const void *kernel, dim3 grid, dim3 block, size_t smem, void **params, cudaStream_t stream);
 
 template <class T> struct launch_param { using type = T; };
 
@@ -27,7 +28,16 @@ inline void launch_kernel(void (*kernel)(P...), dim3 grid, dim3 block, cudaStrea
                           typename launch_param<P>::type... args)
 {
     void *params[] = {(void *)&args...};
-    launch_raw((const void *)kernel, grid, block, params, stream);
+    launch_raw((const void *)kernel, grid, block, 0, params, stream);
+}
+
+// launch_kernel with smem bytes of dynamic shared memory.
+template <class... P>
+inline void launch_kernel_smem(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
+                               typename launch_param<P>::type... args)
+{
+    void *params[] = {(void *)&args...};
+    launch_raw((const void *)kernel, grid, block, smem, params, stream);
 }
 
 } // namespace pcs

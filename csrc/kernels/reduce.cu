@@ -129,9 +129,9 @@ extern "C" int pcs_launch_scan(int op, int dtype, void *out, const void *in, int
                 return 0;
             int threads = K >= 1024 ? 1024 : K > 256 ? 512 : 128;
             if (op == 0)
-                scan_lines<T, false><<<(unsigned)(A * B), threads, 0, stream>>>((const T *)in, (T *)out, K, B);
+                launch_kernel(scan_lines<T, false>, (unsigned)(A * B), threads, stream, (const T *)in, (T *)out, K, B);
             else
-                scan_lines<T, true><<<(unsigned)(A * B), threads, 0, stream>>>((const T *)in, (T *)out, K, B);
+                launch_kernel(scan_lines<T, true>, (unsigned)(A * B), threads, stream, (const T *)in, (T *)out, K, B);
             return 0;
         }
     });

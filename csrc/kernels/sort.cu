@@ -604,13 +604,12 @@ extern "C" int pcs_launch_searchsorted(int dtype, const void *seq, const int64_t
                 unsigned g = grid_for(n);
                 unsigned cap = (unsigned)sm_count() * 8;
                 g = g < cap ? g : cap;
-                // chevrons: launch_kernel passes no dynamic shared memory
                 if (out_int32)
-                    search_smem<T, int32_t><<<g, 256, (size_t)smem, s>>>(
-                        (const T *)seq, (int)len, (const T *)vals, n, right != 0, (int32_t *)out);
+                    launch_kernel_smem(search_smem<T, int32_t>, g, 256, (size_t)smem, s, (const T *)seq, (int)len,
+                                       (const T *)vals, n, right != 0, (int32_t *)out);
                 else
-                    search_smem<T, int64_t><<<g, 256, (size_t)smem, s>>>(
-                        (const T *)seq, (int)len, (const T *)vals, n, right != 0, (int64_t *)out);
+                    launch_kernel_smem(search_smem<T, int64_t>, g, 256, (size_t)smem, s, (const T *)seq, (int)len,
+                                       (const T *)vals, n, right != 0, (int64_t *)out);
                 return 0;
             }
             if (out_int32)
