@@ -325,3 +325,19 @@ def test_one_kernel_on_two_devices_in_turn():
         y = (x * 3 + 1).sum()
         assert y.device == torch.device("cuda", dev)
         assert float(y) == ref
+
+
+@pytest.mark.cuda
+def test_a_refused_launch_raises_and_the_context_goes_on():
+    # Launches go to the driver first; one it refuses is made again through
+    # the runtime, whose error the op's launch check raises. Not a fault:
+    # the same process keeps computing.
+    from pycuda_sem import _C
+    x = torch.arange(100, device="cuda", dtype=torch.float32)
+    for _ in range(2):
+        # CUDA 13 names it an invalid argument; older runtimes an invalid
+        # configuration: either way the op and the call are named
+        with pytest.raises(RuntimeError, match=r"CUDA error: invalid .* in sleep_kernel"):
+            _C._launch_bad_config()
+        assert (x * 2).sum().item() == 9900.0
+    cuda.synchronize()

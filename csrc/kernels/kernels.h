@@ -75,6 +75,10 @@ int pcs_launch_fill(void *dst, int itemsize, const void *value, int64_t n,
  * they check ordering, concurrency and timing. */
 void pcs_launch_sleep(int64_t cycles, cudaStream_t stream);
 
+/* A launch every GPU refuses (4096 threads a block): tests check that a
+ * failed launch raises at the op and leaves the context usable. */
+void pcs_launch_bad_config(cudaStream_t stream);
+
 /* ---- random numbers, FFT helpers (random.cu, fft.cu) ----------------------- */
 
 /* The fill parameters and the numbering scheme are in philox.h. */

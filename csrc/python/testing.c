@@ -10,6 +10,11 @@
  * driver's own cost per launch in the same run as `a + b`: no runtime can
  * launch a kernel from Python for less.
  *
+ * _C._launch_bad_config() makes a launch the device refuses (too many
+ * threads a block): the error must come back as a RuntimeError through the
+ * same check as every op's, and the context stays usable (it is not a
+ * fault).
+ *
  * _C._iter_plan(t0, t1, ...) returns the iteration core's plan for the
  * tensors (t0 the output): (sizes, [strides of each], index32, contiguous),
  * so the CPU suite can check the layout logic the kernels rely on. */
@@ -44,6 +49,19 @@ static PyObject *py_launch_loop(PyObject *m, PyObject *arg)
         return NULL;
     for (long long i = 0; i < n; i++)
         pcs_launch_sleep(0, st);
+    if (PCS_CHECK_LAUNCH(st, "sleep_kernel") < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_launch_bad_config(PyObject *m, PyObject *noargs)
+{
+    PCS_UNUSED(m);
+    PCS_UNUSED(noargs);
+    cudaStream_t st;
+    if (pcs_enter_current_stream(&st) < 0)
+        return NULL;
+    pcs_launch_bad_config(st);
     if (PCS_CHECK_LAUNCH(st, "sleep_kernel") < 0)
         return NULL;
     Py_RETURN_NONE;
@@ -89,6 +107,9 @@ static PyMethodDef testing_methods[] = {
     {"_fault", py_fault, METH_NOARGS,
      "_fault()\n\nLaunch a kernel that writes to an illegal address (tests only: the CUDA "
      "context is unusable afterwards)."},
+    {"_launch_bad_config", py_launch_bad_config, METH_NOARGS,
+     "_launch_bad_config()\n\nA kernel launch with 4096 threads a block, which the device refuses "
+     "(tests: the error is raised and the context stays usable)."},
     {"_launch_loop", py_launch_loop, METH_O,
      "_launch_loop(n)\n\nLaunch an empty kernel n times on the current stream from a C loop "
      "(benchmarks: the driver's cost per launch, with no Python in between)."},
