@@ -58,8 +58,10 @@ bool resolve_driver()
 }
 
 // (kernel, context) -> driver function, open addressing, entries never
-// removed. A slot is published by its kernel pointer (release), written
-// last under the lock, so a reader that sees the pointer sees the rest.
+// removed: a context lives as long as the process (nothing in pycuda_sem
+// resets a device; a reset would free every allocation too). A slot is
+// published by its kernel pointer (release), written last under the lock,
+// so a reader that sees the pointer sees the rest.
 struct Slot {
     std::atomic<const void *> kernel;
     CUcontext ctx;
