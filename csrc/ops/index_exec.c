@@ -629,7 +629,13 @@ static PcsTensor *nonzero_cuda(PcsTensor *b)
             int ok = pcs_selection_count(sig, lin, lin->offset + n, st, &count);
             sig = NULL; /* used up */
             int64_t sizes[2] = {count, b->ndim};
-            if (ok == 0 && (res = pcs_tensor_empty(2, sizes, PCS_INT64, dev, false)) && count > 0) {
+            if (ok == 0 && small && b->ndim == 1) {
+                /* 1-D and small: the positions are the result, a [count, 1]
+                 * view of the buffer they were written to (nothing else
+                 * holds it), which saves a copy's launch */
+                static const int64_t unit[2] = {1, 1};
+                res = pcs_tensor_alias(lin, lin->offset, 2, sizes, unit);
+            } else if (ok == 0 && (res = pcs_tensor_empty(2, sizes, PCS_INT64, dev, false)) && count > 0) {
                 /* 1-D: the positions are the coordinates (a copy, no kernel) */
                 int lr = 0;
                 if (b->ndim == 1) {

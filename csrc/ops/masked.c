@@ -157,8 +157,12 @@ static PcsTensor *select_flagged_cuda(PcsTensor *x, PcsTensor *m)
             int ok = pcs_selection_count(sig, cnt, cnt ? cnt->offset : 0, st, &count);
             sig = NULL; /* used up */
             if (ok == 0) {
+                /* Up to PCS_SELECT_ONE_BLOCK elements the result stays in
+                 * the buffer the kernel wrote (nothing else holds it): a
+                 * copy to an exact fit costs one more launch, about as
+                 * much host time as the selection, to free at most 128 KB. */
                 PcsTensor *head = pcs_narrow_view(buf, 0, 0, count);
-                res = (PcsTensor *)pcs_materialize(head);
+                res = small ? head : (PcsTensor *)pcs_materialize(head);
             }
         }
     }
