@@ -23,17 +23,23 @@
 #include "kernels/kernels.h"
 #include "runtime/stream.h"
 
+/* One test launch on the current stream, checked as an op's launch is. */
+static PyObject *launch_checked(void (*launch)(cudaStream_t), const char *what)
+{
+    cudaStream_t st;
+    if (pcs_enter_current_stream(&st) < 0)
+        return NULL;
+    launch(st);
+    if (PCS_CHECK_LAUNCH(st, what) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *py_fault(PyObject *m, PyObject *noargs)
 {
     PCS_UNUSED(m);
     PCS_UNUSED(noargs);
-    cudaStream_t st;
-    if (pcs_enter_current_stream(&st) < 0)
-        return NULL;
-    pcs_launch_fault(st);
-    if (PCS_CHECK_LAUNCH(st, "fault_kernel") < 0)
-        return NULL;
-    Py_RETURN_NONE;
+    return launch_checked(pcs_launch_fault, "fault_kernel");
 }
 
 static PyObject *py_launch_loop(PyObject *m, PyObject *arg)
@@ -58,13 +64,7 @@ static PyObject *py_launch_bad_config(PyObject *m, PyObject *noargs)
 {
     PCS_UNUSED(m);
     PCS_UNUSED(noargs);
-    cudaStream_t st;
-    if (pcs_enter_current_stream(&st) < 0)
-        return NULL;
-    pcs_launch_bad_config(st);
-    if (PCS_CHECK_LAUNCH(st, "sleep_kernel") < 0)
-        return NULL;
-    Py_RETURN_NONE;
+    return launch_checked(pcs_launch_bad_config, "sleep_kernel");
 }
 
 #include "tensor/tensor.h"
