@@ -457,33 +457,53 @@ reduce_outer(Rd r, const T *in, int64_t A, int64_t K, int64_t B, int64_t ktile,
     }
 }
 
-// Second pass of a split outer reduction: partials [splits][n], combined in
-// split order for each output.
+// Second pass of a split outer reduction: partials [splits][n]. Thread
+// (x, y) of a block takes output x of the block's bx and splits y, y + by,
+// ... (eight loads in flight), then the by accumulators of an output meet
+// in a fixed tree through shared memory: a fixed order, so the same bits
+// from run to run. The splits are spread over threads because few outputs
+// and many splits (a tall x.sum(0)) would otherwise leave one thread a
+// chain of L2 round trips: 66 splits of [65536, 1024] float16 cost about
+// 10 % of the whole reduction when one thread walked them.
+constexpr int kPartialsThreads = 1024;
+
 template <class Rd>
-__global__ void reduce_outer_partials(Rd r, const typename Rd::Acc *partial, int splits, int64_t n,
-                                      typename Rd::Out *out, int64_t *idx)
+__global__ void __launch_bounds__(kPartialsThreads)
+reduce_outer_partials(Rd r, const typename Rd::Acc *partial, int splits, int64_t n,
+                      typename Rd::Out *out, int64_t *idx)
 {
     using Acc = typename Rd::Acc;
+    __shared__ char smem_raw[sizeof(Acc) * kPartialsThreads];
+    Acc *smem = reinterpret_cast<Acc *>(smem_raw);
+    const int bx = blockDim.x, by = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
     pdl_wait(); // reduce_outer's partials are written and visible
-    for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < n;
-         o += (int64_t)gridDim.x * blockDim.x) {
-        // Eight loads in flight, then combined in split order (the order of
-        // a one-at-a-time loop, so the same bits), rather than one L2
-        // round trip a split.
-        Acc acc = partial[o];
-        int s = 1;
-        for (; s + 7 < splits; s += 8) {
-            Acc v[8];
+    for (int64_t o0 = (int64_t)blockIdx.x * bx; o0 < n; o0 += (int64_t)gridDim.x * bx) {
+        const int64_t o = o0 + tx;
+        Acc acc = r.ident();
+        if (o < n && ty < splits) { // by <= splits: every thread has a first split
+            acc = partial[(int64_t)ty * n + o];
+            for (int s = ty + by; s < splits; s += 8 * by) {
+                Acc v[8]; // the last round too: its loads still issue together
 #pragma unroll
-            for (int u = 0; u < 8; u++)
-                v[u] = partial[(int64_t)(s + u) * n + o];
+                for (int u = 0; u < 8; u++)
+                    if (s + u * by < splits)
+                        v[u] = partial[(int64_t)(s + u * by) * n + o];
 #pragma unroll
-            for (int u = 0; u < 8; u++)
-                acc = r.comb(acc, v[u]);
+                for (int u = 0; u < 8; u++)
+                    if (s + u * by < splits)
+                        acc = r.comb(acc, v[u]);
+            }
         }
-        for (; s < splits; s++)
-            acc = r.comb(acc, partial[(int64_t)s * n + o]);
-        r.store(acc, out, idx, o);
+        smem[ty * bx + tx] = acc;
+        __syncthreads();
+        for (int h = by / 2; h > 0; h /= 2) { // by is a power of two
+            if (ty < h)
+                smem[ty * bx + tx] = r.comb(smem[ty * bx + tx], smem[(ty + h) * bx + tx]);
+            __syncthreads();
+        }
+        if (ty == 0 && o < n)
+            r.store(smem[tx], out, idx, o);
+        __syncthreads(); // smem is reused by the next outputs
     }
 }
 
@@ -640,9 +660,16 @@ void run_abk(const Rd &r, typename Rd::Out *o, int64_t *idx, const T *x, int64_t
         else
             launch_kernel(reduce_outer<Rd, T, 1>, grid, block, s, r, x, A, K, B, q.ktile, partial, o, idx);
         if (q.splits > 1) {
-            int64_t n = A * B, blocks = (n + 255) / 256, cap = (int64_t)sm_count() * 16;
-            launch_kernel_pdl(reduce_outer_partials<Rd>, (unsigned)(blocks < cap ? blocks : cap), 256, s, r,
-                          (const typename Rd::Acc *)partial, q.splits, n, o, idx);
+            // Outputs across (up to a warp, coalesced), splits down: about
+            // eight a thread, so the loads of one output are in flight together.
+            int64_t n = A * B;
+            int px = pow2_ceil(n, 32);
+            int py = pow2_ceil((q.splits + 7) / 8, kPartialsThreads / px);
+            if (px * py < 256)
+                px = pow2_ceil(n, 256 / py);
+            int64_t blocks = (n + px - 1) / px, cap = (int64_t)sm_count() * 16;
+            launch_kernel_pdl(reduce_outer_partials<Rd>, (unsigned)(blocks < cap ? blocks : cap), dim3(px, py), s,
+                              r, (const typename Rd::Acc *)partial, q.splits, n, o, idx);
         }
         return;
     }
