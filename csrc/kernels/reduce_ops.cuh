@@ -12,7 +12,7 @@ using namespace pcs;
 
 namespace {
 
-template <class A> __device__ __forceinline__ A shfl_down(A v, int off)
+template <class A> __device__ __forceinline__ A shfl_down(A v, int off, int width = 32)
 {
     static_assert(sizeof(A) % 4 == 0, "accumulators are whole 32-bit words");
     constexpr int W = sizeof(A) / 4;
@@ -20,7 +20,7 @@ template <class A> __device__ __forceinline__ A shfl_down(A v, int off)
     memcpy(w, &v, sizeof(A));
 #pragma unroll
     for (int i = 0; i < W; i++)
-        w[i] = __shfl_down_sync(0xffffffffu, w[i], off);
+        w[i] = __shfl_down_sync(0xffffffffu, w[i], off, width);
     memcpy(&v, w, sizeof(A));
     return v;
 }
@@ -260,13 +260,19 @@ template <class T> struct RedOf<PCS_ROP_LOGSUMEXP, T> { using type = std::condit
 constexpr int kMaxThreads = 512;
 
 // Combines the accumulators of the blockDim.x threads of each row group;
-// the result is valid in threadIdx.x == 0.
+// the result is valid in threadIdx.x == 0. A group narrower than a warp (a
+// power of two) shuffles within its own lanes.
 template <class Rd> __device__ typename Rd::Acc group_reduce(const Rd &r, typename Rd::Acc acc)
 {
     using Acc = typename Rd::Acc;
+    if (blockDim.x < 32) {
+        for (int off = blockDim.x / 2; off > 0; off >>= 1)
+            acc = r.comb(acc, shfl_down(acc, off, blockDim.x));
+        return acc;
+    }
     for (int off = 16; off > 0; off >>= 1)
         acc = r.comb(acc, shfl_down(acc, off));
-    if (blockDim.x <= 32)
+    if (blockDim.x == 32)
         return acc;
     __shared__ char smem_raw[sizeof(Acc) * (kMaxThreads / 32)];
     Acc *smem = reinterpret_cast<Acc *>(smem_raw);
@@ -317,11 +323,18 @@ reduce_inner(Rd r, const T *in, int64_t A, int64_t K, int splits,
                     for (int j = 0; j < N; j++)
                         acc = r.comb(acc, r.map(v[u].v[j], (i + u * stride) * N + j));
             }
-            for (; i < npacks; i += stride) {
-                Pack<T, N> v = pp[i];
+            if (i < npacks) { // the last (up to 3) packs: their loads issue together
+                Pack<T, N> v[3];
 #pragma unroll
-                for (int j = 0; j < N; j++)
-                    acc = r.comb(acc, r.map(v.v[j], i * N + j));
+                for (int u = 0; u < 3; u++)
+                    if (i + u * stride < npacks)
+                        v[u] = pp[i + u * stride];
+#pragma unroll
+                for (int u = 0; u < 3; u++)
+                    if (i + u * stride < npacks)
+#pragma unroll
+                        for (int j = 0; j < N; j++)
+                            acc = r.comb(acc, r.map(v[u].v[j], (i + u * stride) * N + j));
             }
             tail = npacks * N;
         }
@@ -589,7 +602,17 @@ template <class Rd, class T> Plan plan_inner(int64_t A, int64_t K)
 {
     constexpr int N = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
     Plan p{32, 8, 1};
-    if (K >= 2048) {
+    if (K < 2048) {
+        // Short rows: the narrowest group (a power of two up to a warp)
+        // that leaves each thread about 4 packs, so their loads are in
+        // flight together and no lanes idle: a warp on a float16 row of 16
+        // read 2 packs with 30 lanes idle.
+        int64_t packs = (K + N - 1) / N;
+        p.g = 1;
+        while (p.g < 32 && (int64_t)p.g * 4 < packs)
+            p.g *= 2;
+        p.rows = 256 / p.g;
+    } else {
         p.g = kMaxThreads;
         p.rows = 1;
         // Too few rows to fill the GPU: split each row so that the grid is
