@@ -29,6 +29,7 @@ SQ = (8192, 8192)
 WIDE = (1024, 65536)
 TALL = (65536, 1024)
 CUBE = (512, 256, 512)
+SHORT_ROWS = ((1 << 22, 16), (1 << 20, 64))
 NCHW, NHWC = (32, 64, 128, 256), (32, 128, 256, 64)  # a batch of images, channels first / last
 
 
@@ -103,6 +104,13 @@ def reduction_cases(dt, ops=("sum",)):
             for dname, dim, cdim in (("inner", "1", "1"), ("outer", "0", "0")):
                 rows.append(_big("x.%s(%s) %s %s" % (op, dim, dname, shape_name), "x.%s(%s)" % (op, dim),
                                  x, N * s, "x.%s(axis=%s)" % (op, cdim), dt))
+        # rows far shorter than a warp's reach (features of a batch, a
+        # small last dim): the inner kernel must not leave lanes idle
+        for shape in SHORT_ROWS:
+            rows.append(_big("x.%s(1) inner short rows %s" % (op, shape,), "x.%s(1)" % op,
+                             _setup(dt, {"x": shape}), N * s, "x.%s(axis=1)" % op, dt))
+            rows.append(_big("x.%s(0) outer short rows %s" % (op, shape,), "x.%s(0)" % op,
+                             _setup(dt, {"x": shape}), N * s, "x.%s(axis=0)" % op, dt))
         x3 = _setup(dt, {"x": CUBE})
         rows.append(_big("x.%s(1) middle dim %s" % (op, CUBE,), "x.%s(1)" % op, x3, N * s,
                          "x.%s(axis=1)" % op, dt))

@@ -171,3 +171,29 @@ def test_against_torch_errors():
         if theirs is None:
             continue
         assert ours is not None and issubclass(ours, theirs), (ours, theirs)
+
+
+@pytest.mark.parametrize("shape,dim", [((40, 5000), 1), ((37, 16), 1), ((3, 20000), 1), ((64, 5000), 0),
+                                       ((2, 3, 70000), 1), ((700, 33), 0), ((5, 40, 7), 1), ((4100, 3), 1)])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int64"])
+def test_cumsum_cumprod_every_scan_kernel(shape, dim, dtype):
+    # rows a warp each, lines a thread each across columns, and a block a
+    # line: cumsum and cumprod along dim against NumPy in float64
+    g = np.random.default_rng(len(shape) * 100 + shape[0])
+    if dtype == "int64":
+        a = g.integers(-3, 4, shape)
+    else:
+        a = g.standard_normal(shape)
+    x = pcs.tensor(a, dtype=getattr(pcs, dtype), device="cuda")
+    ref = x.cpu().double().numpy()
+    got = x.cumsum(dim).cpu().double().numpy()
+    want = np.cumsum(ref, axis=dim)
+    if dtype == "int64":
+        np.testing.assert_array_equal(got, want)
+    else:
+        tol = 2e-2 if dtype == "float16" else 1e-4
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.sqrt(shape[dim]))
+    # cumprod of values near 1, so that long lines stay finite
+    y = pcs.tensor(1 + 0.001 * g.standard_normal(shape), dtype=pcs.float32, device="cuda")
+    np.testing.assert_allclose(y.cumprod(dim).cpu().double().numpy(),
+                               np.cumprod(y.cpu().double().numpy(), axis=dim), rtol=1e-3)

@@ -36,8 +36,9 @@ int run_reduce(void *out, int64_t *idx, const void *in, int64_t A, int64_t K, in
 }
 
 // ---------------------------------------------------------------------------
-// Scans: one block per line, chunks of blockDim elements scanned with warp
-// shuffles, carried from chunk to chunk.
+// Scans. Long lines that nothing else fits: one block per line, chunks of
+// blockDim elements scanned with warp shuffles, carried from chunk to chunk
+// (run_scan below picks the kernel).
 
 template <class T, bool PROD>
 __global__ void scan_lines(const T *in, T *out, int64_t K, int64_t B)
@@ -87,6 +88,105 @@ __global__ void scan_lines(const T *in, T *out, int64_t K, int64_t B)
     }
 }
 
+template <class A> __device__ __forceinline__ A shfl_last(A v)
+{
+    constexpr int W = sizeof(A) / 4;
+    int w[W];
+    memcpy(w, &v, sizeof(A));
+#pragma unroll
+    for (int i = 0; i < W; i++)
+        w[i] = __shfl_sync(0xffffffffu, w[i], 31);
+    memcpy(&v, w, sizeof(A));
+    return v;
+}
+
+// Contiguous rows (B == 1) of moderate length: a warp a row, in tiles of
+// 128 elements whose four coalesced loads issue together, each 32 scanned
+// with shuffles and carried on. A block a row (scan_lines) synchronised the
+// whole block for every 1024 elements and idled most of it on short rows.
+template <class T, bool PROD>
+__global__ void scan_rows_warp(const T *__restrict__ in, T *__restrict__ out, int64_t A, int64_t K)
+{
+    using C = std::conditional_t<is_lowp<T>, float, compute_t<T>>;
+    const int lane = threadIdx.x & 31;
+    const int64_t warps = (int64_t)gridDim.x * (blockDim.x / 32);
+    for (int64_t row = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32; row < A; row += warps) {
+        const T *p = in + row * K;
+        T *q = out + row * K;
+        C carry = C(PROD ? 1 : 0);
+        for (int64_t t0 = 0; t0 < K; t0 += 128) {
+            C v[4];
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                const int64_t k = t0 + u * 32 + lane;
+                v[u] = k < K ? to_c<C>(p[k]) : C(PROD ? 1 : 0);
+            }
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                C x = v[u];
+                for (int off = 1; off < 32; off <<= 1) {
+                    C y = shfl_up(x, off);
+                    if (lane >= off)
+                        x = PROD ? C(x * y) : C(x + y);
+                }
+                x = PROD ? C(x * carry) : C(x + carry);
+                const int64_t k = t0 + u * 32 + lane;
+                if (k < K)
+                    q[k] = from_c<T>(x);
+                carry = shfl_last(x);
+            }
+        }
+    }
+}
+
+// Lines across many columns (B > 1, A * B large): a thread a line, walking
+// K with four loads in flight; a warp reads 32 neighbouring columns of a row
+// at a time, so every access is coalesced. A block a line read each
+// element from its own row, a sector a thread.
+template <class T, bool PROD>
+__global__ void scan_cols(const T *__restrict__ in, T *__restrict__ out, int64_t A, int64_t K, int64_t B)
+{
+    using C = std::conditional_t<is_lowp<T>, float, compute_t<T>>;
+    for (int64_t line = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; line < A * B;
+         line += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t a = line / B, b = line - a * B;
+        const T *p = in + a * K * B + b;
+        T *q = out + a * K * B + b;
+        C acc = C(PROD ? 1 : 0);
+        int64_t k = 0;
+        for (; k + 3 < K; k += 4) {
+            T v[4];
+#pragma unroll
+            for (int u = 0; u < 4; u++)
+                v[u] = p[(k + u) * B];
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                acc = PROD ? C(acc * to_c<C>(v[u])) : C(acc + to_c<C>(v[u]));
+                q[(k + u) * B] = from_c<T>(acc);
+            }
+        }
+        for (; k < K; k++) {
+            acc = PROD ? C(acc * to_c<C>(p[k * B])) : C(acc + to_c<C>(p[k * B]));
+            q[k * B] = from_c<T>(acc);
+        }
+    }
+}
+
+template <class T, bool PROD> void run_scan(const T *in, T *out, int64_t A, int64_t K, int64_t B, cudaStream_t s)
+{
+    const int64_t lines = A * B, cap = (int64_t)sm_count() * 16;
+    if (B == 1 && (K <= 8192 || A >= (int64_t)sm_count() * 64)) {
+        const int64_t blocks = (A + 7) / 8; // 8 warps a block
+        launch_kernel(scan_rows_warp<T, PROD>, (unsigned)(blocks < cap ? blocks : cap), 256, s, in, out, A, K);
+    } else if (B > 1 && (lines >= 65536 || (K <= 1024 && lines >= 4096))) {
+        const int64_t blocks = (lines + 255) / 256;
+        launch_kernel(scan_cols<T, PROD>, (unsigned)(blocks < cap ? blocks : cap), 256, s, in, out, A, K, B);
+    } else {
+        const int threads = K >= 1024 ? 1024 : K > 256 ? 512 : 128;
+        launch_kernel(scan_lines<T, PROD>, (unsigned)lines, threads, s, in, out, K, B);
+    }
+}
+
 } // namespace
 
 extern "C" size_t pcs_reduce_workspace(int op, int dtype, int64_t A, int64_t K, int64_t B, int device)
@@ -127,11 +227,10 @@ extern "C" int pcs_launch_scan(int op, int dtype, void *out, const void *in, int
         } else {
             if (A * B == 0 || K == 0)
                 return 0;
-            int threads = K >= 1024 ? 1024 : K > 256 ? 512 : 128;
             if (op == 0)
-                launch_kernel(scan_lines<T, false>, (unsigned)(A * B), threads, stream, (const T *)in, (T *)out, K, B);
+                run_scan<T, false>((const T *)in, (T *)out, A, K, B, stream);
             else
-                launch_kernel(scan_lines<T, true>, (unsigned)(A * B), threads, stream, (const T *)in, (T *)out, K, B);
+                run_scan<T, true>((const T *)in, (T *)out, A, K, B, stream);
             return 0;
         }
     });

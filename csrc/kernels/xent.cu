@@ -1,12 +1,12 @@
 // xent.cu: cross entropy with class indices, forward and backward, behind
 // pcs_launch_xent_fwd / pcs_launch_xent_bwd (kernels.h).
 //
-// Forward: one block a row of C logits, read once: each thread keeps an
-// online (max, sum exp) pair over its strided share plus, for label
-// smoothing, the sums of w[c] x[c] and w[c]; the pairs merge across the block
-// and thread 0 writes the row's loss and lse. The loss vector is reduced
-// afterwards by the ordinary (deterministic) sum. Backward: one block a row,
-// gx = g ((1 - ls) w[t] (p - onehot(t)) + ls / C (W p - w)), p = exp(x - lse),
+// Forward: a group of lanes a row of C logits (a block for long rows), read
+// once: each thread keeps an online (max, sum exp) pair over its strided
+// share plus, for label smoothing, the sums of w[c] x[c] and w[c]; the pairs
+// merge across the group and its lane 0 writes the row's loss and lse. The
+// loss vector is reduced afterwards by the ordinary (deterministic) sum.
+// Backward: the same lanes a row, gx = g ((1 - ls) w[t] (p - onehot(t)) + ls / C (W p - w)), p = exp(x - lse),
 // one read and one write. Accumulation in float (double for float64).
 #include <cuda/std/limits>
 
@@ -52,6 +52,38 @@ template <class A> __device__ __forceinline__ St<A> st_merge(St<A> a, St<A> b)
     return r;
 }
 
+// One thread's strided share of a row: four loads issued before their
+// (sequential) online updates, so a short share still has them in flight.
+template <class T, class A>
+__device__ __forceinline__ void row_share(St<A> &p, const T *xr, const A *w, int64_t c, int step, int64_t C)
+{
+    for (; c + 3 * step < C; c += 4 * step) {
+        A v[4], wv[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            v[u] = to_c<A>(xr[c + u * step]);
+            wv[u] = w ? w[c + u * step] : A(1);
+        }
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+            st_add(p, v[u], wv[u]);
+    }
+    for (; c < C; c += step)
+        st_add(p, to_c<A>(xr[c]), w ? w[c] : A(1));
+}
+
+template <class A> __device__ __forceinline__ St<A> st_shfl(const St<A> &p, int off, int width)
+{
+    return {__shfl_xor_sync(0xffffffffu, p.m, off, width), __shfl_xor_sync(0xffffffffu, p.s, off, width),
+            __shfl_xor_sync(0xffffffffu, p.wx, off, width), __shfl_xor_sync(0xffffffffu, p.ws, off, width)};
+}
+
+// Blocks of (G, BLOCK / G) threads: G lanes a row. Short rows take a group
+// of lanes narrower than a warp (a power of two: a block a row left 496 of
+// 512 threads idle on 16 classes), merged with shuffles within the group;
+// long rows take the whole block (G = BLOCK), merged through shared memory.
+// Rows advance a block's worth at a time, so every lane of a warp runs the
+// same shuffles.
 template <class T>
 __global__ void __launch_bounds__(BLOCK) xent_fwd(compute_t<T> *loss, compute_t<T> *lse, const T *x,
                                                   const int64_t *t, const compute_t<T> *w,
@@ -59,26 +91,26 @@ __global__ void __launch_bounds__(BLOCK) xent_fwd(compute_t<T> *loss, compute_t<
 {
     using A = compute_t<T>;
     __shared__ St<A> sh[BLOCK / 32];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const int G = blockDim.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int64_t base = (int64_t)blockIdx.x * blockDim.y; base < rows; base += (int64_t)gridDim.x * blockDim.y) {
+        const int64_t row = base + threadIdx.y;
         const T *xr = x + row * C;
         St<A> p = {-cuda::std::numeric_limits<A>::infinity(), A(0), A(0), A(0)};
-        for (int64_t c = threadIdx.x; c < C; c += BLOCK)
-            st_add(p, to_c<A>(xr[c]), w ? w[c] : A(1));
-#pragma unroll
-        for (int off = 16; off > 0; off >>= 1) {
-            St<A> o = {__shfl_xor_sync(0xffffffffu, p.m, off), __shfl_xor_sync(0xffffffffu, p.s, off),
-                       __shfl_xor_sync(0xffffffffu, p.wx, off), __shfl_xor_sync(0xffffffffu, p.ws, off)};
-            p = st_merge(p, o);
+        if (row < rows)
+            row_share(p, xr, w, threadIdx.x, G, C);
+        for (int off = (G < 32 ? G : 32) / 2; off > 0; off >>= 1)
+            p = st_merge(p, st_shfl(p, off, G < 32 ? G : 32));
+        if (G > 32) { // one row a block (blockDim.y == 1): the warps meet in shared memory
+            if (lane == 0)
+                sh[warp] = p;
+            __syncthreads();
+            if (threadIdx.x == 0)
+                for (int i = 1; i < G / 32; i++)
+                    p = st_merge(p, sh[i]);
+            __syncthreads(); // sh is read before the next row writes it
         }
-        if (lane == 0)
-            sh[warp] = p;
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            St<A> r = sh[0];
-            for (int i = 1; i < BLOCK / 32; i++)
-                r = st_merge(r, sh[i]);
-            const A l = r.m + acc_log(r.s);
+        if (threadIdx.x == 0 && row < rows) {
+            const A l = p.m + acc_log(p.s);
             lse[row] = l;
             const int64_t tg = t[row];
             A out;
@@ -90,14 +122,16 @@ __global__ void __launch_bounds__(BLOCK) xent_fwd(compute_t<T> *loss, compute_t<
                 A wt = w ? w[tg] : A(1);
                 out = A(1.0 - ls) * wt * (l - to_c<A>(xr[tg]));
                 if (ls > 0)
-                    out += A(ls) / A(C) * (r.ws * l - r.wx);
+                    out += A(ls) / A(C) * (p.ws * l - p.wx);
             }
             loss[row] = out;
         }
-        __syncthreads(); // sh is read before the next row writes it
     }
 }
 
+// Blocks of (G, BLOCK / G) threads as for the forward pass; no lane depends
+// on another within a row, so a few long rows also split their columns over
+// gridDim.y blocks.
 template <class T>
 __global__ void __launch_bounds__(BLOCK) xent_bwd(T *gx, const compute_t<T> *g, int64_t gstride,
                                                   const T *x, const int64_t *t,
@@ -105,29 +139,32 @@ __global__ void __launch_bounds__(BLOCK) xent_bwd(T *gx, const compute_t<T> *g, 
                                                   int64_t rows, int64_t C, int64_t ignore, double ls)
 {
     using A = compute_t<T>;
+    const int G = blockDim.x;
+    const int tid = threadIdx.y * blockDim.x + threadIdx.x, nthreads = blockDim.x * blockDim.y;
     // W = sum w, once a block (in a fixed order: the same value everywhere)
     __shared__ A sw[BLOCK / 32];
     A W = A(C);
     if (w && ls > 0) {
         A s = 0;
-        for (int64_t c = threadIdx.x; c < C; c += BLOCK)
+        for (int64_t c = tid; c < C; c += nthreads)
             s += w[c];
 #pragma unroll
         for (int off = 16; off > 0; off >>= 1)
             s += __shfl_xor_sync(0xffffffffu, s, off);
-        if ((threadIdx.x & 31) == 0)
-            sw[threadIdx.x >> 5] = s;
+        if ((tid & 31) == 0)
+            sw[tid >> 5] = s;
         __syncthreads();
         W = 0;
-        for (int i = 0; i < BLOCK / 32; i++)
+        for (int i = 0; i < nthreads / 32; i++)
             W += sw[i];
     }
-    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    for (int64_t row = (int64_t)blockIdx.x * blockDim.y + threadIdx.y; row < rows;
+         row += (int64_t)gridDim.x * blockDim.y) {
         const T *xr = x + row * C;
         T *o = gx + row * C;
         const int64_t tg = t[row];
         if (tg == ignore) {
-            for (int64_t c = threadIdx.x; c < C; c += BLOCK)
+            for (int64_t c = threadIdx.x + (int64_t)blockIdx.y * G; c < C; c += (int64_t)G * gridDim.y)
                 o[c] = from_c<T>(A(0));
             continue;
         }
@@ -135,7 +172,7 @@ __global__ void __launch_bounds__(BLOCK) xent_bwd(T *gx, const compute_t<T> *g, 
         const bool ok = tg >= 0 && tg < C;
         const A a = ok ? gr * A(1.0 - ls) * (w ? w[tg] : A(1)) : cuda::std::numeric_limits<A>::quiet_NaN();
         const A b = gr * A(ls) / A(C);
-        for (int64_t c = threadIdx.x; c < C; c += BLOCK) {
+        for (int64_t c = threadIdx.x + (int64_t)blockIdx.y * G; c < C; c += (int64_t)G * gridDim.y) {
             A p = acc_exp(to_c<A>(xr[c]) - l);
             A v = a * (c == tg ? p - A(1) : p);
             if (ls > 0)
@@ -145,10 +182,22 @@ __global__ void __launch_bounds__(BLOCK) xent_bwd(T *gx, const compute_t<T> *g, 
     }
 }
 
-unsigned row_grid(int64_t rows)
+// Lanes a row: about 8 logits a lane up to a warp, a warp up to 4096
+// classes (rows enough to fill the GPU), the whole block beyond.
+dim3 row_block(int64_t C)
 {
-    int64_t cap = (int64_t)sm_count() * 8;
-    return (unsigned)(rows < cap ? rows : cap);
+    if (C > 4096)
+        return dim3(BLOCK, 1);
+    int g = 1;
+    while (g < 32 && (int64_t)g * 8 < C)
+        g *= 2;
+    return dim3(g, BLOCK / g);
+}
+
+unsigned row_grid(int64_t rows, dim3 block)
+{
+    int64_t need = (rows + block.y - 1) / block.y, cap = (int64_t)sm_count() * 8;
+    return (unsigned)(need < cap ? need : cap);
 }
 
 } // namespace
@@ -165,7 +214,8 @@ extern "C" int pcs_launch_xent_fwd(int dtype, void *loss, void *lse, const void 
             return -1;
         } else {
             using A = compute_t<T>;
-            launch_kernel(xent_fwd<T>, dim3(row_grid(rows)), dim3(BLOCK), stream, (A *)loss, (A *)lse,
+            dim3 block = row_block(C);
+            launch_kernel(xent_fwd<T>, dim3(row_grid(rows, block)), block, stream, (A *)loss, (A *)lse,
                           (const T *)x, t, (const A *)w, rows, C, ignore, ls);
             return 0;
         }
@@ -184,7 +234,14 @@ extern "C" int pcs_launch_xent_bwd(int dtype, void *gx, const void *g, int64_t g
             return -1;
         } else {
             using A = compute_t<T>;
-            launch_kernel(xent_bwd<T>, dim3(row_grid(rows)), dim3(BLOCK), stream, (T *)gx,
+            dim3 block = row_block(C);
+            dim3 grid(row_grid(rows, block));
+            if (block.x == BLOCK) { // long rows: enough blocks for the GPU, 4 columns a thread at least
+                int64_t want = (int64_t)sm_count() * 8 / grid.x, most = C / (BLOCK * 4);
+                int64_t y = want < most ? want : most;
+                grid.y = (unsigned)(y < 1 ? 1 : y > 65535 ? 65535 : y);
+            }
+            launch_kernel(xent_bwd<T>, grid, block, stream, (T *)gx,
                           (const A *)g, gstride, (const T *)x, t, (const A *)w, (const A *)lse, rows,
                           C, ignore, ls);
             return 0;
