@@ -553,6 +553,13 @@ inline OuterPlan plan_outer(int64_t A, int64_t K, int64_t B, int V, int splits_f
         p.by = pow2_ceil(K, kOuterThreads);
         p.bx = pow2_ceil(cb, kOuterThreads / p.by);
     }
+    // Few rows a thread (a short K, as x.sum(0) of [16, 2^22]): move threads
+    // from K to the columns, so that each walks its column with its loads in
+    // flight instead of meeting the others in a shared-memory tree.
+    while (p.by > 1 && K < (int64_t)p.by * 16 && p.bx * 2 <= pow2_ceil(cb, kOuterThreads)) {
+        p.bx *= 2;
+        p.by /= 2;
+    }
     p.tiles = A * ((cb + p.bx - 1) / p.bx);
     int64_t want = (int64_t)sm_count() * (1024 / (p.bx * p.by));
     int64_t s = 1;

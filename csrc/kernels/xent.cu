@@ -52,20 +52,22 @@ template <class A> __device__ __forceinline__ St<A> st_merge(St<A> a, St<A> b)
     return r;
 }
 
-// One thread's strided share of a row: four loads issued before their
-// (sequential) online updates, so a short share still has them in flight.
+// One thread's strided share of a row: four loads (eight of 2-byte types)
+// issued before their (sequential) online updates, so a short share still
+// has them in flight.
 template <class T, class A>
 __device__ __forceinline__ void row_share(St<A> &p, const T *xr, const A *w, int64_t c, int step, int64_t C)
 {
-    for (; c + 3 * step < C; c += 4 * step) {
-        A v[4], wv[4];
+    constexpr int U = sizeof(T) <= 2 ? 8 : 4;
+    for (; c + (U - 1) * step < C; c += U * step) {
+        A v[U], wv[U];
 #pragma unroll
-        for (int u = 0; u < 4; u++) {
+        for (int u = 0; u < U; u++) {
             v[u] = to_c<A>(xr[c + u * step]);
             wv[u] = w ? w[c + u * step] : A(1);
         }
 #pragma unroll
-        for (int u = 0; u < 4; u++)
+        for (int u = 0; u < U; u++)
             st_add(p, v[u], wv[u]);
     }
     for (; c < C; c += step)
