@@ -287,3 +287,21 @@ def test_two_devices():
     assert big.to("cuda:1")[-1].item() == 6.0
     assert cuda.memory_allocated(1) > 0
     print("peer 0->1:", torch._C._peer_copy_enabled(0, 1))
+
+
+@pytest.mark.parametrize("dt", [torch.bool, torch.int8, torch.float16, torch.float32, torch.int64,
+                                torch.complex64, torch.complex128], ids=str)
+@pytest.mark.parametrize("shape,perm", [((16, 5000), (1, 0)), ((3, 1000), (1, 0)), ((9, 300), (1, 0)),
+                                        ((5, 7, 600), (0, 2, 1)), ((2, 13, 4100), (0, 2, 1)),
+                                        ((600, 5, 7), (1, 2, 0))])
+def test_transposing_copy_to_short_rows(dt, shape, perm):
+    # destinations whose fastest dim is short (a few elements a row): the
+    # short-tile transpose, partial tiles and batched (3-D) ones included
+    x = src_tensor(dt, shape).cuda()
+    want = np.ascontiguousarray(np.transpose(x.cpu().numpy(), perm))
+    got = x.permute(*perm).contiguous()
+    assert got.is_contiguous() and tuple(got.shape) == want.shape
+    np.testing.assert_array_equal(got.cpu().numpy(), want)
+    y = torch.empty(want.shape, dtype=dt, device="cuda")
+    y.copy_(x.permute(*perm))
+    np.testing.assert_array_equal(y.cpu().numpy(), want)

@@ -229,6 +229,40 @@ template <typename T> __global__ void __launch_bounds__(256) copy_transpose(T *d
     }
 }
 
+// A transposing copy whose destination rows are short (ni <= 16: x.t()
+// of a [16, 2^22] matrix made contiguous): square tiles would leave most of
+// each tile, and of its threads, idle. Tiles of TI x TJ (TI * TJ = 4096
+// elements), loaded along j and stored along i by the block's 256 threads
+// in turn, 16 accesses a thread in flight; a destination of rows exactly TI
+// long is written as one contiguous run.
+template <typename T, int TI>
+__global__ void __launch_bounds__(256) copy_transpose_short(T *dst, const T *src, TransposeGeom g)
+{
+    constexpr int TJ = 4096 / TI;
+    __shared__ T tile[TI][TJ + 1];
+    const int64_t tj = (g.nj + TJ - 1) / TJ;
+    const int tid = threadIdx.x;
+    for (int64_t t = blockIdx.x; t < tj * g.nb; t += gridDim.x) {
+        const int64_t b = t / tj, j0 = (t - b * tj) * TJ;
+        const T *s = src + b * g.ssb + j0 * g.ssj;
+        T *d = dst + b * g.dsb + j0 * g.dsj;
+#pragma unroll
+        for (int e = tid; e < TI * TJ; e += 256) {
+            const int k = e / TJ, c = e % TJ;
+            if (k < g.ni && j0 + c < g.nj)
+                tile[k][c] = s[k * g.ssi + c * g.ssj];
+        }
+        __syncthreads();
+#pragma unroll
+        for (int e = tid; e < TI * TJ; e += 256) {
+            const int i = e % TI, c = e / TI;
+            if (i < g.ni && j0 + c < g.nj)
+                d[i * g.dsi + c * g.dsj] = tile[i][c];
+        }
+        __syncthreads(); // the tile is reused by the next iteration
+    }
+}
+
 // 2- and 4-byte elements whose rows are contiguous on both sides (source
 // along j, destination along i) and aligned to two elements: the tile moves
 // as words W of two neighbours. A word read from source row k holds
@@ -465,6 +499,18 @@ void launch_pair(void *dst, const void *src, int64_t n, const pcs_ew_geom *g, cu
         TransposeGeom t;
         if (as_transpose(*g, &t)) {
             constexpr int TILE = tile_of<D>;
+            if constexpr (sizeof(D) <= 8) {
+                if (t.ni <= 16) {
+                    constexpr int64_t TJ8 = 4096 / 8, TJ16 = 4096 / 16;
+                    const int64_t tiles = ((t.nj + (t.ni <= 8 ? TJ8 : TJ16) - 1) / (t.ni <= 8 ? TJ8 : TJ16)) * t.nb;
+                    const unsigned grid = (unsigned)(tiles < 65536 ? tiles : 65536);
+                    if (t.ni <= 8)
+                        pcs::launch_kernel(copy_transpose_short<D, 8>, grid, 256, st, (D *)dst, (const S *)src, t);
+                    else
+                        pcs::launch_kernel(copy_transpose_short<D, 16>, grid, 256, st, (D *)dst, (const S *)src, t);
+                    return;
+                }
+            }
             if constexpr (sizeof(D) == 2) {
                 if (quads_ok(t, dst, src)) {
                     PairGeom p{t, t.ni / kQuadRows, t.nj / (4 * kQuadWords)};
