@@ -369,6 +369,25 @@ def test_logcumsumexp_matches_torch(dtype):
                                    np_of(_torch.logcumsumexp(tx, dim)).astype(np.float64), rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "int64", "float16", "uint8"])
+def test_few_long_rows_sort_one_at_a_time_numpy_oracle(dtype):
+    # rows of >= 2^16 keys, too few to fill the GPU together, sort one at a
+    # time (sort_keys.cuh): keys only (msort along dim 0, a copy to rows
+    # first) and with indices, descending, and rows of different content
+    a = rand((70001, 5), dtype, 19)
+    x = ours(a, dtype)
+    want = np.sort(a, axis=0, kind="stable")
+    eq(pcs.msort(x), want)
+    r = x.t().sort(dim=1, descending=True, stable=True)
+    # descending and stable: NaN first, then the rest largest first, ties in
+    # index order (np.lexsort is stable; its last key is the primary one)
+    f = a.T.astype(np.float64)
+    nan = np.isnan(f)
+    i = np.stack([np.lexsort((np.where(n, 0.0, -v), ~n)) for v, n in zip(f, nan)])
+    eq(r.indices, i)
+    eq(r.values, np.take_along_axis(a.T, i, 1))
+
+
 # ---- without torch: NumPy oracles, streams, memory ------------------------------------------
 
 def test_sort_large_rows_numpy_oracle():
