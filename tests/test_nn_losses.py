@@ -332,3 +332,31 @@ def test_cross_entropy_cuda_every_row_width(C):
         per = F.cross_entropy(xc.detach(), t.cuda(), reduction="none", **kc)
         np.testing.assert_allclose(per.cpu().numpy(), F.cross_entropy(x, t, reduction="none", **kw).numpy(),
                                    rtol=2e-5, atol=1e-6)
+
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("C", [5, 64, 1000, 1003, 8192])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_cross_entropy_cuda_masked_logits(C, dtype):
+    # -inf logits (a masked vocabulary) ahead of the finite ones in a row, and
+    # rows offset by one element (no 16-byte packs): the loss stays finite,
+    # per row against a float64 NumPy reference (log-sum-exp over the finite
+    # logits); a row that is all -inf gives NaN as in torch
+    rows = 19
+    g = np.random.default_rng(C + 7)
+    a = (g.standard_normal((rows, C + 1)) * 3).astype(np.float32)
+    a[:, : (C + 1) // 2] = -np.inf
+    a[3, :] = -np.inf
+    t = g.integers((C + 1) // 2, C, rows)
+    dt = getattr(torch, dtype)
+    for x_np, x in ((a[:, :C], torch.tensor(a[:, :C].copy()).to(dt).cuda()),
+                    (a[:, 1:], torch.tensor(a).to(dt).cuda()[:, 1:])):
+        xs = x.float().cpu().numpy().astype(np.float64)
+        m = xs.max(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore"):
+            want = (m[:, 0] + np.log(np.exp(xs - m).sum(axis=1))) - xs[np.arange(rows), t]
+        got = F.cross_entropy(x, torch.tensor(t).cuda(), reduction="none").float().cpu().numpy()
+        assert np.isnan(got[3]) and np.isnan(want[3])
+        keep = np.arange(rows) != 3
+        np.testing.assert_allclose(got[keep], want[keep], rtol=1e-5 if dtype == "float32" else 2e-3, atol=1e-5)
