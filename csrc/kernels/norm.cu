@@ -107,6 +107,93 @@ __global__ void __launch_bounds__(BLOCK) norm_fwd(T *y, compute_t<T> *mean, comp
     }
 }
 
+// Short rows: G lanes a row (a power of two up to a warp), blocks of
+// (G, BLOCK / G), each lane holding up to PPL 16-byte packs of its row in
+// registers; the sums are shuffles within the group. One block a row left
+// most of its 256 threads idle on rows of a few hundred values and paid
+// two block-wide barriers a row. Rows, weights and biases are whole packs
+// on 16-byte boundaries (the launcher checks). Rows advance a block's worth
+// at a time, so every lane of a warp runs the same shuffles.
+template <class A> __device__ __forceinline__ A group_sum(A v, int G)
+{
+    for (int off = G / 2; off > 0; off >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, off, G);
+    return v;
+}
+
+template <class T, int PPL>
+__global__ void __launch_bounds__(BLOCK) norm_fwd_group(T *y, compute_t<T> *mean, compute_t<T> *rstd,
+                                                        const T *x, const T *w, const T *b,
+                                                        int64_t rows, int64_t N, int rms, double eps)
+{
+    using A = compute_t<T>;
+    constexpr int VEC = 16 / sizeof(T);
+    using P = Pack<T, VEC>;
+    const int G = blockDim.x, np = (int)(N / VEC);
+    const A inv_n = A(1) / A(N);
+    for (int64_t base = (int64_t)blockIdx.x * blockDim.y; base < rows;
+         base += (int64_t)gridDim.x * blockDim.y) {
+        const int64_t row = base + threadIdx.y;
+        const bool live = row < rows;
+        const P *xr = reinterpret_cast<const P *>(x + row * N);
+        A v[PPL][VEC];
+        A s = 0;
+#pragma unroll
+        for (int p = 0; p < PPL; p++) {
+            const int i = threadIdx.x + p * G;
+            P pk;
+            if (live && i < np)
+                pk = xr[i];
+#pragma unroll
+            for (int j = 0; j < VEC; j++) {
+                v[p][j] = live && i < np ? to_c<A>(pk.v[j]) : A(0);
+                s += v[p][j];
+            }
+        }
+        const A mu = rms ? A(0) : group_sum(s, G) * inv_n;
+        A q = 0;
+#pragma unroll
+        for (int p = 0; p < PPL; p++) {
+            const bool in = threadIdx.x + p * G < np;
+#pragma unroll
+            for (int j = 0; j < VEC; j++) {
+                const A d = v[p][j] - mu;
+                q += in ? d * d : A(0);
+            }
+        }
+        const A rs = acc_rsqrt(group_sum(q, G) * inv_n + A(eps));
+        if (!live)
+            continue; // after the last shuffle: the whole group agrees
+        if (threadIdx.x == 0) {
+            if (mean)
+                mean[row] = mu;
+            rstd[row] = rs;
+        }
+        P *yr = reinterpret_cast<P *>(y + row * N);
+#pragma unroll
+        for (int p = 0; p < PPL; p++) {
+            const int i = threadIdx.x + p * G;
+            if (i >= np)
+                continue;
+            P wp, bp, o;
+            if (w)
+                wp = reinterpret_cast<const P *>(w)[i];
+            if (b)
+                bp = reinterpret_cast<const P *>(b)[i];
+#pragma unroll
+            for (int j = 0; j < VEC; j++) {
+                A t = (v[p][j] - mu) * rs;
+                if (w)
+                    t = t * to_c<A>(wp.v[j]);
+                if (b)
+                    t = t + to_c<A>(bp.v[j]);
+                o.v[j] = from_c<T>(t);
+            }
+            yr[i] = o;
+        }
+    }
+}
+
 // gx = rstd * (dxh - mean(dxh) - xh * mean(dxh * xh)), dxh = gy * w
 template <class T, int VPT>
 __global__ void __launch_bounds__(BLOCK) norm_bwd_x(T *gx, const T *gy, const T *x,
@@ -311,6 +398,22 @@ template <class F> void by_vpt(int64_t N, F &&f)
         f(std::integral_constant<int, 0>{});
 }
 
+// The packs a lane of norm_fwd_group holds at most: rows of up to 32 * 8
+// packs (1024 float32 values, 2048 of 16 bits) take it.
+constexpr int GROUP_MAX_PPL = 8;
+
+// Calls f(std::integral_constant<int, P>) for the smallest power of two P
+// >= x (x >= 1, P <= HI): one instantiation a size class.
+template <int HI, int P = 1, class F> void pow2_upto(int64_t x, F &&f)
+{
+    if constexpr (P >= HI)
+        f(std::integral_constant<int, HI>{});
+    else if (x <= P)
+        f(std::integral_constant<int, P>{});
+    else
+        pow2_upto<HI, P * 2>(x, f);
+}
+
 // Rows short enough that norm_bwd_fused keeps them (with the sums) in registers.
 constexpr int64_t FUSED_MAX_N = BLOCK * 16;
 
@@ -338,6 +441,25 @@ extern "C" int pcs_launch_norm_fwd(int dtype, int rms, void *y, void *mean, void
             return -1;
         } else {
             using A = compute_t<T>;
+            constexpr int VEC = 16 / sizeof(T);
+            const int64_t np = N / VEC;
+            const bool packs = N % VEC == 0 && (uintptr_t)x % 16 == 0 && (uintptr_t)y % 16 == 0 &&
+                               (uintptr_t)w % 16 == 0 && (uintptr_t)b % 16 == 0;
+            if (packs && np <= 32 * GROUP_MAX_PPL) {
+                // about two packs a lane: G lanes a row, PPL packs each
+                int g = 1;
+                while (g < 32 && (int64_t)g * 2 < np)
+                    g *= 2;
+                const dim3 block(g, BLOCK / g);
+                const int64_t need = (rows + block.y - 1) / block.y, cap = (int64_t)sm_count() * 16;
+                const dim3 grid((unsigned)(need < cap ? need : cap));
+                pow2_upto<GROUP_MAX_PPL>((np + g - 1) / g, [&](auto pc) {
+                    launch_kernel(norm_fwd_group<T, decltype(pc)::value>, grid, block, stream, (T *)y,
+                                  (A *)mean, (A *)rstd, (const T *)x, (const T *)w, (const T *)b, rows,
+                                  N, rms, eps);
+                });
+                return 0;
+            }
             by_vpt(N, [&](auto vc) {
                 constexpr int VPT = decltype(vc)::value;
                 launch_kernel(norm_fwd<T, VPT>, dim3(row_grid<T>(rows)), dim3(BLOCK), stream, (T *)y,
