@@ -106,8 +106,10 @@ def test_dtype_argument_and_integer_error():
         pcs.softmax(pcs.ones(3, dtype=pcs.int64, device="cuda"), 0)
 
 
-@pytest.mark.parametrize("K", [8, 32, 256, 3000, 16384])
+@pytest.mark.parametrize("K", [8, 32, 256, 3000, 16384, 40000, 70001])
 def test_extreme_values_match_the_cpu(K):
+    # 40000 and 70001: a few long rows, several blocks a row (split), with
+    # and without vector loads
     a = np.random.default_rng(7).standard_normal((6, K)).astype(np.float32)
     a[0, :] = -np.inf
     a[1, 3] = np.nan
@@ -121,6 +123,19 @@ def test_extreme_values_match_the_cpu(K):
         assert np.isnan(r[0]).all() and np.isnan(r[1]).all()
         np.testing.assert_array_equal(np.isnan(r), np.isnan(want))
         np.testing.assert_allclose(r[2:], want[2:], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("shape", [(1, 1 << 17), (3, 40001), (7, 65536), (2, 3, 1 << 15)])
+def test_few_long_rows_split_over_blocks(dtype, log, shape):
+    # rows too few to fill the GPU a block a row are cut into chunks of at
+    # least 8192 values, one block each, whose (max, sum) pairs meet in a
+    # workspace from the allocator; 40001: element loads, a short last chunk
+    check(make(shape, dtype, seed=shape[-1] % 97), -1, log)
+    base = make((2 * 65536 + 8,), dtype, seed=5)
+    check(base[8:].view(2, 65536), 1, log)  # rows 16-byte aligned in a view
+    check(base[1:-7].view(2, 65536), 1, log)  # and not
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -326,9 +326,12 @@ int pcs_launch_tri_indices(void *out, int dtype, int64_t rows, int64_t cols, int
 
 /* softmax (log 0) or log_softmax (log 1) along K of a contiguous [A, K, B]
  * input into a contiguous out of the same shape and dtype (float16,
- * bfloat16, float32, float64; -1 for others, nothing launched). */
+ * bfloat16, float32, float64; -1 for others, nothing launched). workspace:
+ * pcs_softmax_workspace's bytes on the current device (a few long rows
+ * split over several blocks each; 0 bytes: NULL), on the same stream. */
+size_t pcs_softmax_workspace(int dtype, int64_t A, int64_t K, int64_t B);
 int pcs_launch_softmax(int dtype, int log, void *out, const void *in, int64_t A, int64_t K,
-                       int64_t B, cudaStream_t stream);
+                       int64_t B, void *workspace, cudaStream_t stream);
 
 /* cat of up to PCS_CAT_BATCH contiguous inputs of one dtype into a
  * contiguous out seen as [outer, out_cols]: input i, [outer, cols[i]],

@@ -20,6 +20,11 @@
 //             the input is read once; longer rows are read twice, the second
 //             time mostly from L2 (the blocks in flight touch a few tens of
 //             MiB, H100 has 50).
+//   split     B == 1, long rows too few to fill the GPU a block a row:
+//             S blocks a row. The first kernel writes each chunk's online
+//             pair to the caller's workspace; the second merges the row's S
+//             pairs (in a fixed order, so every block and every run agrees)
+//             and writes its chunk, reading it a second time.
 //   strided   B > 1 (a dim that is not the last): 32 neighbouring lines
 //             (a, b..b+31) a block, so every load of a warp is one
 //             coalesced line, with K split over the block's 8 or 32 rows of
@@ -350,6 +355,144 @@ __global__ void __launch_bounds__(BLOCK) softmax_block(T *out, const T *in, int6
     }
 }
 
+// ---------------------------------------------------------------------------
+// split: B == 1, long rows, few of them
+
+// Adds a pack of VEC values to the pair: one rescale for the pack's max,
+// then one exp a value. A +inf makes the sum NaN (exp(inf - inf)), as
+// ms_add does.
+template <class A, int VEC> __device__ __forceinline__ void ms_add_pack(MS<A> &p, const A (&v)[VEC])
+{
+    A mx = v[0];
+#pragma unroll
+    for (int j = 1; j < VEC; j++)
+        mx = nan_max(mx, v[j]);
+    if (mx != mx) {
+        p.m = p.s = mx;
+    } else if (mx > p.m) {
+        p.s = rescale(p.s, p.m, mx);
+        p.m = mx;
+    }
+    if (p.m == p.m && p.m != neg_inf<A>()) {
+        A e = A(0);
+#pragma unroll
+        for (int j = 0; j < VEC; j++)
+            e += acc_exp(v[j] - p.m);
+        p.s += e;
+    }
+}
+
+// Chunks of at least this many values a block.
+constexpr int64_t SPLIT_MIN_CHUNK = 8192;
+
+// Blocks a row for `rows` rows of K (1: no split). [16, 2^22] float32 ran
+// a block a row, 16 blocks on 132 SMs, at 0.66x torch.
+int64_t split_of(int64_t rows, int64_t K)
+{
+    const int64_t want = (int64_t)sm_count() * 4;
+    if (rows * 2 >= want || K < 4 * SPLIT_MIN_CHUNK)
+        return 1;
+    const int64_t s = (want + rows - 1) / rows, most = K / SPLIT_MIN_CHUNK;
+    return s < most ? s : most;
+}
+
+// Block b covers chunk b % S of row b / S: [lo, lo + len) with len a
+// multiple of VEC (chunks are cut at multiples of VEC, K % VEC == 0).
+struct Chunk {
+    int64_t row, lo, len;
+};
+
+__device__ __forceinline__ Chunk chunk_of(int64_t K, int64_t S, int64_t cl)
+{
+    const int64_t row = blockIdx.x / S, lo = (blockIdx.x % S) * cl;
+    const int64_t hi = lo + cl < K ? lo + cl : K;
+    return {row, lo, hi > lo ? hi - lo : 0};
+}
+
+template <class T, int VEC>
+__global__ void __launch_bounds__(BLOCK) softmax_split_pairs(MS<compute_t<T>> *ws, const T *in, int64_t K,
+                                                              int64_t S, int64_t cl)
+{
+    using A = compute_t<T>;
+    using P = Pack<T, VEC>;
+    const Chunk ch = chunk_of(K, S, cl);
+    const P *x = reinterpret_cast<const P *>(in + ch.row * K + ch.lo);
+    const int64_t n = ch.len / VEC;
+    constexpr int U = 4; // packs a thread in flight
+    MS<A> p = {neg_inf<A>(), A(0)};
+    int64_t i = threadIdx.x;
+    for (; i + (U - 1) * BLOCK < n; i += U * BLOCK) {
+        P pk[U];
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            pk[u] = x[i + u * BLOCK];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            A v[VEC];
+#pragma unroll
+            for (int j = 0; j < VEC; j++)
+                v[j] = to_c<A>(pk[u].v[j]);
+            ms_add_pack(p, v);
+        }
+    }
+    for (; i < n; i += BLOCK) {
+        const P pk = x[i];
+        A v[VEC];
+#pragma unroll
+        for (int j = 0; j < VEC; j++)
+            v[j] = to_c<A>(pk.v[j]);
+        ms_add_pack(p, v);
+    }
+    const MS<A> r = block_merge(p);
+    if (threadIdx.x == 0)
+        ws[blockIdx.x] = r;
+}
+
+template <class T, int VEC, bool LOG>
+__global__ void __launch_bounds__(BLOCK) softmax_split_write(T *out, const T *in,
+                                                              const MS<compute_t<T>> *ws, int64_t K,
+                                                              int64_t S, int64_t cl)
+{
+    using A = compute_t<T>;
+    using P = Pack<T, VEC>;
+    const Chunk ch = chunk_of(K, S, cl);
+    MS<A> p = {neg_inf<A>(), A(0)};
+    for (int64_t i = threadIdx.x; i < S; i += BLOCK)
+        p = ms_merge(p, ws[ch.row * S + i]);
+    const MS<A> r = block_merge(p);
+    const A k_ = row_k(r.s, LOG);
+    const P *x = reinterpret_cast<const P *>(in + ch.row * K + ch.lo);
+    P *y = reinterpret_cast<P *>(out + ch.row * K + ch.lo);
+    const int64_t n = ch.len / VEC;
+#pragma unroll 4
+    for (int64_t i = threadIdx.x; i < n; i += BLOCK) {
+        const P pk = x[i];
+        P o;
+#pragma unroll
+        for (int j = 0; j < VEC; j++)
+            o.v[j] = from_c<T>(finish<A, LOG>(to_c<A>(pk.v[j]), r.m, k_));
+        y[i] = o;
+    }
+}
+
+template <class T, bool LOG>
+void launch_split(T *out, const T *in, int64_t rows, int64_t K, int64_t S, void *ws, cudaStream_t st)
+{
+    constexpr int VEC = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
+    auto go = [&](auto vc) {
+        constexpr int V = decltype(vc)::value;
+        const int64_t cl = ((K + S - 1) / S + V - 1) / V * V;
+        using M = MS<compute_t<T>>;
+        const dim3 grid((unsigned)(rows * S));
+        launch_kernel(softmax_split_pairs<T, V>, grid, BLOCK, st, (M *)ws, in, K, S, cl);
+        launch_kernel(softmax_split_write<T, V, LOG>, grid, BLOCK, st, out, in, (const M *)ws, K, S, cl);
+    };
+    if (VEC > 1 && K % VEC == 0 && (uintptr_t)in % 16 == 0 && (uintptr_t)out % 16 == 0)
+        go(std::integral_constant<int, VEC>{});
+    else
+        go(std::integral_constant<int, 1>{});
+}
+
 // All threads get op over every thread's v (op: 0 NaN-first max, 1 sum).
 template <int OP, class A> __device__ __forceinline__ A block_reduce(A v, A *red)
 {
@@ -590,9 +733,12 @@ void launch_block(T *out, const T *in, int64_t rows, int64_t K, cudaStream_t st)
 }
 
 template <class T, bool LOG>
-void launch_all(T *out, const T *in, int64_t A_, int64_t K, int64_t B, cudaStream_t st)
+void launch_all(T *out, const T *in, int64_t A_, int64_t K, int64_t B, void *ws, cudaStream_t st)
 {
-    if (B == 1 && K <= 1024) {
+    int64_t S;
+    if (B == 1 && ws && (S = split_of(A_, K)) > 1) {
+        launch_split<T, LOG>(out, in, A_, K, S, ws, st);
+    } else if (B == 1 && K <= 1024) {
         launch_warp<T, LOG>(out, in, A_, (int)K, st);
     } else if (B == 1) {
         launch_block<T, LOG>(out, in, A_, K, st);
@@ -611,8 +757,23 @@ void launch_all(T *out, const T *in, int64_t A_, int64_t K, int64_t B, cudaStrea
 
 } // namespace
 
+extern "C" size_t pcs_softmax_workspace(int dtype, int64_t A, int64_t K, int64_t B)
+{
+    if (A <= 0 || K <= 0 || B != 1)
+        return 0;
+    return dispatch_dtype(dtype, [&](auto tag) -> size_t {
+        using T = decltype(tag);
+        if constexpr (!is_flt<T>) {
+            return 0;
+        } else {
+            const int64_t S = split_of(A, K);
+            return S > 1 ? (size_t)(A * S) * sizeof(MS<compute_t<T>>) : 0;
+        }
+    });
+}
+
 extern "C" int pcs_launch_softmax(int dtype, int log, void *out, const void *in, int64_t A, int64_t K,
-                                  int64_t B, cudaStream_t stream)
+                                  int64_t B, void *workspace, cudaStream_t stream)
 {
     if (A <= 0 || K <= 0 || B <= 0)
         return 0; // nothing to compute
@@ -622,9 +783,9 @@ extern "C" int pcs_launch_softmax(int dtype, int log, void *out, const void *in,
             return -1;
         } else {
             if (log)
-                launch_all<T, true>((T *)out, (const T *)in, A, K, B, stream);
+                launch_all<T, true>((T *)out, (const T *)in, A, K, B, workspace, stream);
             else
-                launch_all<T, false>((T *)out, (const T *)in, A, K, B, stream);
+                launch_all<T, false>((T *)out, (const T *)in, A, K, B, workspace, stream);
             return 0;
         }
     });

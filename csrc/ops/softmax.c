@@ -31,17 +31,26 @@ static int softmax_cuda(PcsTensor *x, int dim, bool log, PcsTensor *res)
         else if (i > dim)
             B *= c->sizes[i];
     }
+    PcsTensor *ws = NULL;
     int r = pcs_cuda_set_device_raw(c->device);
+    if (r == 0) {
+        /* a few long rows split over blocks: their partial (max, sum) pairs */
+        int64_t wb = (int64_t)pcs_softmax_workspace(c->dtype, A, K, B);
+        if (wb > 0 && !(ws = pcs_tensor_empty(1, &wb, PCS_UINT8, c->device, false)))
+            r = -1;
+    }
     if (r == 0) {
         cudaStream_t st = pcs_current_stream(c->device);
         const char *name = log ? "log_softmax" : "softmax";
-        if (pcs_launch_softmax(c->dtype, log, pcs_tensor_data(res), pcs_tensor_data(c), A, K, B, st) < 0) {
+        if (pcs_launch_softmax(c->dtype, log, pcs_tensor_data(res), pcs_tensor_data(c), A, K, B,
+                               ws ? pcs_tensor_data(ws) : NULL, st) < 0) {
             pcs_not_implemented(name, c->dtype);
             r = -1;
         } else {
             r = PCS_CHECK_LAUNCH(st, name);
         }
     }
+    Py_XDECREF(ws);
     Py_DECREF(c);
     return r;
 }
