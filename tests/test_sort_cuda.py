@@ -82,7 +82,8 @@ def eq(a, b):
 @needs_torch
 @pytest.mark.parametrize("dtype", SORT_DTYPES)
 @pytest.mark.parametrize("shape,dim", [((1000,), 0), ((37, 129), 1), ((37, 129), 0), ((5, 3, 40), 1),
-                                       ((4, 70000), -1), ((20000, 5), 1), ((3, 1, 2), 2)])
+                                       ((4, 70000), -1), ((20000, 5), 1), ((3, 1, 2), 2),
+                                       ((6, 20001), 1), ((30000, 3), 0)])
 def test_sort_matches_torch(dtype, shape, dim):
     a = rand(shape, dtype, 1)
     x, tx = ours(a, dtype), theirs(a, dtype)
@@ -370,7 +371,7 @@ def test_logcumsumexp_matches_torch(dtype):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int64", "float16", "uint8"])
-def test_few_long_rows_sort_one_at_a_time_numpy_oracle(dtype):
+def test_few_long_rows_sort_one_at_a_time_or_together_numpy_oracle(dtype):
     # rows of >= 2^16 keys, too few to fill the GPU together, sort one at a
     # time (sort_keys.cuh): keys only (msort along dim 0, a copy to rows
     # first) and with indices, descending, and rows of different content
@@ -386,6 +387,10 @@ def test_few_long_rows_sort_one_at_a_time_numpy_oracle(dtype):
     i = np.stack([np.lexsort((np.where(n, 0.0, -v), ~n)) for v, n in zip(f, nan)])
     eq(r.indices, i)
     eq(r.values, np.take_along_axis(a.T, i, 1))
+    # 6 rows of 20001: one sort of all rows under composite keys (the row
+    # number above the key's bits; 64-bit keys keep the segmented sort)
+    b = rand((20001, 6), dtype, 20)
+    eq(pcs.msort(ours(b, dtype)), np.sort(b, axis=0, kind="stable"))
 
 
 # ---- without torch: NumPy oracles, streams, memory ------------------------------------------

@@ -132,7 +132,8 @@ struct Carve {
 // keys; a segmented sort with a block a row about 6 us a thousand keys of
 // the longest row, whatever the count up to a block an SM. So a row at a
 // time wins while nseg (seglen + 2^20) < 120 seglen: 16 rows of 2^20 (1.02x
-// torch), not 64 of 2^18 nor 8 of 2^16.
+// torch), not 64 of 2^18 nor 8 of 2^16. (sort.cu sorts rows shorter than
+// 2^20 of keys up to 32 bits together under composite keys first.)
 inline bool rows_one_at_a_time(int64_t nseg, int64_t seglen)
 {
     return nseg > 1 && nseg * (seglen + (int64_t(1) << 20)) < 120 * seglen;
