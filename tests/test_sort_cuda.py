@@ -388,7 +388,8 @@ def test_few_long_rows_sort_one_at_a_time_or_together_numpy_oracle(dtype):
     eq(r.indices, i)
     eq(r.values, np.take_along_axis(a.T, i, 1))
     # 6 rows of 20001: one sort of all rows under composite keys (the row
-    # number above the key's bits; 64-bit keys keep the segmented sort)
+    # number above the key's bits; 64-bit keys: a sort of all keys, then a
+    # stable one by row)
     b = rand((20001, 6), dtype, 20)
     eq(pcs.msort(ours(b, dtype)), np.sort(b, axis=0, kind="stable"))
 

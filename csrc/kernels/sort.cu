@@ -127,17 +127,15 @@ __global__ void finish_pairs(const T *in, const K *keys, const int32_t *idx, T *
     }
 }
 
-// Composite keys: the bits of a sort of nseg rows of seglen keys of type U
-// as one device-wide sort, the row number above the key (0: not taken).
-// Up to 64 rows of more than 16384 keys sort that way, a radix sort of a
-// few more bits over all n keys: the segmented sort gives each row a single
-// block ([8, 2^16] float32 ran at 0.32x torch, [64, 2^18] at 0.65x; 1.14x
-// and 1.02x this way, H100). Rows of 2^20 keys and more, when few enough,
-// sort one at a time instead (the wider composite keys cost more passes
-// than the launches they save); short rows (a block sorts one in shared
-// memory) and many rows keep the segmented sort; 64-bit keys leave no room
-// for the row number.
-template <class U> int composite_bits(int64_t nseg, int64_t seglen)
+// Rows sorted together, in one device-wide sort, rather than by
+// DeviceSegmentedSort, which gives each row a single block ([8, 2^16]
+// float32 ran at 0.32x torch, [64, 2^18] at 0.65x; 1.61x and 1.01x
+// together, H100): up to 64 rows of more than 16384 keys. Rows of 2^20
+// keys and more, when few enough, sort one at a time instead (the extra
+// key bits cost more passes than the launches they save); short rows (a
+// block sorts one in shared memory) and many rows keep the segmented sort.
+// Returns the bits of a row number (0: not together).
+int together_bits(int64_t nseg, int64_t seglen)
 {
     if (nseg < 2 || nseg > 64 || seglen <= 16384 || nseg * seglen > INT32_MAX ||
         (seglen >= (int64_t(1) << 20) && rows_one_at_a_time(nseg, seglen)))
@@ -145,8 +143,79 @@ template <class U> int composite_bits(int64_t nseg, int64_t seglen)
     int rb = 1;
     while ((int64_t(1) << rb) < nseg)
         rb++;
+    return rb;
+}
+
+// Keys of up to 32 bits sort together as composite keys, the row number
+// above the key's bits: the width of those (0: too wide, 64-bit keys).
+template <class U> int composite_bits(int64_t nseg, int64_t seglen)
+{
+    const int rb = together_bits(nseg, seglen);
     const int b = (int)sizeof(U) * 8 + rb;
-    return b <= 64 ? b : 0;
+    return rb && b <= 64 ? b : 0;
+}
+
+// 64-bit keys leave no room for the row number: a stable sort of all keys
+// (values: their index in the whole block), then a stable sort of those
+// indices by their row number, which keeps each row's keys in order; the
+// values are read back from the input through the index, bit for bit.
+__global__ void row_numbers(const int32_t *idx, uint8_t *rows, int64_t n, int64_t seglen)
+{
+    GRID_STRIDE(i, n) rows[i] = (uint8_t)(idx[i] / seglen);
+}
+
+template <class T>
+__global__ void gather_sorted(const T *in, const int32_t *idx, T *values, int64_t *indices, int64_t n,
+                              int64_t seglen)
+{
+    GRID_STRIDE(i, n)
+    {
+        const int32_t g = idx[i];
+        if (indices)
+            indices[i] = g % seglen;
+        if (values)
+            values[i] = in[g];
+    }
+}
+
+template <class T>
+int run_sort_twice(const T *in, T *values, int64_t *indices, int64_t nseg, int64_t seglen, bool desc,
+                   int rb, char *base, size_t *ws_bytes, cudaStream_t s)
+{
+    using U = ukey_t<T>;
+    const int n = (int)(nseg * seglen); // together_bits checked n <= INT32_MAX
+    Carve c{base};
+    U *k0 = c.take<U>((size_t)n * sizeof(U)), *k1 = c.take<U>((size_t)n * sizeof(U));
+    int32_t *v0 = c.take<int32_t>((size_t)n * 4), *v1 = c.take<int32_t>((size_t)n * 4);
+    uint8_t *r0 = c.take<uint8_t>((size_t)n), *r1 = c.take<uint8_t>((size_t)n);
+    cub::DoubleBuffer<U> keys(k0, k1);
+    cub::DoubleBuffer<int32_t> vals(v0, v1);
+    cub::DoubleBuffer<uint8_t> rows(r0, r1);
+    size_t b1 = 0, b2 = 0;
+    cudaError_t e = cub::DeviceRadixSort::SortPairs(nullptr, b1, keys, vals, n, 0, (int)sizeof(U) * 8, s);
+    if (e == cudaSuccess)
+        e = cub::DeviceRadixSort::SortPairs(nullptr, b2, rows, vals, n, 0, rb, s);
+    if (e != cudaSuccess)
+        return (int)e;
+    size_t tmp_bytes = b1 > b2 ? b1 : b2;
+    void *tmp;
+    if (c.sized(tmp_bytes, &tmp, ws_bytes))
+        return 0;
+    // iota over the whole block (seglen n): each key's global index
+    launch_kernel(make_keys<T>, grid_for(n), 256, s, in, k0, v0, (int64_t)n, (int64_t)n, desc,
+                  (U *)nullptr);
+    if ((e = cudaGetLastError()) != cudaSuccess ||
+        (e = cub::DeviceRadixSort::SortPairs(tmp, tmp_bytes, keys, vals, n, 0, (int)sizeof(U) * 8, s)) !=
+            cudaSuccess)
+        return (int)e;
+    launch_kernel(row_numbers, grid_for(n), 256, s, (const int32_t *)vals.Current(), rows.Current(),
+                  (int64_t)n, seglen);
+    if ((e = cudaGetLastError()) != cudaSuccess ||
+        (e = cub::DeviceRadixSort::SortPairs(tmp, tmp_bytes, rows, vals, n, 0, rb, s)) != cudaSuccess)
+        return (int)e;
+    launch_kernel(gather_sorted<T>, grid_for(n), 256, s, in, (const int32_t *)vals.Current(), values,
+                  indices, (int64_t)n, seglen);
+    return 0;
 }
 
 // The sort through composite keys K (uint32 or uint64) of `bits` bits.
@@ -196,7 +265,10 @@ int run_sort(const T *in, T *values, int64_t *indices, int64_t nseg, int64_t seg
     bool pairs = indices != nullptr;
     if (seglen > INT32_MAX || (nseg == 1 && n > INT32_MAX))
         return -3;
-    if (const int cb = composite_bits<U>(nseg, seglen)) {
+    if constexpr (sizeof(U) == 8) {
+        if (const int rb = together_bits(nseg, seglen))
+            return run_sort_twice<T>(in, values, indices, nseg, seglen, desc, rb, base, ws_bytes, s);
+    } else if (const int cb = composite_bits<U>(nseg, seglen)) {
         if (cb <= 32)
             return run_sort_composite<T, uint32_t>(in, values, indices, nseg, seglen, desc, cb, base,
                                                    ws_bytes, s);
