@@ -140,6 +140,41 @@ def test_few_long_rows_split_over_blocks(dtype, log, shape):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("shape", [(3, 50257), (300, 50257), (40, 4099), (9, 20001)])
+def test_rows_off_16_byte_boundaries(dtype, log, shape):
+    # K not a whole number of 16-byte packs (GPT-2's vocabulary of 50257):
+    # each row is read as scalar values up to its first 16-byte boundary,
+    # whole packs, and scalar values after them; a few rows (split over
+    # blocks), many (a block a row), rows cached in shared memory (4099) and
+    # read twice (20001)
+    x = make(shape, dtype, seed=shape[0])
+    check(x, 1, log)
+    base = make((shape[0] * shape[1] + 3,), dtype, seed=1)
+    check(base[3:].view(*shape), 1, log)  # every row at another offset
+
+
+@pytest.mark.parametrize("K", [4099, 20001, 50257])
+def test_extreme_values_in_the_scalar_ends(K):
+    # NaN, +inf and -inf as the first or last value of a row, which are
+    # read one at a time when the row is off a 16-byte boundary
+    a = np.random.default_rng(K).standard_normal((8, K)).astype(np.float32)
+    a[1, 0] = np.nan
+    a[2, -1] = np.nan
+    a[3, 0] = np.inf
+    a[4, -1] = np.inf
+    a[5, 0] = -np.inf
+    a[6, -1] = 3e4  # the row's max, alone in its tail
+    cpu = pcs.tensor(a)
+    gpu = cpu.cuda()
+    for rows in (8, 3):  # a block a row, and few rows split over blocks
+        for f in (pcs.softmax, pcs.log_softmax):
+            r, want = f(gpu[:rows], 1).cpu().numpy(), f(cpu[:rows], 1).numpy()
+            np.testing.assert_array_equal(np.isnan(r), np.isnan(want))
+            np.testing.assert_allclose(r, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("log", [False, True])
 @pytest.mark.parametrize("K", [4, 32, 256])
 def test_many_short_rows(dtype, log, K):
     # more row groups than the grid holds (the grid-stride loop), and a last

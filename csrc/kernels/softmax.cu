@@ -19,98 +19,27 @@
 //             of up to 64 KiB is kept in shared memory by the first pass, so
 //             the input is read once; longer rows are read twice, the second
 //             time mostly from L2 (the blocks in flight touch a few tens of
-//             MiB, H100 has 50).
+//             MiB, H100 has 50). Any K and any offset reads 16-byte packs:
+//             a row's few values before its first 16-byte boundary and
+//             after its last whole pack are read one at a time (RowParts).
 //   split     B == 1, long rows too few to fill the GPU a block a row:
 //             S blocks a row. The first kernel writes each chunk's online
 //             pair to the caller's workspace; the second merges the row's S
 //             pairs (in a fixed order, so every block and every run agrees)
-//             and writes its chunk, reading it a second time.
+//             and writes its chunk, reading it a second time. Packs and
+//             scalar ends as in block.
 //   strided   B > 1 (a dim that is not the last): 32 neighbouring lines
 //             (a, b..b+31) a block, so every load of a warp is one
 //             coalesced line, with K split over the block's 8 or 32 rows of
 //             threads and their online pairs merged in shared memory.
 // float16 and bfloat16 accumulate in float, as torch does; float64 in double.
 // Rows of -inf give NaN and NaN propagates, as in torch.
-#include <cuda/std/limits>
-
-#include "ew_common.cuh"
+#include "softmax_rows.cuh"
 
 using namespace pcs;
+using namespace pcs::softmax_rows;
 
 namespace {
-
-template <class A> __device__ __forceinline__ A neg_inf() { return -cuda::std::numeric_limits<A>::infinity(); }
-
-// Sums over each aligned group of G lanes (the whole warp by default).
-template <class A, int G = 32> __device__ __forceinline__ A warp_sum(A v)
-{
-#pragma unroll
-    for (int off = G / 2; off > 0; off >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, off);
-    return v;
-}
-
-// fmax drops NaN; softmax must keep it, so the max is taken NaN-first.
-template <class A> __device__ __forceinline__ A nan_max(A a, A b)
-{
-    return (a != a || a > b) ? a : b;
-}
-
-template <class A, int G = 32> __device__ __forceinline__ A warp_nan_max(A v)
-{
-#pragma unroll
-    for (int off = G / 2; off > 0; off >>= 1)
-        v = nan_max(v, __shfl_xor_sync(0xffffffffu, v, off));
-    return v;
-}
-
-// The online pair: m the running max, s the sum of exp(x - m). A pair with
-// s == 0 has seen nothing finite yet; scaling it must not form -inf - -inf.
-template <class A> struct MS {
-    A m, s;
-};
-
-template <class A> __device__ __forceinline__ A rescale(A s, A from, A to)
-{
-    return s == A(0) ? A(0) : s * acc_exp(from - to);
-}
-
-template <class A> __device__ __forceinline__ void ms_add(MS<A> &p, A x)
-{
-    if (x > p.m) {
-        // exp(x - x): 1, or NaN for x = +inf, as the two-pass formula gives
-        p.s = rescale(p.s, p.m, x) + A(1) + (x - x);
-        p.m = x;
-    } else if (x != x) {
-        p.m = x; // NaN: the row's result is NaN
-        p.s = x;
-    } else if (p.m != neg_inf<A>()) {
-        p.s += acc_exp(x - p.m);
-    }
-}
-
-template <class A> __device__ __forceinline__ MS<A> ms_merge(MS<A> a, MS<A> b)
-{
-    if (a.m != a.m || b.m != b.m)
-        return {a.m != a.m ? a.m : b.m, a.m != a.m ? a.m : b.m};
-    A m = a.m > b.m ? a.m : b.m;
-    return {m, rescale(a.s, a.m, m) + rescale(b.s, b.m, m)};
-}
-
-// k: log(s) for log_softmax, 1 / s for softmax (one division a row, not one
-// an element: the division is most of an element's instructions).
-template <class A> __device__ __forceinline__ A row_k(A s, bool log)
-{
-    return log ? acc_log(s) : A(1) / s;
-}
-
-template <class A, bool LOG> __device__ __forceinline__ A finish(A x, A m, A k)
-{
-    if constexpr (LOG)
-        return x - m - k;
-    else
-        return acc_exp(x - m) * k;
-}
 
 // ---------------------------------------------------------------------------
 // warp: B == 1, K <= 32 * VPT
@@ -162,24 +91,6 @@ __global__ void __launch_bounds__(128) softmax_warp(T *out, const T *in, int64_t
             }
         }
     }
-}
-
-// One element's exp(x - m) added to s; softmax keeps it in x for the write,
-// so that each element takes one exp (log_softmax writes x - m - log(s)).
-template <class A, bool LOG> __device__ __forceinline__ void add_exp(A &x, A m, A &s)
-{
-    A e = acc_exp(x - m);
-    s += e;
-    if constexpr (!LOG)
-        x = e;
-}
-
-template <class A, bool LOG> __device__ __forceinline__ A finish_kept(A x, A m, A k)
-{
-    if constexpr (LOG)
-        return x - m - k;
-    else
-        return x * k;
 }
 
 // vector warp: B == 1, K <= 1024, rows a whole number of 16-byte packs on
@@ -255,34 +166,41 @@ __global__ void __launch_bounds__(128) softmax_vwarp(T *out, const T *in, int64_
 // ---------------------------------------------------------------------------
 // block: B == 1, long rows
 
-constexpr int BLOCK = 512;
+// Rows that fit in shared memory are read from global memory once: the
+// first pass keeps them there (CACHE) for the second. Up to 110 KiB two
+// blocks share an SM (228 KiB on the H100, with 1 KiB reserved a block);
+// a row of up to 200 KiB has an SM to itself, which pays when the rows
+// are one wave: [128, 65536] float16 was split over blocks and read twice
+// at 0.71x torch.
+constexpr size_t SMEM_ROW_BYTES = 110 * 1024, SMEM_ROW_BYTES_ALONE = 200 * 1024;
 
-// Merges every thread's pair; all threads get the result.
-template <class A> __device__ MS<A> block_merge(MS<A> p)
+// The most shared memory a block of the current device may ask for.
+size_t smem_optin()
 {
-    __shared__ A sm[BLOCK / 32], ss[BLOCK / 32];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) {
-        MS<A> o = {__shfl_xor_sync(0xffffffffu, p.m, off), __shfl_xor_sync(0xffffffffu, p.s, off)};
-        p = ms_merge(p, o);
+    static int cache[64];
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64)
+        return 48 * 1024;
+    if (!cache[dev]) {
+        int n = 0;
+        if (cudaDeviceGetAttribute(&n, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess || n <= 0)
+            n = 48 * 1024;
+        cache[dev] = n;
     }
-    if (lane == 0) {
-        sm[warp] = p.m;
-        ss[warp] = p.s;
-    }
-    __syncthreads();
-    MS<A> r = {sm[0], ss[0]};
-    for (int w = 1; w < (int)(blockDim.x >> 5); w++)
-        r = ms_merge(r, MS<A>{sm[w], ss[w]});
-    __syncthreads(); // the shared pair is read before the next row overwrites it
-    return r;
+    return (size_t)cache[dev];
 }
 
-// Rows that fit in shared memory are read from global memory once: the
-// first pass keeps them there (CACHE) for the second.
-constexpr size_t SMEM_ROW_BYTES = 64 * 1024;
+bool caches_row(int64_t rows, size_t bytes)
+{
+    if (bytes + 1024 > smem_optin()) // the block's own reduction arrays too
+        return false;
+    return bytes <= SMEM_ROW_BYTES || (bytes <= SMEM_ROW_BYTES_ALONE && rows <= sm_count());
+}
 
+// Packs a thread keeps in flight in the passes that read global memory.
+constexpr int UNROLL = 4;
+
+// VEC > 1 reads the row as RowParts: scalar ends around whole packs.
 template <class T, int VEC, bool CACHE, bool LOG>
 __global__ void __launch_bounds__(BLOCK) softmax_block(T *out, const T *in, int64_t rows, int64_t K)
 {
@@ -293,9 +211,12 @@ __global__ void __launch_bounds__(BLOCK) softmax_block(T *out, const T *in, int6
     constexpr bool KEEP = CACHE && !LOG && std::is_same_v<T, A>;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     P *cache = reinterpret_cast<P *>(smem_raw);
-    const int64_t nvec = K / VEC; // VEC > 1 only when K % VEC == 0 and rows are aligned
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-        const P *x = reinterpret_cast<const P *>(in + row * K);
+        const T *xr = in + row * K;
+        const RowParts<T, VEC> pt(xr, K);
+        const P *x = reinterpret_cast<const P *>(xr + pt.h);
+        const int64_t nvec = pt.nvec, e = pt.extra(threadIdx.x);
+        A ev = e >= 0 ? to_c<A>(xr[e]) : neg_inf<A>(); // this thread's scalar end, if any
         MS<A> r;
         // each thread reads back only the entries it cached: no barrier needed
         if constexpr (CACHE) {
@@ -303,7 +224,7 @@ __global__ void __launch_bounds__(BLOCK) softmax_block(T *out, const T *in, int6
             // exp(x - max), then the result, with one exp an element in each
             // pass that needs one and none of the online pair's branches and
             // rescales (which made the wide rows issue-bound)
-            A m = neg_inf<A>();
+            A m = ev;
 #pragma unroll 4
             for (int64_t i = threadIdx.x; i < nvec; i += BLOCK) {
                 P pk = x[i];
@@ -314,15 +235,17 @@ __global__ void __launch_bounds__(BLOCK) softmax_block(T *out, const T *in, int6
             }
             r = block_merge(MS<A>{m, A(0)});
             A s = A(0);
+            if (e >= 0)
+                add_exp<A, LOG>(ev, r.m, s); // softmax keeps exp(ev - max) in ev
 #pragma unroll 4
             for (int64_t i = threadIdx.x; i < nvec; i += BLOCK) {
                 P pk = cache[i];
 #pragma unroll
                 for (int j = 0; j < VEC; j++) {
-                    A e = acc_exp(to_c<A>(pk.v[j]) - r.m);
-                    s += e;
+                    A ex = acc_exp(to_c<A>(pk.v[j]) - r.m);
+                    s += ex;
                     if constexpr (KEEP)
-                        pk.v[j] = e;
+                        pk.v[j] = ex;
                 }
                 if constexpr (KEEP)
                     cache[i] = pk;
@@ -330,27 +253,31 @@ __global__ void __launch_bounds__(BLOCK) softmax_block(T *out, const T *in, int6
             r = block_merge(MS<A>{r.m, s}); // one max for all: the sums just add
         } else {
             MS<A> p = {neg_inf<A>(), A(0)};
-            for (int64_t i = threadIdx.x; i < nvec; i += BLOCK) {
-                P pk = x[i];
-#pragma unroll
-                for (int j = 0; j < VEC; j++)
-                    ms_add(p, to_c<A>(pk.v[j]));
-            }
+            if (e >= 0)
+                ms_add(p, ev);
+            ms_add_packs<UNROLL>(p, x, nvec, threadIdx.x, BLOCK);
             r = block_merge(p);
         }
-        A k_ = row_k(r.s, LOG);
-        P *y = reinterpret_cast<P *>(out + row * K);
+        const A k_ = row_k(r.s, LOG);
+        T *yr = out + row * K;
+        P *y = reinterpret_cast<P *>(yr + pt.h);
+        if (e >= 0)
+            yr[e] = from_c<T>(CACHE ? finish_kept<A, LOG>(ev, r.m, k_) : finish<A, LOG>(ev, r.m, k_));
+        if constexpr (CACHE) {
 #pragma unroll 4
-        for (int64_t i = threadIdx.x; i < nvec; i += BLOCK) {
-            P pk = CACHE ? cache[i] : x[i], o;
+            for (int64_t i = threadIdx.x; i < nvec; i += BLOCK) {
+                P pk = cache[i], o;
 #pragma unroll
-            for (int j = 0; j < VEC; j++) {
-                if constexpr (KEEP)
-                    o.v[j] = pk.v[j] * k_;
-                else
-                    o.v[j] = from_c<T>(finish<A, LOG>(to_c<A>(pk.v[j]), r.m, k_));
+                for (int j = 0; j < VEC; j++) {
+                    if constexpr (KEEP)
+                        o.v[j] = pk.v[j] * k_;
+                    else
+                        o.v[j] = from_c<T>(finish<A, LOG>(to_c<A>(pk.v[j]), r.m, k_));
+                }
+                y[i] = o;
             }
-            y[i] = o;
+        } else {
+            finish_packs<UNROLL, LOG>(y, x, nvec, threadIdx.x, BLOCK, r.m, k_);
         }
     }
 }
@@ -358,155 +285,101 @@ __global__ void __launch_bounds__(BLOCK) softmax_block(T *out, const T *in, int6
 // ---------------------------------------------------------------------------
 // split: B == 1, long rows, few of them
 
-// Adds a pack of VEC values to the pair: one rescale for the pack's max,
-// then one exp a value. A +inf makes the sum NaN (exp(inf - inf)), as
-// ms_add does.
-template <class A, int VEC> __device__ __forceinline__ void ms_add_pack(MS<A> &p, const A (&v)[VEC])
-{
-    A mx = v[0];
-#pragma unroll
-    for (int j = 1; j < VEC; j++)
-        mx = nan_max(mx, v[j]);
-    if (mx != mx) {
-        p.m = p.s = mx;
-    } else if (mx > p.m) {
-        p.s = rescale(p.s, p.m, mx);
-        p.m = mx;
-    }
-    if (p.m == p.m && p.m != neg_inf<A>()) {
-        A e = A(0);
-#pragma unroll
-        for (int j = 0; j < VEC; j++)
-            e += acc_exp(v[j] - p.m);
-        p.s += e;
-    }
-}
-
 // Chunks of at least this many values a block.
 constexpr int64_t SPLIT_MIN_CHUNK = 8192;
 
+// Blocks of the split kernels an SM is sized for (their launch bounds).
+constexpr int SPLIT_BLOCKS_PER_SM = 2;
+
 // Blocks a row for `rows` rows of K (1: no split). [16, 2^22] float32 ran
-// a block a row, 16 blocks on 132 SMs, at 0.66x torch.
-int64_t split_of(int64_t rows, int64_t K)
+// a block a row, 16 blocks on 132 SMs, at 0.66x torch. The blocks make
+// one wave at most: a second, part-filled wave of a rounded-up split cost
+// [128, 65536] float16 half its speed.
+int64_t split_of(int64_t rows, int64_t K, size_t elem)
 {
-    const int64_t want = (int64_t)sm_count() * 4;
-    if (rows * 2 >= want || K < 4 * SPLIT_MIN_CHUNK)
+    const int64_t want = (int64_t)sm_count() * SPLIT_BLOCKS_PER_SM;
+    if (rows * 2 > want || K < 4 * SPLIT_MIN_CHUNK || caches_row(rows, (size_t)K * elem))
         return 1;
-    const int64_t s = (want + rows - 1) / rows, most = K / SPLIT_MIN_CHUNK;
+    const int64_t s = want / rows, most = K / SPLIT_MIN_CHUNK;
     return s < most ? s : most;
 }
 
-// Block b covers chunk b % S of row b / S: [lo, lo + len) with len a
-// multiple of VEC (chunks are cut at multiples of VEC, K % VEC == 0).
-struct Chunk {
-    int64_t row, lo, len;
+// Block b covers chunk b % S of row b / S: packs [lo, hi) of the row's
+// whole packs (RowParts); chunk 0 also takes the row's scalar ends.
+template <class T, int VEC> struct Chunk {
+    int64_t row, c, lo, hi;
+    RowParts<T, VEC> pt;
+    __device__ __forceinline__ Chunk(const T *in, int64_t K, int64_t S)
+        : row(blockIdx.x / S), c(blockIdx.x % S), pt(in + row * K, K)
+    {
+        const int64_t cp = (pt.nvec + S - 1) / S;
+        lo = c * cp;
+        hi = lo + cp < pt.nvec ? lo + cp : pt.nvec;
+    }
+    __device__ __forceinline__ int64_t extra() const { return c == 0 ? pt.extra(threadIdx.x) : -1; }
 };
 
-__device__ __forceinline__ Chunk chunk_of(int64_t K, int64_t S, int64_t cl)
-{
-    const int64_t row = blockIdx.x / S, lo = (blockIdx.x % S) * cl;
-    const int64_t hi = lo + cl < K ? lo + cl : K;
-    return {row, lo, hi > lo ? hi - lo : 0};
-}
-
 template <class T, int VEC>
-__global__ void __launch_bounds__(BLOCK) softmax_split_pairs(MS<compute_t<T>> *ws, const T *in, int64_t K,
-                                                              int64_t S, int64_t cl)
+__global__ void __launch_bounds__(BLOCK, SPLIT_BLOCKS_PER_SM)
+    softmax_split_pairs(MS<compute_t<T>> *ws, const T *in, int64_t K, int64_t S)
 {
     using A = compute_t<T>;
-    using P = Pack<T, VEC>;
-    const Chunk ch = chunk_of(K, S, cl);
-    const P *x = reinterpret_cast<const P *>(in + ch.row * K + ch.lo);
-    const int64_t n = ch.len / VEC;
-    constexpr int U = 4; // packs a thread in flight
+    const Chunk<T, VEC> ch(in, K, S);
+    const T *xr = in + ch.row * K;
     MS<A> p = {neg_inf<A>(), A(0)};
-    int64_t i = threadIdx.x;
-    for (; i + (U - 1) * BLOCK < n; i += U * BLOCK) {
-        P pk[U];
-#pragma unroll
-        for (int u = 0; u < U; u++)
-            pk[u] = x[i + u * BLOCK];
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            A v[VEC];
-#pragma unroll
-            for (int j = 0; j < VEC; j++)
-                v[j] = to_c<A>(pk[u].v[j]);
-            ms_add_pack(p, v);
-        }
-    }
-    for (; i < n; i += BLOCK) {
-        const P pk = x[i];
-        A v[VEC];
-#pragma unroll
-        for (int j = 0; j < VEC; j++)
-            v[j] = to_c<A>(pk.v[j]);
-        ms_add_pack(p, v);
-    }
+    const int64_t e = ch.extra();
+    if (e >= 0)
+        ms_add(p, to_c<A>(xr[e]));
+    ms_add_packs<UNROLL>(p, reinterpret_cast<const Pack<T, VEC> *>(xr + ch.pt.h), ch.hi, ch.lo + threadIdx.x,
+                         BLOCK);
     const MS<A> r = block_merge(p);
     if (threadIdx.x == 0)
         ws[blockIdx.x] = r;
 }
 
 template <class T, int VEC, bool LOG>
-__global__ void __launch_bounds__(BLOCK) softmax_split_write(T *out, const T *in,
-                                                              const MS<compute_t<T>> *ws, int64_t K,
-                                                              int64_t S, int64_t cl)
+__global__ void __launch_bounds__(BLOCK, SPLIT_BLOCKS_PER_SM)
+    softmax_split_write(T *out, const T *in, const MS<compute_t<T>> *ws, int64_t K, int64_t S)
 {
     using A = compute_t<T>;
     using P = Pack<T, VEC>;
-    const Chunk ch = chunk_of(K, S, cl);
+    const Chunk<T, VEC> ch(in, K, S);
     MS<A> p = {neg_inf<A>(), A(0)};
     for (int64_t i = threadIdx.x; i < S; i += BLOCK)
         p = ms_merge(p, ws[ch.row * S + i]);
     const MS<A> r = block_merge(p);
     const A k_ = row_k(r.s, LOG);
-    const P *x = reinterpret_cast<const P *>(in + ch.row * K + ch.lo);
-    P *y = reinterpret_cast<P *>(out + ch.row * K + ch.lo);
-    const int64_t n = ch.len / VEC;
-#pragma unroll 4
-    for (int64_t i = threadIdx.x; i < n; i += BLOCK) {
-        const P pk = x[i];
-        P o;
-#pragma unroll
-        for (int j = 0; j < VEC; j++)
-            o.v[j] = from_c<T>(finish<A, LOG>(to_c<A>(pk.v[j]), r.m, k_));
-        y[i] = o;
-    }
+    const T *xr = in + ch.row * K;
+    T *yr = out + ch.row * K;
+    const int64_t e = ch.extra();
+    if (e >= 0)
+        yr[e] = from_c<T>(finish<A, LOG>(to_c<A>(xr[e]), r.m, k_));
+    finish_packs<UNROLL, LOG>(reinterpret_cast<P *>(yr + ch.pt.h), reinterpret_cast<const P *>(xr + ch.pt.h),
+                              ch.hi, ch.lo + threadIdx.x, BLOCK, r.m, k_);
+}
+
+// Whether input and output rows split alike into RowParts: the same offset
+// from a 16-byte boundary, on a whole element.
+template <class T> bool same_offset(const T *in, const T *out)
+{
+    return (uintptr_t)in % 16 == (uintptr_t)out % 16 && (uintptr_t)in % sizeof(T) == 0;
 }
 
 template <class T, bool LOG>
 void launch_split(T *out, const T *in, int64_t rows, int64_t K, int64_t S, void *ws, cudaStream_t st)
 {
     constexpr int VEC = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
+    using M = MS<compute_t<T>>;
+    const dim3 grid((unsigned)(rows * S));
     auto go = [&](auto vc) {
         constexpr int V = decltype(vc)::value;
-        const int64_t cl = ((K + S - 1) / S + V - 1) / V * V;
-        using M = MS<compute_t<T>>;
-        const dim3 grid((unsigned)(rows * S));
-        launch_kernel(softmax_split_pairs<T, V>, grid, BLOCK, st, (M *)ws, in, K, S, cl);
-        launch_kernel(softmax_split_write<T, V, LOG>, grid, BLOCK, st, out, in, (const M *)ws, K, S, cl);
+        launch_kernel(softmax_split_pairs<T, V>, grid, BLOCK, st, (M *)ws, in, K, S);
+        launch_kernel(softmax_split_write<T, V, LOG>, grid, BLOCK, st, out, in, (const M *)ws, K, S);
     };
-    if (VEC > 1 && K % VEC == 0 && (uintptr_t)in % 16 == 0 && (uintptr_t)out % 16 == 0)
+    if (VEC > 1 && same_offset(in, out))
         go(std::integral_constant<int, VEC>{});
     else
         go(std::integral_constant<int, 1>{});
-}
-
-// All threads get op over every thread's v (op: 0 NaN-first max, 1 sum).
-template <int OP, class A> __device__ __forceinline__ A block_reduce(A v, A *red)
-{
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    v = OP == 0 ? warp_nan_max(v) : warp_sum(v);
-    if (lane == 0)
-        red[warp] = v;
-    __syncthreads();
-    A r = red[0];
-#pragma unroll
-    for (int w = 1; w < BLOCK / 32; w++)
-        r = OP == 0 ? nan_max(r, red[w]) : r + red[w];
-    __syncthreads(); // read before the next reduction overwrites
-    return r;
 }
 
 // regs: B == 1, K > 1024, the row a whole number of 16-byte packs on
@@ -681,27 +554,29 @@ void launch_warp(T *out, const T *in, int64_t rows, int K, cudaStream_t st)
 template <class T, int VEC, bool LOG>
 void launch_block_vec(T *out, const T *in, int64_t rows, int64_t K, dim3 grid, cudaStream_t st)
 {
-    size_t bytes = (size_t)K * sizeof(T);
-    bool cache = bytes <= SMEM_ROW_BYTES;
-    if (cache && bytes > 48 * 1024) {
-        auto k = softmax_block<T, VEC, true, LOG>;
-        if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes) !=
-            cudaSuccess) {
-            (void)cudaGetLastError(); // not an error of the op: the fallback runs
-            cache = false;
-        } else if (cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                        cudaSharedmemCarveoutMaxShared) != cudaSuccess) {
-            // only a preference (3 blocks of 64 KiB an SM instead of fewer): go on
-            (void)cudaGetLastError();
+    const size_t bytes = (size_t)K * sizeof(T);
+    void *params[] = {(void *)&out, (void *)&in, (void *)&rows, (void *)&K};
+    if (caches_row(rows, bytes)) {
+        // (a row with an SM to itself measured slower with 1024 threads:
+        // float32 [128, 32000] 0.86x -> 0.64x torch)
+        const void *k = (const void *)softmax_block<T, VEC, true, LOG>;
+        bool ok = true;
+        if (bytes > 48 * 1024) {
+            if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes) != cudaSuccess) {
+                (void)cudaGetLastError(); // not an error of the op: the fallback runs
+                ok = false;
+            } else if (cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                            cudaSharedmemCarveoutMaxShared) != cudaSuccess) {
+                // only a preference (more blocks an SM): go on
+                (void)cudaGetLastError();
+            }
+        }
+        if (ok) {
+            (void)cudaLaunchKernel(k, grid, BLOCK, params, bytes, st);
+            return;
         }
     }
-    void *params[] = {(void *)&out, (void *)&in, (void *)&rows, (void *)&K};
-    if (cache)
-        (void)cudaLaunchKernel((const void *)softmax_block<T, VEC, true, LOG>, grid, BLOCK, params,
-                               bytes, st);
-    else
-        (void)cudaLaunchKernel((const void *)softmax_block<T, VEC, false, LOG>, grid, BLOCK, params,
-                               0, st);
+    (void)cudaLaunchKernel((const void *)softmax_block<T, VEC, false, LOG>, grid, BLOCK, params, 0, st);
 }
 
 template <class T, bool LOG>
@@ -726,7 +601,7 @@ void launch_block(T *out, const T *in, int64_t rows, int64_t K, cudaStream_t st)
             return;
         }
     }
-    if (VEC > 1 && aligned)
+    if (VEC > 1 && same_offset(in, out)) // any K, any view: RowParts
         launch_block_vec<T, VEC, LOG>(out, in, rows, K, grid, st);
     else
         launch_block_vec<T, 1, LOG>(out, in, rows, K, grid, st);
@@ -736,7 +611,7 @@ template <class T, bool LOG>
 void launch_all(T *out, const T *in, int64_t A_, int64_t K, int64_t B, void *ws, cudaStream_t st)
 {
     int64_t S;
-    if (B == 1 && ws && (S = split_of(A_, K)) > 1) {
+    if (B == 1 && ws && (S = split_of(A_, K, sizeof(T))) > 1) {
         launch_split<T, LOG>(out, in, A_, K, S, ws, st);
     } else if (B == 1 && K <= 1024) {
         launch_warp<T, LOG>(out, in, A_, (int)K, st);
@@ -766,7 +641,7 @@ extern "C" size_t pcs_softmax_workspace(int dtype, int64_t A, int64_t K, int64_t
         if constexpr (!is_flt<T>) {
             return 0;
         } else {
-            const int64_t S = split_of(A, K);
+            const int64_t S = split_of(A, K, sizeof(T));
             return S > 1 ? (size_t)(A * S) * sizeof(MS<compute_t<T>>) : 0;
         }
     });

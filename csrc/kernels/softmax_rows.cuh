@@ -1,0 +1,244 @@
+// softmax_rows.cuh: what the softmax kernels (softmax.cu) share: the online
+// (max, sum) pair that lets a row be read once for both, its merges across
+// a warp and a block, the per-element finish, and how a row that does not
+// start on a 16-byte boundary splits into scalar ends around whole packs.
+#pragma once
+
+#include <cuda/std/limits>
+
+#include "ew_common.cuh"
+
+namespace pcs {
+namespace softmax_rows {
+template <class A> __device__ __forceinline__ A neg_inf() { return -cuda::std::numeric_limits<A>::infinity(); }
+
+// Sums over each aligned group of G lanes (the whole warp by default).
+template <class A, int G = 32> __device__ __forceinline__ A warp_sum(A v)
+{
+#pragma unroll
+    for (int off = G / 2; off > 0; off >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, off);
+    return v;
+}
+
+// fmax drops NaN; softmax must keep it, so the max is taken NaN-first.
+template <class A> __device__ __forceinline__ A nan_max(A a, A b)
+{
+    return (a != a || a > b) ? a : b;
+}
+
+template <class A, int G = 32> __device__ __forceinline__ A warp_nan_max(A v)
+{
+#pragma unroll
+    for (int off = G / 2; off > 0; off >>= 1)
+        v = nan_max(v, __shfl_xor_sync(0xffffffffu, v, off));
+    return v;
+}
+
+// The online pair: m the running max, s the sum of exp(x - m). A pair with
+// s == 0 has seen nothing finite yet; scaling it must not form -inf - -inf.
+template <class A> struct MS {
+    A m, s;
+};
+
+template <class A> __device__ __forceinline__ A rescale(A s, A from, A to)
+{
+    return s == A(0) ? A(0) : s * acc_exp(from - to);
+}
+
+template <class A> __device__ __forceinline__ void ms_add(MS<A> &p, A x)
+{
+    if (x > p.m) {
+        // exp(x - x): 1, or NaN for x = +inf, as the two-pass formula gives
+        p.s = rescale(p.s, p.m, x) + A(1) + (x - x);
+        p.m = x;
+    } else if (x != x) {
+        p.m = x; // NaN: the row's result is NaN
+        p.s = x;
+    } else if (p.m != neg_inf<A>()) {
+        p.s += acc_exp(x - p.m);
+    }
+}
+
+template <class A> __device__ __forceinline__ MS<A> ms_merge(MS<A> a, MS<A> b)
+{
+    if (a.m != a.m || b.m != b.m)
+        return {a.m != a.m ? a.m : b.m, a.m != a.m ? a.m : b.m};
+    A m = a.m > b.m ? a.m : b.m;
+    return {m, rescale(a.s, a.m, m) + rescale(b.s, b.m, m)};
+}
+
+// k: log(s) for log_softmax, 1 / s for softmax (one division a row, not one
+// an element: the division is most of an element's instructions).
+template <class A> __device__ __forceinline__ A row_k(A s, bool log)
+{
+    return log ? acc_log(s) : A(1) / s;
+}
+
+template <class A, bool LOG> __device__ __forceinline__ A finish(A x, A m, A k)
+{
+    if constexpr (LOG)
+        return x - m - k;
+    else
+        return acc_exp(x - m) * k;
+}
+
+// One element's exp(x - m) added to s; softmax keeps it in x for the write,
+// so that each element takes one exp (log_softmax writes x - m - log(s)).
+template <class A, bool LOG> __device__ __forceinline__ void add_exp(A &x, A m, A &s)
+{
+    A e = acc_exp(x - m);
+    s += e;
+    if constexpr (!LOG)
+        x = e;
+}
+
+template <class A, bool LOG> __device__ __forceinline__ A finish_kept(A x, A m, A k)
+{
+    if constexpr (LOG)
+        return x - m - k;
+    else
+        return x * k;
+}
+
+constexpr int BLOCK = 512;
+
+// Merges every thread's pair; all threads get the result.
+template <class A> __device__ MS<A> block_merge(MS<A> p)
+{
+    __shared__ A sm[BLOCK / 32], ss[BLOCK / 32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        MS<A> o = {__shfl_xor_sync(0xffffffffu, p.m, off), __shfl_xor_sync(0xffffffffu, p.s, off)};
+        p = ms_merge(p, o);
+    }
+    if (lane == 0) {
+        sm[warp] = p.m;
+        ss[warp] = p.s;
+    }
+    __syncthreads();
+    MS<A> r = {sm[0], ss[0]};
+    for (int w = 1; w < (int)(blockDim.x >> 5); w++)
+        r = ms_merge(r, MS<A>{sm[w], ss[w]});
+    __syncthreads(); // the shared pair is read before the next row overwrites it
+    return r;
+}
+
+// Adds a pack of VEC values to the pair: one rescale for the pack's max,
+// then one exp a value. A +inf makes the sum NaN (exp(inf - inf)), as
+// ms_add does.
+template <class A, int VEC> __device__ __forceinline__ void ms_add_pack(MS<A> &p, const A (&v)[VEC])
+{
+    A mx = v[0];
+#pragma unroll
+    for (int j = 1; j < VEC; j++)
+        mx = nan_max(mx, v[j]);
+    if (mx != mx) {
+        p.m = p.s = mx;
+    } else if (mx > p.m) {
+        p.s = rescale(p.s, p.m, mx);
+        p.m = mx;
+    }
+    if (p.m == p.m && p.m != neg_inf<A>()) {
+        A e = A(0);
+#pragma unroll
+        for (int j = 0; j < VEC; j++)
+            e += acc_exp(v[j] - p.m);
+        p.s += e;
+    }
+}
+
+// All threads get op over every thread's v (op: 0 NaN-first max, 1 sum).
+template <int OP, class A> __device__ __forceinline__ A block_reduce(A v, A *red)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    v = OP == 0 ? warp_nan_max(v) : warp_sum(v);
+    if (lane == 0)
+        red[warp] = v;
+    __syncthreads();
+    A r = red[0];
+#pragma unroll
+    for (int w = 1; w < BLOCK / 32; w++)
+        r = OP == 0 ? nan_max(r, red[w]) : r + red[w];
+    __syncthreads(); // read before the next reduction overwrites
+    return r;
+}
+
+// A row that does not start on a 16-byte boundary (K not a whole number of
+// packs, or a view at an odd offset) is read as h scalar values up to the
+// first boundary, nvec whole packs, and tl scalar values after them (h and
+// tl below VEC). The input and the output share their offset modulo 16 (the
+// host checks), so one split serves both. Thread t < h + tl owns one of
+// the scalar values: extra(t) is its index in the row, -1 for the others.
+// GPT-2's vocabulary of 50257 ran a value at a time, at 0.42x to 0.55x
+// torch in 16 bits.
+template <class T, int VEC> struct RowParts {
+    int h, tl;
+    int64_t nvec;
+    __device__ __forceinline__ RowParts(const T *row, int64_t K)
+    {
+        h = VEC > 1 ? (int)(((16 - ((uintptr_t)row & 15)) & 15) / sizeof(T)) : 0;
+        if (h > K)
+            h = (int)K;
+        nvec = (K - h) / VEC;
+        tl = (int)(K - h - nvec * VEC);
+    }
+    __device__ __forceinline__ int64_t extra(int t) const
+    {
+        return t < h ? t : t < h + tl ? h + nvec * VEC + (t - h) : -1;
+    }
+};
+
+// Adds packs x[i] for i = first, first + stride, ... below n to the pair,
+// U loads in flight a thread (one at a time left a block of a few rows
+// waiting on memory).
+template <int U, class A, class T, int VEC>
+__device__ __forceinline__ void ms_add_packs(MS<A> &p, const Pack<T, VEC> *x, int64_t n, int64_t first,
+                                             int64_t stride)
+{
+    for (int64_t i = first; i < n; i += U * stride) {
+        Pack<T, VEC> pk[U];
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (i + u * stride < n)
+                pk[u] = x[i + u * stride];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            if (i + u * stride < n) {
+                A v[VEC];
+#pragma unroll
+                for (int j = 0; j < VEC; j++)
+                    v[j] = to_c<A>(pk[u].v[j]);
+                ms_add_pack(p, v);
+            }
+        }
+    }
+}
+
+// y[i] = the result for x[i] over the same packs, U loads in flight.
+template <int U, bool LOG, class A, class T, int VEC>
+__device__ __forceinline__ void finish_packs(Pack<T, VEC> *y, const Pack<T, VEC> *x, int64_t n,
+                                             int64_t first, int64_t stride, A m, A k)
+{
+    for (int64_t i = first; i < n; i += U * stride) {
+        Pack<T, VEC> pk[U];
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (i + u * stride < n)
+                pk[u] = x[i + u * stride];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            if (i + u * stride < n) {
+                Pack<T, VEC> o;
+#pragma unroll
+                for (int j = 0; j < VEC; j++)
+                    o.v[j] = from_c<T>(finish<A, LOG>(to_c<A>(pk[u].v[j]), m, k));
+                y[i + u * stride] = o;
+            }
+        }
+    }
+}
+
+} // namespace softmax_rows
+} // namespace pcs
