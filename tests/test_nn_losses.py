@@ -336,6 +336,40 @@ def test_cross_entropy_cuda_every_row_width(C):
 
 
 @pytest.mark.cuda
+@pytest.mark.parametrize("C", [3, 7, 1001, 50257])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_cross_entropy_cuda_rows_off_16_byte_boundaries(C, dtype):
+    # C not a whole number of 16-byte packs, and a contiguous view that
+    # starts one element in: the kernels read each row as scalar ends around
+    # whole packs. Forward and backward (weights, label smoothing, an
+    # ignored row) against the float64 CPU path on the same stored values
+    rows = 13
+    g = np.random.default_rng(C)
+    a = (g.standard_normal(rows * C + 1) * 3).astype(np.float32)
+    t = torch.tensor(g.integers(0, C, rows))
+    t[4] = -100
+    w = torch.tensor(g.random(C).astype(np.float32) + 0.5)
+    dt = getattr(torch, dtype)
+    base = torch.tensor(a).to(dt).cuda()
+    rtol = {"float16": 4e-3, "bfloat16": 2e-2, "float32": 1e-4, "float64": 1e-10}[dtype]
+    for x in (base[:-1].view(rows, C), base[1:].view(rows, C)):
+        for kw in ({}, {"weight": w, "label_smoothing": 0.1}):
+            xc = x.clone().requires_grad_()
+            xh = x.double().cpu().requires_grad_()
+            kc = {k: (v.cuda() if hasattr(v, "cuda") else v) for k, v in kw.items()}
+            kh = {k: (v.double() if hasattr(v, "double") else v) for k, v in kw.items()}
+            lc = F.cross_entropy(xc, t.cuda(), reduction="sum", **kc)
+            lh = F.cross_entropy(xh, t, reduction="sum", **kh)
+            lc.backward()
+            lh.backward()
+            np.testing.assert_allclose(float(lc.double().cpu()), float(lh), rtol=rtol)
+            gh = xh.grad.numpy()
+            np.testing.assert_allclose(xc.grad.double().cpu().numpy(), gh, rtol=rtol,
+                                       atol=rtol * np.abs(gh).max())
+            assert (xc.grad[4] == 0).all()
+
+
+@pytest.mark.cuda
 @pytest.mark.parametrize("C", [5, 64, 1000, 1003, 8192])
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 def test_cross_entropy_cuda_masked_logits(C, dtype):

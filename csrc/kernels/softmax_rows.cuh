@@ -1,7 +1,7 @@
 // softmax_rows.cuh: what the softmax kernels (softmax.cu) share: the online
 // (max, sum) pair that lets a row be read once for both, its merges across
-// a warp and a block, the per-element finish, and how a row that does not
-// start on a 16-byte boundary splits into scalar ends around whole packs.
+// a warp and a block, the per-element finish, and the passes over a row's
+// whole packs (RowParts, ew_common.cuh) with several loads in flight.
 #pragma once
 
 #include <cuda/std/limits>
@@ -164,31 +164,6 @@ template <int OP, class A> __device__ __forceinline__ A block_reduce(A v, A *red
     __syncthreads(); // read before the next reduction overwrites
     return r;
 }
-
-// A row that does not start on a 16-byte boundary (K not a whole number of
-// packs, or a view at an odd offset) is read as h scalar values up to the
-// first boundary, nvec whole packs, and tl scalar values after them (h and
-// tl below VEC). The input and the output share their offset modulo 16 (the
-// host checks), so one split serves both. Thread t < h + tl owns one of
-// the scalar values: extra(t) is its index in the row, -1 for the others.
-// GPT-2's vocabulary of 50257 ran a value at a time, at 0.42x to 0.55x
-// torch in 16 bits.
-template <class T, int VEC> struct RowParts {
-    int h, tl;
-    int64_t nvec;
-    __device__ __forceinline__ RowParts(const T *row, int64_t K)
-    {
-        h = VEC > 1 ? (int)(((16 - ((uintptr_t)row & 15)) & 15) / sizeof(T)) : 0;
-        if (h > K)
-            h = (int)K;
-        nvec = (K - h) / VEC;
-        tl = (int)(K - h - nvec * VEC);
-    }
-    __device__ __forceinline__ int64_t extra(int t) const
-    {
-        return t < h ? t : t < h + tl ? h + nvec * VEC + (t - h) : -1;
-    }
-};
 
 // Adds packs x[i] for i = first, first + stride, ... below n to the pair,
 // U loads in flight a thread (one at a time left a block of a few rows

@@ -93,16 +93,23 @@ template <class A> __device__ __forceinline__ St<A> st_merge(St<A> a, St<A> b)
 // One thread's strided share of a row, from element c in steps of `step`:
 // four loads (eight of 2-byte types) issued before their (sequential)
 // online updates, so a short share still has them in flight. With VEC > 1
-// (rows of whole 16-byte packs on 16-byte boundaries) c and step count
-// packs, and four packs a thread are in flight: float16 [8192, 32768] read
-// its logits two bytes a load at 0.88x torch.
+// the row is read as RowParts (any C, any offset): c and step count the
+// whole packs, four a thread in flight, and lanes c < h + tl also take the
+// scalar ends. float16 [8192, 32768] read its logits two bytes a load at
+// 0.88x torch.
 template <class T, class A, int VEC, bool WS>
 __device__ __forceinline__ void row_share(St<A> &p, const T *xr, const A *w, int64_t c, int step, int64_t C)
 {
     if constexpr (VEC > 1) {
         using P = Pack<T, VEC>;
-        const P *xp = reinterpret_cast<const P *>(xr);
-        const int64_t np = C / VEC;
+        const RowParts<T, VEC> pt(xr, C);
+        for (int64_t q = c; q < pt.h + pt.tl; q += step) {
+            const int64_t e = pt.extra((int)q);
+            st_add<A, WS>(p, to_c<A>(xr[e]), WS && w ? w[e] : A(1));
+        }
+        const P *xp = reinterpret_cast<const P *>(xr + pt.h);
+        const A *wp = WS && w ? w + pt.h : w;
+        const int64_t np = pt.nvec;
         constexpr int U = 4;
         for (; c + (U - 1) * step < np; c += U * step) {
             P pk[U];
@@ -115,7 +122,7 @@ __device__ __forceinline__ void row_share(St<A> &p, const T *xr, const A *w, int
 #pragma unroll
                 for (int j = 0; j < VEC; j++)
                     v[j] = to_c<A>(pk[u].v[j]);
-                st_add_pack<A, WS>(p, v, w, (c + u * step) * VEC);
+                st_add_pack<A, WS>(p, v, wp, (c + u * step) * VEC);
             }
         }
         for (; c < np; c += step) {
@@ -124,7 +131,7 @@ __device__ __forceinline__ void row_share(St<A> &p, const T *xr, const A *w, int
 #pragma unroll
             for (int j = 0; j < VEC; j++)
                 v[j] = to_c<A>(pk.v[j]);
-            st_add_pack<A, WS>(p, v, w, c * VEC);
+            st_add_pack<A, WS>(p, v, wp, c * VEC);
         }
     } else {
         constexpr int U = sizeof(T) <= 2 ? 8 : 4;
@@ -204,14 +211,18 @@ __global__ void __launch_bounds__(BLOCK) xent_fwd(compute_t<T> *loss, compute_t<
 
 // Blocks of (G, BLOCK / G) threads as for the forward pass; no lane depends
 // on another within a row, so a few long rows also split their columns over
-// gridDim.y blocks.
-template <class T>
+// gridDim.y blocks. VEC > 1: the rows of x and gx are read and written as
+// RowParts (the same offset from a 16-byte boundary), the scalar ends by
+// the first blocks of gridDim.y. float16 [8192, 50304] moved two bytes a
+// load.
+template <class T, int VEC>
 __global__ void __launch_bounds__(BLOCK) xent_bwd(T *gx, const compute_t<T> *g, int64_t gstride,
                                                   const T *x, const int64_t *t,
                                                   const compute_t<T> *w, const compute_t<T> *lse,
                                                   int64_t rows, int64_t C, int64_t ignore, double ls)
 {
     using A = compute_t<T>;
+    using P = Pack<T, VEC>;
     const int G = blockDim.x;
     const int tid = threadIdx.y * blockDim.x + threadIdx.x, nthreads = blockDim.x * blockDim.y;
     // W = sum w, once a block (in a fixed order: the same value everywhere)
@@ -231,26 +242,45 @@ __global__ void __launch_bounds__(BLOCK) xent_bwd(T *gx, const compute_t<T> *g, 
         for (int i = 0; i < nthreads / 32; i++)
             W += sw[i];
     }
+    const int64_t first = threadIdx.x + (int64_t)blockIdx.y * G, step = (int64_t)G * gridDim.y;
     for (int64_t row = (int64_t)blockIdx.x * blockDim.y + threadIdx.y; row < rows;
          row += (int64_t)gridDim.x * blockDim.y) {
         const T *xr = x + row * C;
         T *o = gx + row * C;
+        const RowParts<T, VEC> pt(xr, C);
         const int64_t tg = t[row];
-        if (tg == ignore) {
-            for (int64_t c = threadIdx.x + (int64_t)blockIdx.y * G; c < C; c += (int64_t)G * gridDim.y)
-                o[c] = from_c<T>(A(0));
-            continue;
+        const bool keep = tg != ignore; // an ignored row's gradient is zero
+        A a = A(0), b = A(0), l = A(0);
+        if (keep) {
+            const A gr = g[row * gstride];
+            const bool ok = tg >= 0 && tg < C;
+            l = lse[row];
+            a = ok ? gr * A(1.0 - ls) * (w ? w[tg] : A(1)) : cuda::std::numeric_limits<A>::quiet_NaN();
+            b = gr * A(ls) / A(C);
         }
-        const A gr = g[row * gstride], l = lse[row];
-        const bool ok = tg >= 0 && tg < C;
-        const A a = ok ? gr * A(1.0 - ls) * (w ? w[tg] : A(1)) : cuda::std::numeric_limits<A>::quiet_NaN();
-        const A b = gr * A(ls) / A(C);
-        for (int64_t c = threadIdx.x + (int64_t)blockIdx.y * G; c < C; c += (int64_t)G * gridDim.y) {
-            A p = acc_exp(to_c<A>(xr[c]) - l);
+        auto grad = [&](A xv, int64_t c) -> A {
+            if (!keep)
+                return A(0);
+            A p = acc_exp(xv - l);
             A v = a * (c == tg ? p - A(1) : p);
             if (ls > 0)
                 v += b * (W * p - (w ? w[c] : A(1)));
-            o[c] = from_c<T>(v);
+            return v;
+        };
+        for (int64_t q = first; q < pt.h + pt.tl; q += step) {
+            const int64_t c = pt.extra((int)q);
+            o[c] = from_c<T>(grad(keep ? to_c<A>(xr[c]) : A(0), c));
+        }
+        const P *xp = reinterpret_cast<const P *>(xr + pt.h);
+        P *op = reinterpret_cast<P *>(o + pt.h);
+        for (int64_t i = first; i < pt.nvec; i += step) {
+            P pk, ov;
+            if (keep)
+                pk = xp[i];
+#pragma unroll
+            for (int j = 0; j < VEC; j++)
+                ov.v[j] = from_c<T>(grad(keep ? to_c<A>(pk.v[j]) : A(0), pt.h + i * VEC + j));
+            op[i] = ov;
         }
     }
 }
@@ -289,7 +319,7 @@ extern "C" int pcs_launch_xent_fwd(int dtype, void *loss, void *lse, const void 
             using A = compute_t<T>;
             constexpr int VEC = 16 / sizeof(T) > 1 ? 16 / sizeof(T) : 1;
             dim3 block = row_block(C);
-            const bool vec = VEC > 1 && C % VEC == 0 && (uintptr_t)x % 16 == 0;
+            const bool vec = VEC > 1 && (uintptr_t)x % sizeof(T) == 0; // any C, any offset: RowParts
             const bool ws = w != nullptr || ls > 0;
             auto go = [&](auto kernel) {
                 launch_kernel(kernel, dim3(row_grid(rows, block)), block, stream, (A *)loss, (A *)lse,
@@ -323,9 +353,15 @@ extern "C" int pcs_launch_xent_bwd(int dtype, void *gx, const void *g, int64_t g
                 int64_t y = want < most ? want : most;
                 grid.y = (unsigned)(y < 1 ? 1 : y > 65535 ? 65535 : y);
             }
-            launch_kernel(xent_bwd<T>, grid, block, stream, (T *)gx,
-                          (const A *)g, gstride, (const T *)x, t, (const A *)w, (const A *)lse, rows,
-                          C, ignore, ls);
+            constexpr int VEC = 16 / sizeof(T) > 1 ? 16 / sizeof(T) : 1;
+            auto go = [&](auto kernel) {
+                launch_kernel(kernel, grid, block, stream, (T *)gx, (const A *)g, gstride, (const T *)x, t,
+                              (const A *)w, (const A *)lse, rows, C, ignore, ls);
+            };
+            if (VEC > 1 && (uintptr_t)x % 16 == (uintptr_t)gx % 16 && (uintptr_t)x % sizeof(T) == 0)
+                go(xent_bwd<T, VEC>);
+            else
+                go(xent_bwd<T, 1>);
             return 0;
         }
     });
