@@ -1,6 +1,7 @@
 """Fused training layers (issue 16, "fused kernels where they pay"): layer_norm
 forward+backward of [8192, 4096] in float32 and bfloat16, cross_entropy
-forward+backward of [8192, 32000] logits, dropout(p=0.1) of 2^26 float32,
+forward+backward of [8192, 32000] float32 and [8192, 50257] bfloat16 logits
+(GPT-2's vocabulary: rows off 16-byte boundaries), dropout(p=0.1) of 2^26 float32,
 gelu forward+backward of 2^26 float32, next to torch. Inputs made once per
 library; sync closes each loop.
 
@@ -32,6 +33,8 @@ def _ln(dtype):
 
 XENT = _setup("x = m.randn(8192, 32000, device='cuda').requires_grad_(); "
               "t = m.randint(0, 32000, (8192,), device='cuda')")
+XENT_GPT2 = _setup("x = m.randn(8192, 50257, device='cuda').to(m.bfloat16).requires_grad_(); "
+                   "t = m.randint(0, 50257, (8192,), device='cuda')")
 BIG = _setup("x = m.randn(1 << 26, device='cuda').requires_grad_(); g = m.randn(1 << 26, device='cuda')")
 
 LN = "F.layer_norm(x, (4096,), w, b).backward(g)"
@@ -50,6 +53,7 @@ CASES = [
          _ln("float32")),
     _big("cross_entropy fwd+bwd [8192, 32000] float32", XE, XENT),
     _big("cross_entropy fwd+bwd [8192, 32000], label_smoothing 0.1", XE_LS, XENT),
+    _big("cross_entropy fwd+bwd [8192, 50257] bfloat16 (rows off 16-byte boundaries)", XE, XENT_GPT2),
     _big("dropout(p=0.1) 2^26 float32", "F.dropout(x.detach(), 0.1)", BIG),
     _big("gelu fwd+bwd 2^26 float32", "F.gelu(x).backward(g)", BIG),
     _big("gelu(tanh) fwd+bwd 2^26 float32", "F.gelu(x, approximate='tanh').backward(g)", BIG),

@@ -87,7 +87,11 @@ def softmax_cases():
     for shape, dt, tag in (((16384, 16384), "float32", "[16384, 16384] float32"),
                            ((1 << 20, 32), "float32", "[2^20, 32] float32"),
                            ((16384, 16384), "float16", "[16384, 16384] float16"),
-                           ((1 << 20, 32), "float16", "[2^20, 32] float16")):
+                           ((1 << 20, 32), "float16", "[2^20, 32] float16"),
+                           # GPT-2's vocabulary: rows off 16-byte boundaries
+                           ((4096, 50257), "float16", "[4096, 50257] float16"),
+                           ((128, 50257), "float16", "[128, 50257] float16"),
+                           ((128, 65536), "float32", "[128, 65536] float32")):
         n = shape[0] * shape[1] * (4 if dt == "float32" else 2)
         s = _setup({"x": shape}, dt)
         for fn in ("softmax", "log_softmax"):
