@@ -153,6 +153,13 @@ def test_rows_off_16_byte_boundaries(dtype, log, shape):
     check(base[3:].view(*shape), 1, log)  # every row at another offset
 
 
+@pytest.mark.parametrize("log", [False, True])
+def test_many_rows_over_64_kib_cached(log):
+    # 16-bit rows of 64 to 110 KiB stay in shared memory, two blocks an SM,
+    # when they make one wave or four and more (1100 rows on an H100)
+    check(make((1100, 33001), pcs.float16, seed=11), 1, log)
+
+
 @pytest.mark.parametrize("K", [4099, 20001, 50257])
 def test_extreme_values_in_the_scalar_ends(K):
     # NaN, +inf and -inf as the first or last value of a row, which are
