@@ -293,7 +293,12 @@ def test_two_devices():
                                 torch.complex64, torch.complex128], ids=str)
 @pytest.mark.parametrize("shape,perm", [((16, 5000), (1, 0)), ((3, 1000), (1, 0)), ((9, 300), (1, 0)),
                                         ((5, 7, 600), (0, 2, 1)), ((2, 13, 4100), (0, 2, 1)),
-                                        ((600, 5, 7), (1, 2, 0))])
+                                        ((600, 5, 7), (1, 2, 0)),
+                                        # one side 2 to 16 long and every access a 16-byte pack
+                                        ((4, 8208), (1, 0)), ((8208, 4), (1, 0)), ((13, 4112), (1, 0)),
+                                        ((4112, 13), (1, 0)), ((2, 6, 4128), (0, 2, 1)),
+                                        ((2, 4128, 6), (0, 2, 1)), ((3, 16400), (1, 0)),
+                                        ((16400, 16), (1, 0)), ((2, 4096), (1, 0))])
 def test_transposing_copy_to_short_rows(dt, shape, perm):
     # destinations whose fastest dim is short (a few elements a row): the
     # short-tile transpose, partial tiles and batched (3-D) ones included
@@ -305,3 +310,26 @@ def test_transposing_copy_to_short_rows(dt, shape, perm):
     y = torch.empty(want.shape, dtype=dt, device="cuda")
     y.copy_(x.permute(*perm))
     np.testing.assert_array_equal(y.cpu().numpy(), want)
+
+
+@pytest.mark.parametrize("dt", [torch.uint8, torch.float16, torch.float32, torch.int64], ids=str)
+def test_short_transposes_of_expanded_and_offset_views(dt):
+    # the packed short-side transpose with a broadcast batch, a view one
+    # element in (no 16-byte packs: the element path) and a view one pack
+    # in; each result copied back through a transposed destination (the
+    # run side read, the rows side written)
+    base = src_tensor(dt, (4, 8224)).cuda()
+    h = base.cpu().numpy()
+    cases = [
+        (base[None].expand(3, 4, 8224).permute(0, 2, 1), np.broadcast_to(h[None], (3, 4, 8224)).transpose(0, 2, 1)),
+        (base[:, 1:8209].t(), h[:, 1:8209].T),
+        (base[:, 16:8208].t(), h[:, 16:8208].T),
+    ]
+    for x, want in cases:
+        got = x.contiguous()
+        assert got.is_contiguous()
+        np.testing.assert_array_equal(got.cpu().numpy(), np.ascontiguousarray(want))
+        if want.ndim == 2:
+            back = torch.empty(want.shape[::-1], dtype=dt, device="cuda")
+            back.t().copy_(got)
+            np.testing.assert_array_equal(back.cpu().numpy(), np.ascontiguousarray(want.T))
