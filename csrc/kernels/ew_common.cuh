@@ -112,22 +112,6 @@ template <class F> inline int dispatch_dtype(int dtype, F &&f)
 }
 
 
-// Number of SMs of the current device, asked once per device.
-inline int sm_count()
-{
-    static int cache[64];
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64)
-        return 132;
-    if (!cache[dev]) {
-        int n = 0;
-        if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || n <= 0)
-            n = 132;
-        cache[dev] = n;
-    }
-    return cache[dev];
-}
-
 // N elements loaded or stored as one aligned access (16 bytes for the
 // widest N): the vectorized fast paths move data through these.
 template <class T, int N> struct alignas(sizeof(T) * N) Pack {

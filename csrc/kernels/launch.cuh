@@ -31,6 +31,33 @@ inline void launch_kernel(void (*kernel)(P...), dim3 grid, dim3 block, cudaStrea
     launch_raw((const void *)kernel, grid, block, 0, params, stream);
 }
 
+// One attribute of the current device, asked once a device (the launch
+// paths size their grids by it on every call), or `fallback` when the query
+// fails; a failed query's error is cleared so that the caller's launch check
+// does not report it as the launch's.
+template <cudaDeviceAttr ATTR> inline int device_attr(int fallback)
+{
+    constexpr int kMaxDevices = 64; // as PCS_MAX_DEVICES
+    static int cache[kMaxDevices];
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) {
+        (void)cudaGetLastError();
+        return fallback;
+    }
+    if (!cache[dev]) {
+        int v = 0;
+        if (cudaDeviceGetAttribute(&v, ATTR, dev) != cudaSuccess || v <= 0) {
+            (void)cudaGetLastError();
+            v = fallback;
+        }
+        cache[dev] = v;
+    }
+    return cache[dev];
+}
+
+// Number of SMs of the current device (132 on the H100 when unknown).
+inline int sm_count() { return device_attr<cudaDevAttrMultiProcessorCount>(132); }
+
 // launch_kernel with smem bytes of dynamic shared memory.
 template <class... P>
 inline void launch_kernel_smem(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,

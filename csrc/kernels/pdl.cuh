@@ -16,21 +16,8 @@ namespace pcs {
 
 // Whether the current device can start a kernel before the one ahead of
 // it in the stream has finished (programmatic dependent launch, compute
-// capability 9.0 and up), asked once per device.
-inline bool pdl_supported()
-{
-    static signed char cache[64];
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64)
-        return false;
-    if (!cache[dev]) {
-        int major = 0;
-        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
-            major = 0;
-        cache[dev] = major >= 9 ? 1 : -1;
-    }
-    return cache[dev] > 0;
-}
+// capability 9.0 and up).
+inline bool pdl_supported() { return device_attr<cudaDevAttrComputeCapabilityMajor>(1) >= 9; }
 
 // launch_kernel for the second pass: the launch may begin while the first
 // pass is still running (its blocks are scheduled once every block of the

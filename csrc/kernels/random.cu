@@ -17,6 +17,7 @@
 namespace {
 
 using pcs::launch_kernel;
+using pcs::sm_count;
 
 template <typename T, int N>
 struct alignas(sizeof(T) * N) Pack {
@@ -137,22 +138,6 @@ __global__ void rng_fill_kernel(T *__restrict__ out, I n, pcs_rng_params p, bool
     }
 }
 
-int sm_count_of_current_device()
-{
-    constexpr int kMaxDevices = 64; // as PCS_MAX_DEVICES in common.h
-    static int cached[kMaxDevices] = {0};
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices)
-        return 132;
-    if (!cached[dev]) {
-        int v = 0;
-        if (cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || v <= 0)
-            v = 132;
-        cached[dev] = v;
-    }
-    return cached[dev];
-}
-
 template <typename T>
 void launch(void *out, int64_t n, const pcs_rng_params &p, cudaStream_t stream)
 {
@@ -163,7 +148,7 @@ void launch(void *out, int64_t n, const pcs_rng_params &p, cudaStream_t stream)
     // 8 blocks of 256 threads fill an SM (2048 threads); more only adds
     // scheduling work to a bandwidth-bound loop.
     int64_t grid = (nblocks + threads - 1) / threads;
-    const int64_t cap = (int64_t)sm_count_of_current_device() * 8;
+    const int64_t cap = (int64_t)sm_count() * 8;
     if (grid > cap)
         grid = cap;
     if (grid < 1)

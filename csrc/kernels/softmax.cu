@@ -175,20 +175,7 @@ __global__ void __launch_bounds__(128) softmax_vwarp(T *out, const T *in, int64_
 constexpr size_t SMEM_ROW_BYTES = 110 * 1024, SMEM_ROW_BYTES_ALONE = 200 * 1024;
 
 // The most shared memory a block of the current device may ask for.
-size_t smem_optin()
-{
-    static int cache[64];
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64)
-        return 48 * 1024;
-    if (!cache[dev]) {
-        int n = 0;
-        if (cudaDeviceGetAttribute(&n, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess || n <= 0)
-            n = 48 * 1024;
-        cache[dev] = n;
-    }
-    return (size_t)cache[dev];
-}
+size_t smem_optin() { return (size_t)device_attr<cudaDevAttrMaxSharedMemoryPerBlockOptin>(48 * 1024); }
 
 // Whether rows of `bytes` are cached. Rows over 64 KiB leave room for two
 // blocks an SM, not three, and rows a little over one wave of those ran
