@@ -370,6 +370,34 @@ def test_cross_entropy_cuda_rows_off_16_byte_boundaries(C, dtype):
 
 
 @pytest.mark.cuda
+@pytest.mark.parametrize("C", [5, 1003, 8192])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_cross_entropy_cuda_inf_and_nan_logits(C, dtype):
+    # A +inf or NaN logit makes its row's loss NaN (log_softmax of the row is
+    # NaN, as in torch), wherever the kernel meets it: a scalar end of a row
+    # off a 16-byte boundary, or inside a pack; the other rows stay equal to
+    # the CPU result on the same stored values
+    rows = 8
+    g = np.random.default_rng(C + 11)
+    a = (g.standard_normal((rows, C + 1)) * 3).astype(np.float32)
+    bad = {0: (0, np.inf), 1: (C - 1, np.inf), 2: (C // 2, np.inf), 5: (C // 3, np.nan), 6: (C - 1, np.nan)}
+    t = g.integers(0, C, rows)
+    dt = getattr(torch, dtype)
+    for shift in (0, 1):
+        b = a.copy()
+        for r, (c, v) in bad.items():
+            b[r, c + shift] = v
+        x = torch.tensor(b).to(dt).cuda()[:, shift:shift + C]
+        got = F.cross_entropy(x, torch.tensor(t).cuda(), reduction="none").float().cpu().numpy()
+        want = F.cross_entropy(x.cpu().double(), torch.tensor(t), reduction="none").numpy()
+        for r in range(rows):
+            if r in bad:
+                assert np.isnan(got[r]), (r, got[r])
+            else:
+                np.testing.assert_allclose(got[r], want[r], rtol=1e-5 if dtype == "float32" else 2e-3, atol=1e-5)
+
+
+@pytest.mark.cuda
 @pytest.mark.parametrize("C", [5, 64, 1000, 1003, 8192])
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 def test_cross_entropy_cuda_masked_logits(C, dtype):

@@ -143,6 +143,25 @@ template <class T, int VEC> struct RowParts {
     }
 };
 
+// Calls f(i, x[i]) for the packs i = first, first + stride, ... below n,
+// with the loads of U of them issued before the first call: a thread with
+// a short share still has several loads in flight.
+template <int U, class T, int VEC, class F>
+__device__ __forceinline__ void for_packs(const Pack<T, VEC> *x, int64_t n, int64_t first, int64_t stride, F &&f)
+{
+    for (int64_t i = first; i < n; i += U * stride) {
+        Pack<T, VEC> pk[U];
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (i + u * stride < n)
+                pk[u] = x[i + u * stride];
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (i + u * stride < n)
+                f(i + u * stride, pk[u]);
+    }
+}
+
 // Math in an accumulation type (float, or double for float64 inputs), for the
 // kernels that reduce rows (softmax, norms, cross entropy, optimizers): the
 // float function for float, the double one for double.

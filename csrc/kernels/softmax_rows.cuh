@@ -1,16 +1,15 @@
-// softmax_rows.cuh: what the softmax kernels (softmax.cu) share: the online
-// (max, sum) pair that lets a row be read once for both, its merges across
-// a warp and a block, the per-element finish, and the passes over a row's
-// whole packs (RowParts, ew_common.cuh) with several loads in flight.
+// softmax_rows.cuh: what the softmax kernels (softmax.cu) share: merges of
+// the online (max, sum) pair (online_max_sum.cuh) across a warp and a block,
+// the per-element finish, and the passes over a row's whole packs
+// (RowParts, ew_common.cuh) with several loads in flight.
 #pragma once
 
-#include <cuda/std/limits>
-
 #include "ew_common.cuh"
+#include "online_max_sum.cuh"
 
 namespace pcs {
 namespace softmax_rows {
-template <class A> __device__ __forceinline__ A neg_inf() { return -cuda::std::numeric_limits<A>::infinity(); }
+using namespace online;
 
 // Sums over each aligned group of G lanes (the whole warp by default).
 template <class A, int G = 32> __device__ __forceinline__ A warp_sum(A v)
@@ -21,51 +20,12 @@ template <class A, int G = 32> __device__ __forceinline__ A warp_sum(A v)
     return v;
 }
 
-// fmax drops NaN; softmax must keep it, so the max is taken NaN-first.
-template <class A> __device__ __forceinline__ A nan_max(A a, A b)
-{
-    return (a != a || a > b) ? a : b;
-}
-
 template <class A, int G = 32> __device__ __forceinline__ A warp_nan_max(A v)
 {
 #pragma unroll
     for (int off = G / 2; off > 0; off >>= 1)
         v = nan_max(v, __shfl_xor_sync(0xffffffffu, v, off));
     return v;
-}
-
-// The online pair: m the running max, s the sum of exp(x - m). A pair with
-// s == 0 has seen nothing finite yet; scaling it must not form -inf - -inf.
-template <class A> struct MS {
-    A m, s;
-};
-
-template <class A> __device__ __forceinline__ A rescale(A s, A from, A to)
-{
-    return s == A(0) ? A(0) : s * acc_exp(from - to);
-}
-
-template <class A> __device__ __forceinline__ void ms_add(MS<A> &p, A x)
-{
-    if (x > p.m) {
-        // exp(x - x): 1, or NaN for x = +inf, as the two-pass formula gives
-        p.s = rescale(p.s, p.m, x) + A(1) + (x - x);
-        p.m = x;
-    } else if (x != x) {
-        p.m = x; // NaN: the row's result is NaN
-        p.s = x;
-    } else if (p.m != neg_inf<A>()) {
-        p.s += acc_exp(x - p.m);
-    }
-}
-
-template <class A> __device__ __forceinline__ MS<A> ms_merge(MS<A> a, MS<A> b)
-{
-    if (a.m != a.m || b.m != b.m)
-        return {a.m != a.m ? a.m : b.m, a.m != a.m ? a.m : b.m};
-    A m = a.m > b.m ? a.m : b.m;
-    return {m, rescale(a.s, a.m, m) + rescale(b.s, b.m, m)};
 }
 
 // k: log(s) for log_softmax, 1 / s for softmax (one division a row, not one
@@ -125,30 +85,6 @@ template <class A> __device__ MS<A> block_merge(MS<A> p)
     return r;
 }
 
-// Adds a pack of VEC values to the pair: one rescale for the pack's max,
-// then one exp a value. A +inf makes the sum NaN (exp(inf - inf)), as
-// ms_add does.
-template <class A, int VEC> __device__ __forceinline__ void ms_add_pack(MS<A> &p, const A (&v)[VEC])
-{
-    A mx = v[0];
-#pragma unroll
-    for (int j = 1; j < VEC; j++)
-        mx = nan_max(mx, v[j]);
-    if (mx != mx) {
-        p.m = p.s = mx;
-    } else if (mx > p.m) {
-        p.s = rescale(p.s, p.m, mx);
-        p.m = mx;
-    }
-    if (p.m == p.m && p.m != neg_inf<A>()) {
-        A e = A(0);
-#pragma unroll
-        for (int j = 0; j < VEC; j++)
-            e += acc_exp(v[j] - p.m);
-        p.s += e;
-    }
-}
-
 // All threads get op over every thread's v (op: 0 NaN-first max, 1 sum).
 template <int OP, class A> __device__ __forceinline__ A block_reduce(A v, A *red)
 {
@@ -172,23 +108,13 @@ template <int U, class A, class T, int VEC>
 __device__ __forceinline__ void ms_add_packs(MS<A> &p, const Pack<T, VEC> *x, int64_t n, int64_t first,
                                              int64_t stride)
 {
-    for (int64_t i = first; i < n; i += U * stride) {
-        Pack<T, VEC> pk[U];
+    for_packs<U>(x, n, first, stride, [&](int64_t, const Pack<T, VEC> &pk) {
+        A v[VEC];
 #pragma unroll
-        for (int u = 0; u < U; u++)
-            if (i + u * stride < n)
-                pk[u] = x[i + u * stride];
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            if (i + u * stride < n) {
-                A v[VEC];
-#pragma unroll
-                for (int j = 0; j < VEC; j++)
-                    v[j] = to_c<A>(pk[u].v[j]);
-                ms_add_pack(p, v);
-            }
-        }
-    }
+        for (int j = 0; j < VEC; j++)
+            v[j] = to_c<A>(pk.v[j]);
+        ms_add_pack(p, v);
+    });
 }
 
 // y[i] = the result for x[i] over the same packs, U loads in flight.
@@ -196,23 +122,13 @@ template <int U, bool LOG, class A, class T, int VEC>
 __device__ __forceinline__ void finish_packs(Pack<T, VEC> *y, const Pack<T, VEC> *x, int64_t n,
                                              int64_t first, int64_t stride, A m, A k)
 {
-    for (int64_t i = first; i < n; i += U * stride) {
-        Pack<T, VEC> pk[U];
+    for_packs<U>(x, n, first, stride, [&](int64_t i, const Pack<T, VEC> &pk) {
+        Pack<T, VEC> o;
 #pragma unroll
-        for (int u = 0; u < U; u++)
-            if (i + u * stride < n)
-                pk[u] = x[i + u * stride];
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            if (i + u * stride < n) {
-                Pack<T, VEC> o;
-#pragma unroll
-                for (int j = 0; j < VEC; j++)
-                    o.v[j] = from_c<T>(finish<A, LOG>(to_c<A>(pk[u].v[j]), m, k));
-                y[i + u * stride] = o;
-            }
-        }
-    }
+        for (int j = 0; j < VEC; j++)
+            o.v[j] = from_c<T>(finish<A, LOG>(to_c<A>(pk.v[j]), m, k));
+        y[i] = o;
+    });
 }
 
 } // namespace softmax_rows

@@ -11,60 +11,34 @@
 #include <cuda/std/limits>
 
 #include "ew_common.cuh"
+#include "online_max_sum.cuh"
 
 using namespace pcs;
+using namespace pcs::online;
 
 namespace {
 
 constexpr int BLOCK = 512;
 
-template <class A> struct St {
-    A m, s, wx, ws; // running max, sum exp(x - m), sum w x, sum w
+// The online pair (max, sum exp(x - m)) and, for class weights or label
+// smoothing, the sums of w x and of w.
+template <class A> struct St : MS<A> {
+    A wx, ws;
 };
 
-template <class A> __device__ __forceinline__ A neg_inf() { return -cuda::std::numeric_limits<A>::infinity(); }
-
-// Adds one value. A pair whose max is still -inf (nothing finite seen, as
-// after leading -inf logits of a masked vocabulary) takes no exp(-inf - -inf).
 template <class A, bool WS> __device__ __forceinline__ void st_add(St<A> &p, A x, A w)
 {
-    if (x > p.m) {
-        p.s = (p.s == A(0) ? A(0) : p.s * acc_exp(p.m - x)) + A(1);
-        p.m = x;
-    } else if (x != x) {
-        p.m = x;
-        p.s = x;
-    } else if (p.m != neg_inf<A>()) {
-        p.s += acc_exp(x - p.m);
-    }
+    ms_add<A>(p, x);
     if constexpr (WS) {
         p.wx += w * x;
         p.ws += w;
     }
 }
 
-// Adds a pack of VEC values: one rescale for the pack's max, then one exp
-// a value, none of the per-value branches.
 template <class A, bool WS, int VEC>
 __device__ __forceinline__ void st_add_pack(St<A> &p, const A (&v)[VEC], const A *w, int64_t c)
 {
-    A mx = v[0];
-#pragma unroll
-    for (int j = 1; j < VEC; j++)
-        mx = (mx != mx || mx > v[j]) ? mx : v[j]; // NaN-first
-    if (mx != mx) {
-        p.m = p.s = mx;
-    } else if (mx > p.m) {
-        p.s = p.s == A(0) ? A(0) : p.s * acc_exp(p.m - mx);
-        p.m = mx;
-    }
-    if (p.m == p.m && p.m != neg_inf<A>()) {
-        A e = A(0);
-#pragma unroll
-        for (int j = 0; j < VEC; j++)
-            e += acc_exp(v[j] - p.m);
-        p.s += e;
-    }
+    ms_add_pack<A, VEC>(p, v);
     if constexpr (WS) {
 #pragma unroll
         for (int j = 0; j < VEC; j++) {
@@ -78,15 +52,9 @@ __device__ __forceinline__ void st_add_pack(St<A> &p, const A (&v)[VEC], const A
 template <class A> __device__ __forceinline__ St<A> st_merge(St<A> a, St<A> b)
 {
     St<A> r;
+    static_cast<MS<A> &>(r) = ms_merge<A>(a, b);
     r.wx = a.wx + b.wx;
     r.ws = a.ws + b.ws;
-    if (a.m != a.m || b.m != b.m) {
-        r.m = r.s = a.m != a.m ? a.m : b.m;
-        return r;
-    }
-    r.m = a.m > b.m ? a.m : b.m;
-    A sa = a.s == A(0) ? A(0) : a.s * acc_exp(a.m - r.m), sb = b.s == A(0) ? A(0) : b.s * acc_exp(b.m - r.m);
-    r.s = sa + sb;
     return r;
 }
 
@@ -107,54 +75,27 @@ __device__ __forceinline__ void row_share(St<A> &p, const T *xr, const A *w, int
             const int64_t e = pt.extra((int)q);
             st_add<A, WS>(p, to_c<A>(xr[e]), WS && w ? w[e] : A(1));
         }
-        const P *xp = reinterpret_cast<const P *>(xr + pt.h);
         const A *wp = WS && w ? w + pt.h : w;
-        const int64_t np = pt.nvec;
-        constexpr int U = 4;
-        for (; c + (U - 1) * step < np; c += U * step) {
-            P pk[U];
-#pragma unroll
-            for (int u = 0; u < U; u++)
-                pk[u] = xp[c + u * step];
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                A v[VEC];
-#pragma unroll
-                for (int j = 0; j < VEC; j++)
-                    v[j] = to_c<A>(pk[u].v[j]);
-                st_add_pack<A, WS>(p, v, wp, (c + u * step) * VEC);
-            }
-        }
-        for (; c < np; c += step) {
-            const P pk = xp[c];
+        for_packs<4>(reinterpret_cast<const P *>(xr + pt.h), pt.nvec, c, step, [&](int64_t i, const P &pk) {
             A v[VEC];
 #pragma unroll
             for (int j = 0; j < VEC; j++)
                 v[j] = to_c<A>(pk.v[j]);
-            st_add_pack<A, WS>(p, v, wp, c * VEC);
-        }
+            st_add_pack<A, WS>(p, v, wp, i * VEC);
+        });
     } else {
         constexpr int U = sizeof(T) <= 2 ? 8 : 4;
-        for (; c + (U - 1) * step < C; c += U * step) {
-            A v[U], wv[U];
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                v[u] = to_c<A>(xr[c + u * step]);
-                wv[u] = WS && w ? w[c + u * step] : A(1);
-            }
-#pragma unroll
-            for (int u = 0; u < U; u++)
-                st_add<A, WS>(p, v[u], wv[u]);
-        }
-        for (; c < C; c += step)
-            st_add<A, WS>(p, to_c<A>(xr[c]), WS && w ? w[c] : A(1));
+        for_packs<U>(reinterpret_cast<const Pack<T, 1> *>(xr), C, c, step, [&](int64_t i, const Pack<T, 1> &pk) {
+            st_add<A, WS>(p, to_c<A>(pk.v[0]), WS && w ? w[i] : A(1));
+        });
     }
 }
 
 template <class A> __device__ __forceinline__ St<A> st_shfl(const St<A> &p, int off, int width)
 {
-    return {__shfl_xor_sync(0xffffffffu, p.m, off, width), __shfl_xor_sync(0xffffffffu, p.s, off, width),
-            __shfl_xor_sync(0xffffffffu, p.wx, off, width), __shfl_xor_sync(0xffffffffu, p.ws, off, width)};
+    return {{__shfl_xor_sync(0xffffffffu, p.m, off, width), __shfl_xor_sync(0xffffffffu, p.s, off, width)},
+            __shfl_xor_sync(0xffffffffu, p.wx, off, width),
+            __shfl_xor_sync(0xffffffffu, p.ws, off, width)};
 }
 
 // Blocks of (G, BLOCK / G) threads: G lanes a row. Short rows take a group
@@ -175,7 +116,7 @@ __global__ void __launch_bounds__(BLOCK) xent_fwd(compute_t<T> *loss, compute_t<
     for (int64_t base = (int64_t)blockIdx.x * blockDim.y; base < rows; base += (int64_t)gridDim.x * blockDim.y) {
         const int64_t row = base + threadIdx.y;
         const T *xr = x + row * C;
-        St<A> p = {neg_inf<A>(), A(0), A(0), A(0)};
+        St<A> p = {{neg_inf<A>(), A(0)}, A(0), A(0)};
         if (row < rows)
             row_share<T, A, VEC, WS>(p, xr, w, threadIdx.x, G, C);
         for (int off = (G < 32 ? G : 32) / 2; off > 0; off >>= 1)
