@@ -140,17 +140,27 @@ def test_few_long_rows_split_over_blocks(dtype, log, shape):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("log", [False, True])
-@pytest.mark.parametrize("shape", [(3, 50257), (300, 50257), (40, 4099), (9, 20001)])
+@pytest.mark.parametrize("shape", [(3, 50257), (300, 50257), (40, 4099), (9, 20001), (1000, 197), (513, 77),
+                                   (300, 3), (257, 1001), (4099, 13), (70001, 5), (5000, 31), (999, 1)])
 def test_rows_off_16_byte_boundaries(dtype, log, shape):
-    # K not a whole number of 16-byte packs (GPT-2's vocabulary of 50257):
-    # each row is read as scalar values up to its first 16-byte boundary,
-    # whole packs, and scalar values after them; a few rows (split over
-    # blocks), many (a block a row), rows cached in shared memory (4099) and
-    # read twice (20001)
+    # K not a whole number of 16-byte packs (GPT-2's vocabulary of 50257, a
+    # ViT's 197 tokens): each row is read as scalar values up to its first
+    # 16-byte boundary, whole packs, and scalar values after them; a few
+    # rows (split over blocks), many (a block a row), rows cached in shared
+    # memory (4099) and read twice (20001), short rows a group of lanes each,
+    # rows of up to 32 through shared memory (more row groups than the grid)
     x = make(shape, dtype, seed=shape[0])
     check(x, 1, log)
     base = make((shape[0] * shape[1] + 3,), dtype, seed=1)
     check(base[3:].view(*shape), 1, log)  # every row at another offset
+    if shape[1] <= 1024:
+        # an output at another offset than the input: the scalar warp kernel
+        f = pcs.log_softmax if log else pcs.softmax
+        out = pcs.empty(shape[0] * shape[1] + 1, dtype=dtype, device="cuda")[1:].view(*shape)
+        assert f(x, 1, out=out) is out
+        rtol, atol = TOL[dtype]
+        np.testing.assert_allclose(host(out), reference(host(x), 1, log), rtol=rtol,
+                                   atol=max(atol, rtol * 10) if log else atol)
 
 
 @pytest.mark.parametrize("log", [False, True])
@@ -160,7 +170,7 @@ def test_many_rows_over_64_kib_cached(log):
     check(make((1100, 33001), pcs.float16, seed=11), 1, log)
 
 
-@pytest.mark.parametrize("K", [4099, 20001, 50257])
+@pytest.mark.parametrize("K", [3, 13, 197, 1001, 4099, 20001, 50257])
 def test_extreme_values_in_the_scalar_ends(K):
     # NaN, +inf and -inf as the first or last value of a row, which are
     # read one at a time when the row is off a 16-byte boundary

@@ -2,13 +2,19 @@
 //
 // The host hands over a contiguous input seen as [A, K, B] and wants the
 // softmax of every line in[a, :, b]. These kernels cover it:
-//   vwarp     B == 1, K <= 1024 (512 for float64), rows of whole 16-byte
-//             packs on 16-byte boundaries: G lanes a row, each with one or
-//             more packs in registers, so the input is read once with
-//             vector loads and the reductions take log2(G) shuffles.
-//   warp      the same rows when they are not aligned: one warp per row,
-//             K / 32 values a lane (rounded up to a power of two), short
-//             rows 4 (or 2) to a warp at a time so their loads overlap.
+//   vwarp     B == 1, K <= 1024 (512 for float64): G lanes a row, each
+//             with one or more 16-byte packs in registers, so the input is
+//             read once with vector loads and the reductions take log2(G)
+//             shuffles. Rows that are not whole packs on 16-byte boundaries
+//             (K = 197) are read as RowParts, a few scalar values around
+//             the packs.
+//   tiny      B == 1, K <= 32 (160 bytes) off the 16-byte grid: a block's
+//             rows move as one run of packs through shared memory.
+//   warp      the same rows when input and output sit at different offsets
+//             from a 16-byte boundary: one warp per row, K / 32 values a
+//             lane (rounded up to a power of two), short rows 4 (or 2) to a
+//             warp at a time so their loads overlap.
+//             (vwarp, tiny and warp are in softmax_short.cuh.)
 //   regs      B == 1, K > 1024, float16 and bfloat16 rows aligned as above
 //             of at most 32 values a thread of a 512-thread block (K <=
 //             16384): one block a row, the row in registers, one exp an
@@ -35,133 +41,13 @@
 // float16 and bfloat16 accumulate in float, as torch does; float64 in double.
 // Rows of -inf give NaN and NaN propagates, as in torch.
 #include "softmax_rows.cuh"
+#include "softmax_short.cuh"
 
 using namespace pcs;
 using namespace pcs::softmax_rows;
+using namespace pcs::softmax_short;
 
 namespace {
-
-// ---------------------------------------------------------------------------
-// warp: B == 1, K <= 32 * VPT
-
-// ROWS rows per warp at a time: their loads are in flight together, which
-// short rows need to keep enough bytes moving ([2^20, 32]: one 128-byte
-// line a row).
-template <class T, int VPT, int ROWS, bool LOG>
-__global__ void __launch_bounds__(128) softmax_warp(T *out, const T *in, int64_t rows, int K)
-{
-    using A = compute_t<T>;
-    const int lane = threadIdx.x & 31;
-    const int64_t warps = (int64_t)gridDim.x * (blockDim.x >> 5);
-    for (int64_t row0 = ((int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * ROWS;
-         row0 < rows; row0 += warps * ROWS) {
-        A v[ROWS][VPT], m[ROWS], s[ROWS];
-#pragma unroll
-        for (int r = 0; r < ROWS; r++) {
-            const T *x = in + (row0 + r) * K;
-            m[r] = neg_inf<A>();
-#pragma unroll
-            for (int i = 0; i < VPT; i++) {
-                int k = lane + 32 * i;
-                v[r][i] = (row0 + r < rows && k < K) ? to_c<A>(x[k]) : neg_inf<A>();
-                m[r] = nan_max(m[r], v[r][i]);
-            }
-        }
-#pragma unroll
-        for (int r = 0; r < ROWS; r++) {
-            m[r] = warp_nan_max(m[r]);
-            s[r] = 0;
-#pragma unroll
-            for (int i = 0; i < VPT; i++)
-                if (lane + 32 * i < K)
-                    s[r] += acc_exp(v[r][i] - m[r]);
-            s[r] = warp_sum(s[r]);
-        }
-#pragma unroll
-        for (int r = 0; r < ROWS; r++) {
-            if (row0 + r >= rows)
-                break;
-            A k_ = row_k(s[r], LOG);
-            T *y = out + (row0 + r) * K;
-#pragma unroll
-            for (int i = 0; i < VPT; i++) {
-                int k = lane + 32 * i;
-                if (k < K)
-                    y[k] = from_c<T>(finish<A, LOG>(v[r][i], m[r], k_));
-            }
-        }
-    }
-}
-
-// vector warp: B == 1, K <= 1024, rows a whole number of 16-byte packs on
-// 16-byte boundaries. G lanes a row (32 / G rows a warp), PPL packs a lane,
-// ROWS such groups of rows in flight. [2^20, 32] float32 is 8 lanes of one
-// float4 a row and 8 rows a warp at a time, with 3 shuffles a reduction
-// where the scalar kernel took 5 for each of its 4 rows (0.90x torch).
-template <class T, int G, int PPL, int ROWS, bool LOG>
-__global__ void __launch_bounds__(128) softmax_vwarp(T *out, const T *in, int64_t rows, int K)
-{
-    using A = compute_t<T>;
-    constexpr int VEC = 16 / sizeof(T), RPW = 32 / G;
-    using P = Pack<T, VEC>;
-    const int lane = threadIdx.x & 31, q = lane % G, sub = lane / G, nvec = K / VEC;
-    const int64_t warps = (int64_t)gridDim.x * (blockDim.x >> 5);
-    for (int64_t row0 = ((int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * (RPW * ROWS);
-         row0 < rows; row0 += warps * (RPW * ROWS)) {
-        A v[ROWS][PPL][VEC], m[ROWS], s[ROWS];
-#pragma unroll
-        for (int r = 0; r < ROWS; r++) {
-            const int64_t row = row0 + r * RPW + sub;
-            const P *x = reinterpret_cast<const P *>(in + row * K);
-            m[r] = neg_inf<A>();
-#pragma unroll
-            for (int p = 0; p < PPL; p++) {
-                const int i = q + G * p;
-                P pk;
-                if (row < rows && i < nvec)
-                    pk = x[i];
-#pragma unroll
-                for (int j = 0; j < VEC; j++) {
-                    v[r][p][j] = (row < rows && i < nvec) ? to_c<A>(pk.v[j]) : neg_inf<A>();
-                    m[r] = nan_max(m[r], v[r][p][j]);
-                }
-            }
-        }
-#pragma unroll
-        for (int r = 0; r < ROWS; r++) {
-            m[r] = warp_nan_max<A, G>(m[r]);
-            s[r] = A(0);
-#pragma unroll
-            for (int p = 0; p < PPL; p++) {
-                if (q + G * p < nvec) {
-#pragma unroll
-                    for (int j = 0; j < VEC; j++)
-                        add_exp<A, LOG>(v[r][p][j], m[r], s[r]);
-                }
-            }
-            s[r] = warp_sum<A, G>(s[r]);
-        }
-#pragma unroll
-        for (int r = 0; r < ROWS; r++) {
-            const int64_t row = row0 + r * RPW + sub;
-            if (row >= rows)
-                continue;
-            const A k_ = row_k(s[r], LOG);
-            P *y = reinterpret_cast<P *>(out + row * K);
-#pragma unroll
-            for (int p = 0; p < PPL; p++) {
-                const int i = q + G * p;
-                if (i < nvec) {
-                    P o;
-#pragma unroll
-                    for (int j = 0; j < VEC; j++)
-                        o.v[j] = from_c<T>(finish_kept<A, LOG>(v[r][p][j], m[r], k_));
-                    y[i] = o;
-                }
-            }
-        }
-    }
-}
 
 // ---------------------------------------------------------------------------
 // block: B == 1, long rows
@@ -486,62 +372,6 @@ __global__ void __launch_bounds__(32 * Y) softmax_strided(T *out, const T *in, i
 
 // ---------------------------------------------------------------------------
 // Launch
-
-template <class T, int VPT, int ROWS, bool LOG>
-void launch_warp_rows(T *out, const T *in, int64_t rows, int K, cudaStream_t st)
-{
-    // 4 warps a block; the grid covers every row group or strides over them
-    int64_t groups = (rows + ROWS - 1) / ROWS, blocks = (groups + 3) / 4;
-    int64_t cap = (int64_t)sm_count() * 64;
-    dim3 grid((unsigned)(blocks < cap ? blocks : cap));
-    launch_kernel(softmax_warp<T, VPT, ROWS, LOG>, grid, 128, st, out, in, rows, K);
-}
-
-template <class T, int G, int PPL, bool LOG>
-void launch_vwarp_rows(T *out, const T *in, int64_t rows, int K, cudaStream_t st)
-{
-    constexpr int ROWS = PPL == 1 ? 2 : 1, PER_BLOCK = 4 * (32 / G) * ROWS;
-    int64_t blocks = (rows + PER_BLOCK - 1) / PER_BLOCK, cap = (int64_t)sm_count() * 64;
-    dim3 grid((unsigned)(blocks < cap ? blocks : cap));
-    launch_kernel(softmax_vwarp<T, G, PPL, ROWS, LOG>, grid, 128, st, out, in, rows, K);
-}
-
-// Calls f(std::integral_constant<int, P>) for the smallest power of two P
-// from P0 up with x <= P, or for HI when x is larger: one instantiation a
-// size class of the kernels below.
-template <int P, int HI, class F> void pow2_class(int64_t x, F &&f)
-{
-    if constexpr (P >= HI)
-        f(std::integral_constant<int, HI>{});
-    else if (x <= P)
-        f(std::integral_constant<int, P>{});
-    else
-        pow2_class<P * 2, HI>(x, f);
-}
-
-template <class T, bool LOG>
-void launch_warp(T *out, const T *in, int64_t rows, int K, cudaStream_t st)
-{
-    constexpr int VEC = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
-    const int nvec = K / VEC;
-    if (VEC > 1 && K % VEC == 0 && nvec <= 256 && (uintptr_t)in % 16 == 0 && (uintptr_t)out % 16 == 0) {
-        // vector warp: the fewest lanes that hold a pack each, else a whole
-        // warp of PPL packs (float16 rows of 1024 are 4 a lane, float32 8;
-        // float64 rows up to 512 entries come here, longer ones below)
-        if (nvec <= 32)
-            pow2_class<1, 32>(nvec, [&](auto g) { launch_vwarp_rows<T, g.value, 1, LOG>(out, in, rows, K, st); });
-        else
-            pow2_class<2, (VEC >= 8 ? 4 : 8)>((nvec + 31) / 32, [&](auto p) {
-                launch_vwarp_rows<T, 32, p.value, LOG>(out, in, rows, K, st);
-            });
-        return;
-    }
-    // scalar: K / 32 values a lane; short rows 4 (or 2) to a warp at a time
-    pow2_class<1, 32>((K + 31) / 32, [&](auto v) {
-        constexpr int ROWS = v.value == 1 ? 4 : v.value == 2 ? 2 : 1;
-        launch_warp_rows<T, v.value, ROWS, LOG>(out, in, rows, K, st);
-    });
-}
 
 // The caching variant when the row fits and the kernel may have that much
 // shared memory (asked for beyond the default 48 KiB; a refusal is cleared
