@@ -582,20 +582,26 @@ bool launch_short_packs(const TransposeGeom &t, void *dst, const void *src, cuda
     } else {
         return false;
     }
-    auto go = [&](auto kernel, int ts) {
-        const int64_t tl = 16384 / (int64_t)sizeof(T) / ts;
+    auto go = [&](auto ts, auto rows) {
+        constexpr int TS = decltype(ts)::value;
+        const int64_t tl = 16384 / (int64_t)sizeof(T) / TS;
         const int64_t tiles = (h.nl + tl - 1) / tl * h.nb;
         const unsigned grid = (unsigned)(tiles < 65536 ? tiles : 65536);
-        pcs::launch_kernel(kernel, grid, 256, st, (T *)dst, (const T *)src, h);
+        pcs::launch_kernel(copy_transpose_short_packs<T, TS, decltype(rows)::value>, grid, 256, st, (T *)dst,
+                           (const T *)src, h);
+    };
+    auto pick = [&](auto rows) { // the tile's short side: 4, 8 or 16 rows
+        if (h.ns <= 4)
+            go(std::integral_constant<int, 4>{}, rows);
+        else if (h.ns <= 8)
+            go(std::integral_constant<int, 8>{}, rows);
+        else
+            go(std::integral_constant<int, 16>{}, rows);
     };
     if (src_rows)
-        h.ns <= 4 ? go(copy_transpose_short_packs<T, 4, true>, 4)
-        : h.ns <= 8 ? go(copy_transpose_short_packs<T, 8, true>, 8)
-                    : go(copy_transpose_short_packs<T, 16, true>, 16);
+        pick(std::true_type{});
     else
-        h.ns <= 4 ? go(copy_transpose_short_packs<T, 4, false>, 4)
-        : h.ns <= 8 ? go(copy_transpose_short_packs<T, 8, false>, 8)
-                    : go(copy_transpose_short_packs<T, 16, false>, 16);
+        pick(std::false_type{});
     return true;
 }
 

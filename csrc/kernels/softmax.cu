@@ -241,13 +241,6 @@ __global__ void __launch_bounds__(BLOCK, SPLIT_BLOCKS_PER_SM)
                               ch.hi, ch.lo + threadIdx.x, BLOCK, r.m, k_);
 }
 
-// Whether input and output rows split alike into RowParts: the same offset
-// from a 16-byte boundary, on a whole element.
-template <class T> bool same_offset(const T *in, const T *out)
-{
-    return (uintptr_t)in % 16 == (uintptr_t)out % 16 && (uintptr_t)in % sizeof(T) == 0;
-}
-
 template <class T, bool LOG>
 void launch_split(T *out, const T *in, int64_t rows, int64_t K, int64_t S, void *ws, cudaStream_t st)
 {

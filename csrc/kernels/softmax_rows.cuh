@@ -61,6 +61,13 @@ template <class A, bool LOG> __device__ __forceinline__ A finish_kept(A x, A m, 
         return x * k;
 }
 
+// Whether input and output rows split alike into RowParts: the same offset
+// from a 16-byte boundary, on a whole element.
+template <class T> inline bool same_offset(const T *in, const T *out)
+{
+    return (uintptr_t)in % 16 == (uintptr_t)out % 16 && (uintptr_t)in % sizeof(T) == 0;
+}
+
 constexpr int BLOCK = 512;
 
 // Merges every thread's pair; all threads get the result.

@@ -285,13 +285,11 @@ void launch_warp(T *out, const T *in, int64_t rows, int K, cudaStream_t st)
     const bool parts_pays = sizeof(T) == 2   ? !(LOG && K > 64 && K < 256)
                             : sizeof(T) == 4 ? (K <= 40 || K >= 900)
                                              : false;
-    const bool parts = parts_pays && (uintptr_t)in % sizeof(T) == 0 && (uintptr_t)out % sizeof(T) == 0 &&
-                       ((uintptr_t)in - (uintptr_t)out) % 16 == 0;
+    const bool same = same_offset(in, out), parts = parts_pays && same;
     // tiny: a row of at most 160 bytes leaves a block about 100 rows at
     // least to work in parallel (float64 rows of 31 left 66 threads of 256
     // busy: 0.72x -> 0.52x torch, where rows of 5 went 0.15x -> 0.83x)
-    if (VEC > 1 && !whole && K <= 32 && K * (int)sizeof(T) <= 160 && (uintptr_t)in % sizeof(T) == 0 &&
-        (uintptr_t)out % sizeof(T) == 0 && ((uintptr_t)in - (uintptr_t)out) % 16 == 0) {
+    if (VEC > 1 && !whole && K <= 32 && K * (int)sizeof(T) <= 160 && same) {
         const int R = TINY_BYTES / (K * (int)sizeof(T));
         int64_t blocks = (rows + R - 1) / R, cap = (int64_t)sm_count() * 8;
         launch_kernel(softmax_tiny<T, LOG>, dim3((unsigned)(blocks < cap ? blocks : cap)), TINY_THREADS, st, out, in,
