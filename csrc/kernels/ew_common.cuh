@@ -137,9 +137,12 @@ template <class T, int VEC> struct RowParts {
         nvec = (K - h) / VEC;
         tl = (int)(K - h - nvec * VEC);
     }
-    __device__ __forceinline__ int64_t extra(int t) const
+    __device__ __forceinline__ int64_t extra(int t) const { return t < h + tl ? end_at(t, h, nvec) : -1; }
+    // The index of scalar value t < h + tl of a row split as (h, nvec): a
+    // kernel that keeps h and nvec in its own registers calls this directly.
+    static __device__ __forceinline__ int64_t end_at(int t, int h, int64_t nvec)
     {
-        return t < h ? t : t < h + tl ? h + nvec * VEC + (t - h) : -1;
+        return t < h ? t : h + nvec * VEC + (t - h);
     }
 };
 

@@ -116,7 +116,7 @@ __global__ void __launch_bounds__(128) softmax_vwarp(T *out, const T *in, int64_
 #pragma unroll
                 for (int x2 = 0; x2 < EX; x2++) {
                     const int t = q + G * x2;
-                    const int64_t at = t < h[r] ? t : h[r] + (int64_t)nvec[r] * VEC + (t - h[r]);
+                    const int64_t at = RowParts<T, VEC>::end_at(t, h[r], nvec[r]);
                     e[r][x2] = (row < rows && t < ends[r]) ? to_c<A>(xr[at]) : neg_inf<A>();
                     m[r] = nan_max(m[r], e[r][x2]);
                 }
@@ -166,7 +166,7 @@ __global__ void __launch_bounds__(128) softmax_vwarp(T *out, const T *in, int64_
                 for (int x2 = 0; x2 < EX; x2++) {
                     const int t = q + G * x2;
                     if (t < ends[r])
-                        yr[t < h[r] ? t : h[r] + (int64_t)nvec[r] * VEC + (t - h[r])] =
+                        yr[RowParts<T, VEC>::end_at(t, h[r], nvec[r])] =
                             from_c<T>(finish_kept<A, LOG>(e[r][x2], m[r], k_));
                 }
             }
