@@ -91,7 +91,12 @@ def softmax_cases():
                            # GPT-2's vocabulary: rows off 16-byte boundaries
                            ((4096, 50257), "float16", "[4096, 50257] float16"),
                            ((128, 50257), "float16", "[128, 50257] float16"),
-                           ((128, 65536), "float32", "[128, 65536] float32")):
+                           # a batch of LLM logits (LLaMA's 32000), rows
+                           # held in registers; a row an SM
+                           ((128, 32000), "float32", "[128, 32000] float32"),
+                           ((128, 65536), "float16", "[128, 65536] float16"),
+                           ((128, 65536), "float32", "[128, 65536] float32"),
+                           ((4096, 4099), "float16", "[4096, 4099] float16")):
         n = shape[0] * shape[1] * (4 if dt == "float32" else 2)
         s = _setup({"x": shape}, dt)
         for fn in ("softmax", "log_softmax"):

@@ -191,6 +191,34 @@ def test_extreme_values_in_the_scalar_ends(K):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("K", [4099, 20001, 32768, 50257, 65536])
+def test_rows_held_in_registers(dtype, K):
+    # rows of up to 16 packs a thread (65536 16-bit values, 32768 float32,
+    # 16384 float64), no more of them than the GPU holds at once, stay in
+    # registers (16-bit rows of more than 4 packs a thread as loaded,
+    # converted in each pass), read as RowParts: NaN and infinities in the
+    # whole packs and in the scalar ends, rows at another offset, and rows
+    # enough for two blocks an SM (longer rows take the shared-memory kernel)
+    a = np.random.default_rng(K).standard_normal((8, K)).astype(np.float32) * 4
+    a[1, 0] = np.nan
+    a[2, K // 2] = np.nan
+    a[3, 0] = np.inf
+    a[4, K // 3] = np.inf
+    a[5, -1] = -np.inf
+    a[6, K // 5] = 3e4 if dtype != pcs.float16 else 6e4  # the row's max, alone
+    cpu = pcs.tensor(a).to(dtype)
+    rtol, atol = TOL[dtype]
+    for x in (cpu.cuda(), pcs.cat([pcs.zeros(1, dtype=dtype), cpu.view(-1)]).cuda()[1:].view(8, K)):
+        for f in (pcs.softmax, pcs.log_softmax):
+            r, want = host(f(x, 1)), host(f(cpu, 1))
+            np.testing.assert_array_equal(np.isnan(r), np.isnan(want))
+            np.testing.assert_allclose(r, want, rtol=rtol, atol=max(atol, rtol * 10) if f is pcs.log_softmax else atol)
+    rows = 200 if K <= 32768 else 100
+    for log in (False, True):
+        check(make((rows, K), dtype, seed=K + 7), 1, log)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("log", [False, True])
 @pytest.mark.parametrize("K", [4, 32, 256])
 def test_many_short_rows(dtype, log, K):

@@ -15,10 +15,11 @@
 //             lane (rounded up to a power of two), short rows 4 (or 2) to a
 //             warp at a time so their loads overlap.
 //             (vwarp, tiny and warp are in softmax_short.cuh.)
-//   regs      B == 1, K > 1024, float16 and bfloat16 rows aligned as above
-//             of at most 32 values a thread of a 512-thread block (K <=
-//             16384): one block a row, the row in registers, one exp an
-//             element.
+//   regs      B == 1, K > 1024, rows read as RowParts of at most 4 packs a
+//             thread of a 512-thread block for float16 and bfloat16 (K <=
+//             16384), or of at most 16 packs when the rows are one wave (K
+//             <= 65536 in 16 bits, 32768 in float32): one block a row, the
+//             row in registers, read once.
 //   block     B == 1, the other long rows. Each thread keeps an online
 //             (max, sum) pair over its strided share of the row, the pairs
 //             are merged across the block, and a second pass writes. A row
@@ -175,15 +176,16 @@ constexpr int64_t SPLIT_MIN_CHUNK = 8192;
 constexpr int SPLIT_BLOCKS_PER_SM = 2;
 
 // Blocks a row for `rows` rows of K (1: no split). [16, 2^22] float32 ran
-// a block a row, 16 blocks on 132 SMs, at 0.66x torch. The blocks make
-// one wave at most: a second, part-filled wave of a rounded-up split cost
-// [128, 65536] float16 half its speed.
+// a block a row, 16 blocks on 132 SMs, at 0.66x torch. The blocks make one
+// block an SM at most: two an SM, or a second, part-filled wave, ran
+// slower ([128, 65536] float32 split in two 0.85x torch, a block a row
+// 1.02x; [32, 131072] in 8 blocks a row 22.5 us, in 4 21.0 us).
 int64_t split_of(int64_t rows, int64_t K, size_t elem)
 {
-    const int64_t want = (int64_t)sm_count() * SPLIT_BLOCKS_PER_SM;
-    if (rows * 2 > want || K < 4 * SPLIT_MIN_CHUNK || caches_row(rows, (size_t)K * elem))
+    const int64_t sms = sm_count();
+    if (rows * 2 > sms || K < 4 * SPLIT_MIN_CHUNK || caches_row(rows, (size_t)K * elem))
         return 1;
-    const int64_t s = want / rows, most = K / SPLIT_MIN_CHUNK;
+    const int64_t s = sms / rows, most = K / SPLIT_MIN_CHUNK;
     return s < most ? s : most;
 }
 
@@ -258,56 +260,112 @@ void launch_split(T *out, const T *in, int64_t rows, int64_t K, int64_t S, void 
         go(std::integral_constant<int, 1>{});
 }
 
-// regs: B == 1, K > 1024, the row a whole number of 16-byte packs on
-// 16-byte boundaries and at most PPT packs a thread (at most 32 values):
-// the row stays in registers, read once with all of a thread's loads in
-// flight together, and each element takes one exp. The shared-memory
-// kernel above made three passes over shared memory and two exps an
-// element for softmax: float16 [16384, 16384] ran at 0.81x torch.
+// regs: B == 1, K > 1024, rows of at most PPT packs a thread: the row
+// stays in registers, read once with all of a thread's loads in flight
+// together, and written from there. The shared-memory kernel below made
+// three passes over shared memory and two exps an element for softmax:
+// float16 [16384, 16384] ran at 0.81x torch. Rows that are not whole packs
+// on 16-byte boundaries are read as RowParts (a thread's scalar end in ev).
+// Up to 32 values a thread (PPT <= 4 for 16-bit types) are kept in the
+// accumulation type, so softmax takes each exp once, two blocks an SM.
+// Longer rows (PPT 8 and 16: up to 65536 16-bit values, 32768 float32,
+// 16384 float64) have an SM to themselves, and 16-bit ones keep the packs
+// as loaded (half the registers) and convert them in each pass: a row of
+// an SM read at once is one memory round trip, where the cached kernel's
+// four loads in flight a thread made it a dozen ([128, 65536] float16
+// log_softmax 0.76x torch, float32 [128, 32000] 0.89x).
+// Blocks of softmax_regs<T, PPT> an SM holds: two while a thread's values fit
+// in 64 registers.
+template <class T, int PPT> constexpr int regs_per_sm() { return PPT <= 4 || (PPT <= 8 && sizeof(T) <= 4) ? 2 : 1; }
+
+// Packs kept as four 32-bit words: a bfloat16 pack copied as such took
+// eight registers (each value on its own), and rows of 16 packs spilled.
+__device__ __forceinline__ uint4 as_words(const void *pack)
+{
+    uint4 w;
+    memcpy(&w, pack, 16);
+    return w;
+}
+
+template <class P> __device__ __forceinline__ P from_words(uint4 w)
+{
+    static_assert(sizeof(P) == 16, "a 16-byte pack");
+    P p;
+    memcpy(&p, &w, 16);
+    return p;
+}
+
 template <class T, int PPT, bool LOG>
-__global__ void __launch_bounds__(BLOCK, 2) softmax_regs(T *out, const T *in, int64_t rows, int K)
+__global__ void __launch_bounds__(BLOCK, regs_per_sm<T, PPT>()) softmax_regs(T *out, const T *in, int64_t rows, int K)
 {
     using A = compute_t<T>;
     constexpr int VEC = 16 / sizeof(T);
     using P = Pack<T, VEC>;
+    constexpr bool KEPT = !(is_lowp<T> && PPT > 4); // values kept as A (exp(x - max) for softmax)
     __shared__ A red[BLOCK / 32];
-    const int nvec = K / VEC;
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-        const P *x = reinterpret_cast<const P *>(in + row * K);
-        A v[PPT][VEC], m = neg_inf<A>();
+        const T *xr = in + row * K;
+        const RowParts<T, VEC> pt(xr, K);
+        const P *x = reinterpret_cast<const P *>(xr + pt.h);
+        const int nvec = (int)pt.nvec;
+        const int64_t e = pt.extra(threadIdx.x);
+        A ev = e >= 0 ? to_c<A>(xr[e]) : neg_inf<A>(), m = ev;
+        A v[KEPT ? PPT : 1][VEC]; // the values, when kept
+        uint4 raw[KEPT ? 1 : PPT]; // the packs as loaded, otherwise (read only where i < nvec)
 #pragma unroll
         for (int p = 0; p < PPT; p++) {
             const int i = threadIdx.x + BLOCK * p;
             P pk;
             if (i < nvec)
                 pk = x[i];
+            if constexpr (!KEPT)
+                raw[p] = as_words(&pk);
 #pragma unroll
             for (int j = 0; j < VEC; j++) {
-                v[p][j] = i < nvec ? to_c<A>(pk.v[j]) : neg_inf<A>();
-                m = nan_max(m, v[p][j]);
+                const A a = i < nvec ? to_c<A>(pk.v[j]) : neg_inf<A>();
+                if constexpr (KEPT)
+                    v[p][j] = a;
+                m = nan_max(m, a);
             }
         }
         m = block_reduce<0>(m, red);
         A s = A(0);
+        if (e >= 0)
+            add_exp<A, LOG>(ev, m, s);
 #pragma unroll
         for (int p = 0; p < PPT; p++) {
             if (threadIdx.x + BLOCK * p < nvec) {
+                const P q = from_words<P>(raw[KEPT ? 0 : p]);
 #pragma unroll
-                for (int j = 0; j < VEC; j++)
-                    add_exp<A, LOG>(v[p][j], m, s);
+                for (int j = 0; j < VEC; j++) {
+                    if constexpr (KEPT) {
+                        add_exp<A, LOG>(v[p][j], m, s);
+                    } else {
+                        A a = to_c<A>(q.v[j]);
+                        add_exp<A, LOG>(a, m, s);
+                    }
+                }
             }
         }
         s = block_reduce<1>(s, red);
         const A k_ = row_k(s, LOG);
-        P *y = reinterpret_cast<P *>(out + row * K);
+        T *yr = out + row * K;
+        P *y = reinterpret_cast<P *>(yr + pt.h);
+        if (e >= 0)
+            yr[e] = from_c<T>(finish_kept<A, LOG>(ev, m, k_));
 #pragma unroll
         for (int p = 0; p < PPT; p++) {
             const int i = threadIdx.x + BLOCK * p;
             if (i < nvec) {
+                const P q = from_words<P>(raw[KEPT ? 0 : p]);
                 P o;
 #pragma unroll
-                for (int j = 0; j < VEC; j++)
-                    o.v[j] = from_c<T>(finish_kept<A, LOG>(v[p][j], m, k_));
+                for (int j = 0; j < VEC; j++) {
+                    if constexpr (KEPT)
+                        o.v[j] = from_c<T>(finish_kept<A, LOG>(v[p][j], m, k_));
+                    else
+                        o.v[j] = from_c<T>(finish<A, LOG>(to_c<A>(q.v[j]), m, k_));
+                }
                 y[i] = o;
             }
         }
@@ -405,26 +463,38 @@ void launch_block(T *out, const T *in, int64_t rows, int64_t K, cudaStream_t st)
     constexpr int VEC = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
     int64_t cap = (int64_t)sm_count() * 32;
     dim3 grid((unsigned)(rows < cap ? rows : cap));
-    bool aligned = K % VEC == 0 && (uintptr_t)in % 16 == 0 && (uintptr_t)out % 16 == 0;
-    // 16-bit rows of up to 16384 values stay in registers (at most 4 packs,
-    // 32 values as float, a thread): float16 [16384, 16384] went from 0.81x
-    // torch to 1.00x (log_softmax 0.74x to 1.14x). A float32 row as long
-    // held in registers lets two blocks share an SM where the shared-memory
-    // kernel fits three; the two measured the same on the H100, so float32
-    // and float64 keep the shared-memory kernel (and fewer instantiations).
-    if constexpr (VEC >= 8) {
-        const int64_t ppt = (K / VEC + BLOCK - 1) / BLOCK;
-        if (aligned && ppt <= 4) {
+    if (VEC > 1 && same_offset(in, out)) { // any K, any view: RowParts
+        const int64_t ppt = (K / VEC + BLOCK - 1) / BLOCK; // packs a thread, at most
+        // 16-bit rows of up to 16384 values stay in registers (at most 4 packs,
+        // 32 values as float, a thread): float16 [16384, 16384] went from 0.81x
+        // torch to 1.00x (log_softmax 0.74x to 1.14x). A float32 row as long
+        // held in registers lets two blocks share an SM where the shared-memory
+        // kernel fits three; the two measured the same on the H100, so float32
+        // and float64 keep the shared-memory kernel there.
+        if (VEC >= 8 && ppt <= 4) {
             pow2_class<1, 4>(ppt, [&](auto p) {
                 launch_kernel(softmax_regs<T, p.value, LOG>, grid, BLOCK, st, out, in, rows, (int)K);
             });
             return;
         }
-    }
-    if (VEC > 1 && same_offset(in, out)) // any K, any view: RowParts
+        // Rows of up to 8 or 16 packs a thread, one wave of them at most
+        // (regs_per_sm blocks an SM): a row's write does not overlap the
+        // next row's read in the block, so a second wave would wait twice.
+        if (ppt <= 16) {
+            bool done = false;
+            pow2_class<8, 16>(ppt, [&](auto p) {
+                if (rows <= (int64_t)regs_per_sm<T, p.value>() * sm_count()) {
+                    launch_kernel(softmax_regs<T, p.value, LOG>, grid, BLOCK, st, out, in, rows, (int)K);
+                    done = true;
+                }
+            });
+            if (done)
+                return;
+        }
         launch_block_vec<T, VEC, LOG>(out, in, rows, K, grid, st);
-    else
+    } else {
         launch_block_vec<T, 1, LOG>(out, in, rows, K, grid, st);
+    }
 }
 
 template <class T, bool LOG>
