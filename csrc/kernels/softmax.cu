@@ -260,20 +260,6 @@ void launch_split(T *out, const T *in, int64_t rows, int64_t K, int64_t S, void 
         go(std::integral_constant<int, 1>{});
 }
 
-// regs: B == 1, K > 1024, rows of at most PPT packs a thread: the row
-// stays in registers, read once with all of a thread's loads in flight
-// together, and written from there. The shared-memory kernel below made
-// three passes over shared memory and two exps an element for softmax:
-// float16 [16384, 16384] ran at 0.81x torch. Rows that are not whole packs
-// on 16-byte boundaries are read as RowParts (a thread's scalar end in ev).
-// Up to 32 values a thread (PPT <= 4 for 16-bit types) are kept in the
-// accumulation type, so softmax takes each exp once, two blocks an SM.
-// Longer rows (PPT 8 and 16: up to 65536 16-bit values, 32768 float32,
-// 16384 float64) have an SM to themselves, and 16-bit ones keep the packs
-// as loaded (half the registers) and convert them in each pass: a row of
-// an SM read at once is one memory round trip, where the cached kernel's
-// four loads in flight a thread made it a dozen ([128, 65536] float16
-// log_softmax 0.76x torch, float32 [128, 32000] 0.89x).
 // Blocks of softmax_regs<T, PPT> an SM holds: two while a thread's values fit
 // in 64 registers.
 template <class T, int PPT> constexpr int regs_per_sm() { return PPT <= 4 || (PPT <= 8 && sizeof(T) <= 4) ? 2 : 1; }
@@ -295,6 +281,20 @@ template <class P> __device__ __forceinline__ P from_words(uint4 w)
     return p;
 }
 
+// regs: B == 1, K > 1024, rows of at most PPT packs a thread: the row
+// stays in registers, read once with all of a thread's loads in flight
+// together, and written from there. The shared-memory kernel below made
+// three passes over shared memory and two exps an element for softmax:
+// float16 [16384, 16384] ran at 0.81x torch. Rows that are not whole packs
+// on 16-byte boundaries are read as RowParts (a thread's scalar end in ev).
+// The values are kept in the accumulation type (softmax then takes each
+// exp once), except 16-bit rows of more than 4 packs a thread, which keep
+// the packs as loaded (half the registers) and convert them in each pass.
+// Rows of 8 and 16 packs a thread (up to 65536 16-bit values, 32768
+// float32, 16384 float64) are for rows few enough for one wave: a row of
+// an SM read at once is one memory round trip, where the cached kernel's
+// four loads in flight a thread made it a dozen ([128, 65536] float16
+// log_softmax 0.76x torch, float32 [128, 32000] 0.89x).
 template <class T, int PPT, bool LOG>
 __global__ void __launch_bounds__(BLOCK, regs_per_sm<T, PPT>()) softmax_regs(T *out, const T *in, int64_t rows, int K)
 {
@@ -470,7 +470,7 @@ void launch_block(T *out, const T *in, int64_t rows, int64_t K, cudaStream_t st)
         // torch to 1.00x (log_softmax 0.74x to 1.14x). A float32 row as long
         // held in registers lets two blocks share an SM where the shared-memory
         // kernel fits three; the two measured the same on the H100, so float32
-        // and float64 keep the shared-memory kernel there.
+        // and float64 rows of more than a wave keep the shared-memory kernel.
         if (VEC >= 8 && ppt <= 4) {
             pow2_class<1, 4>(ppt, [&](auto p) {
                 launch_kernel(softmax_regs<T, p.value, LOG>, grid, BLOCK, st, out, in, rows, (int)K);
