@@ -292,9 +292,10 @@ template <class P> __device__ __forceinline__ P from_words(uint4 w)
 // the packs as loaded (half the registers) and convert them in each pass.
 // Rows of 8 and 16 packs a thread (up to 65536 16-bit values, 32768
 // float32, 16384 float64) are for rows few enough for one wave: a row of
-// an SM read at once is one memory round trip, where the cached kernel's
-// four loads in flight a thread made it a dozen ([128, 65536] float16
-// log_softmax 0.76x torch, float32 [128, 32000] 0.89x).
+// an SM read at once is one memory round trip, where the shared-memory
+// kernel's four loads in flight a thread made it four to eight, one after
+// another ([128, 65536] float16 log_softmax 0.76x torch, float32
+// [128, 32000] 0.89x).
 template <class T, int PPT, bool LOG>
 __global__ void __launch_bounds__(BLOCK, regs_per_sm<T, PPT>()) softmax_regs(T *out, const T *in, int64_t rows, int K)
 {
