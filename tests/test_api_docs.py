@@ -1,5 +1,5 @@
-"""docs/api.md and docs/api_training.md name every public name of the public
-modules (CPU test)."""
+"""docs/api.md, docs/api_cuda.md and docs/api_training.md name every public name
+of the public modules (CPU test)."""
 import os
 import re
 
@@ -24,7 +24,7 @@ import pycuda_sem.utils.data
 import pycuda_sem.version
 
 DOCS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs")
-API_MDS = [os.path.join(DOCS, "api.md"), os.path.join(DOCS, "api_training.md")]
+API_MDS = [os.path.join(DOCS, n) for n in ("api.md", "api_cuda.md", "api_training.md")]
 
 MODULES = [pycuda_sem, pycuda_sem.cuda, pycuda_sem.backends, pycuda_sem.backends.cuda,
            pycuda_sem.backends.cudnn, pycuda_sem.fft, pycuda_sem.version, pycuda_sem.random,
