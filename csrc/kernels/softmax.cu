@@ -260,9 +260,9 @@ void launch_split(T *out, const T *in, int64_t rows, int64_t K, int64_t S, void 
         go(std::integral_constant<int, 1>{});
 }
 
-// Blocks of softmax_regs<T, PPT> an SM holds: two while a thread's values fit
-// in 64 registers.
-template <class T, int PPT> constexpr int regs_per_sm() { return PPT <= 4 || (PPT <= 8 && sizeof(T) <= 4) ? 2 : 1; }
+// Blocks of softmax_regs an SM holds, for elements of `elem` bytes and PPT
+// packs a thread: two while a thread's values fit in 64 registers.
+constexpr int regs_per_sm(size_t elem, int ppt) { return ppt <= 4 || (ppt <= 8 && elem <= 4) ? 2 : 1; }
 
 // Packs kept as four 32-bit words: a bfloat16 pack copied as such took
 // eight registers (each value on its own), and rows of 16 packs spilled.
@@ -297,7 +297,7 @@ template <class P> __device__ __forceinline__ P from_words(uint4 w)
 // another ([128, 65536] float16 log_softmax 0.76x torch, float32
 // [128, 32000] 0.89x).
 template <class T, int PPT, bool LOG>
-__global__ void __launch_bounds__(BLOCK, regs_per_sm<T, PPT>()) softmax_regs(T *out, const T *in, int64_t rows, int K)
+__global__ void __launch_bounds__(BLOCK, regs_per_sm(sizeof(T), PPT)) softmax_regs(T *out, const T *in, int64_t rows, int K)
 {
     using A = compute_t<T>;
     constexpr int VEC = 16 / sizeof(T);
@@ -336,13 +336,12 @@ __global__ void __launch_bounds__(BLOCK, regs_per_sm<T, PPT>()) softmax_regs(T *
 #pragma unroll
         for (int p = 0; p < PPT; p++) {
             if (threadIdx.x + BLOCK * p < nvec) {
-                const P q = from_words<P>(raw[KEPT ? 0 : p]);
 #pragma unroll
                 for (int j = 0; j < VEC; j++) {
                     if constexpr (KEPT) {
                         add_exp<A, LOG>(v[p][j], m, s);
                     } else {
-                        A a = to_c<A>(q.v[j]);
+                        A a = to_c<A>(from_words<P>(raw[p]).v[j]);
                         add_exp<A, LOG>(a, m, s);
                     }
                 }
@@ -358,14 +357,13 @@ __global__ void __launch_bounds__(BLOCK, regs_per_sm<T, PPT>()) softmax_regs(T *
         for (int p = 0; p < PPT; p++) {
             const int i = threadIdx.x + BLOCK * p;
             if (i < nvec) {
-                const P q = from_words<P>(raw[KEPT ? 0 : p]);
                 P o;
 #pragma unroll
                 for (int j = 0; j < VEC; j++) {
                     if constexpr (KEPT)
                         o.v[j] = from_c<T>(finish_kept<A, LOG>(v[p][j], m, k_));
                     else
-                        o.v[j] = from_c<T>(finish<A, LOG>(to_c<A>(q.v[j]), m, k_));
+                        o.v[j] = from_c<T>(finish<A, LOG>(to_c<A>(from_words<P>(raw[p]).v[j]), m, k_));
                 }
                 y[i] = o;
             }
@@ -481,16 +479,11 @@ void launch_block(T *out, const T *in, int64_t rows, int64_t K, cudaStream_t st)
         // Rows of up to 8 or 16 packs a thread, one wave of them at most
         // (regs_per_sm blocks an SM): a row's write does not overlap the
         // next row's read in the block, so a second wave would wait twice.
-        if (ppt <= 16) {
-            bool done = false;
+        if (ppt <= 16 && rows <= (int64_t)regs_per_sm(sizeof(T), ppt <= 8 ? 8 : 16) * sm_count()) {
             pow2_class<8, 16>(ppt, [&](auto p) {
-                if (rows <= (int64_t)regs_per_sm<T, p.value>() * sm_count()) {
-                    launch_kernel(softmax_regs<T, p.value, LOG>, grid, BLOCK, st, out, in, rows, (int)K);
-                    done = true;
-                }
+                launch_kernel(softmax_regs<T, p.value, LOG>, grid, BLOCK, st, out, in, rows, (int)K);
             });
-            if (done)
-                return;
+            return;
         }
         launch_block_vec<T, VEC, LOG>(out, in, rows, K, grid, st);
     } else {
