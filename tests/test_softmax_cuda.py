@@ -218,6 +218,39 @@ def test_rows_held_in_registers(dtype, K):
         check(make((rows, K), dtype, seed=K + 7), 1, log)
 
 
+@pytest.mark.parametrize("dtype", [pcs.float16, pcs.bfloat16])
+@pytest.mark.parametrize("rows,K", [(8, 4099), (8, 32768), (8, 65536), (300, 20000)])
+def test_16_bit_rows_at_the_ends_of_the_range(dtype, rows, K):
+    # 16-bit rows in registers or in shared memory take exp(x - max) as
+    # 2^(x log2e - max log2e), max log2e kept as two floats (RowExp,
+    # softmax_rows.cuh): rows far from zero, a bfloat16 max past 2.3e38
+    # (whose product with log2e is past the float range), a row of values
+    # near -3e38, -inf entries (exact zeros), and the NaN cases
+    a = np.random.default_rng(K).standard_normal((rows, K)) * 4
+    a[0] += 2000.0  # float16 spacing 1 or 2 here: differences near the max stay small
+    a[1, K // 7] = 6e4 if dtype == pcs.float16 else 3e38  # log_softmax stays inside float16's range
+    a[2] = -65000.0 + a[2] if dtype == pcs.float16 else -3e38 * (1 + np.abs(a[2]) / 1000)
+    a[3, ::2] = -np.inf  # a mask
+    a[4] = -np.inf
+    a[5, K // 3] = np.inf
+    a[6, K - 1] = np.nan
+    x = pcs.tensor(a.astype(np.float32), device="cuda").to(dtype)
+    stored = host(x)
+    rtol, atol = TOL[dtype]
+    with np.errstate(invalid="ignore"):
+        for log in (False, True):
+            r = host((pcs.log_softmax if log else pcs.softmax)(x, 1))
+            want = reference(stored, 1, log)
+            np.testing.assert_array_equal(np.isnan(r), np.isnan(want))
+            assert np.isnan(r[4:7]).all() and not np.isnan(r[:4]).any() and not np.isnan(r[7:]).any()
+            if log:
+                assert (r[3, ::2] == -np.inf).all()
+            else:
+                assert (r[3, ::2] == 0).all()
+            ok = ~np.isnan(want)
+            np.testing.assert_allclose(r[ok], want[ok], rtol=rtol, atol=max(atol, rtol * 10) if log else atol)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("log", [False, True])
 @pytest.mark.parametrize("K", [4, 32, 256])

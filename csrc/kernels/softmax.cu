@@ -118,18 +118,19 @@ __global__ void __launch_bounds__(BLOCK) softmax_block(T *out, const T *in, int6
                     m = nan_max(m, to_c<A>(pk.v[j]));
             }
             r = block_merge(MS<A>{m, A(0)});
+            const RowExp<T> ex(r.m);
             A s = A(0);
             if (e >= 0)
-                add_exp<A, LOG>(ev, r.m, s); // softmax keeps exp(ev - max) in ev
+                add_exp<LOG>(ev, ex, s); // softmax keeps exp(ev - max) in ev
 #pragma unroll 4
             for (int64_t i = threadIdx.x; i < nvec; i += BLOCK) {
                 P pk = cache[i];
 #pragma unroll
                 for (int j = 0; j < VEC; j++) {
-                    A ex = acc_exp(to_c<A>(pk.v[j]) - r.m);
-                    s += ex;
+                    const A ej = ex(to_c<A>(pk.v[j]));
+                    s += ej;
                     if constexpr (KEEP)
-                        pk.v[j] = ex;
+                        pk.v[j] = ej;
                 }
                 if constexpr (KEEP)
                     cache[i] = pk;
@@ -148,6 +149,7 @@ __global__ void __launch_bounds__(BLOCK) softmax_block(T *out, const T *in, int6
         if (e >= 0)
             yr[e] = from_c<T>(CACHE ? finish_kept<A, LOG>(ev, r.m, k_) : finish<A, LOG>(ev, r.m, k_));
         if constexpr (CACHE) {
+            const RowExp<T> ex(r.m);
 #pragma unroll 4
             for (int64_t i = threadIdx.x; i < nvec; i += BLOCK) {
                 P pk = cache[i], o;
@@ -156,7 +158,7 @@ __global__ void __launch_bounds__(BLOCK) softmax_block(T *out, const T *in, int6
                     if constexpr (KEEP)
                         o.v[j] = pk.v[j] * k_;
                     else
-                        o.v[j] = from_c<T>(finish<A, LOG>(to_c<A>(pk.v[j]), r.m, k_));
+                        o.v[j] = from_c<T>(finish<LOG>(to_c<A>(pk.v[j]), ex, k_));
                 }
                 y[i] = o;
             }
@@ -330,19 +332,20 @@ __global__ void __launch_bounds__(BLOCK, regs_per_sm(sizeof(T), PPT)) softmax_re
             }
         }
         m = block_reduce<0>(m, red);
+        const RowExp<T> ex(m);
         A s = A(0);
         if (e >= 0)
-            add_exp<A, LOG>(ev, m, s);
+            add_exp<LOG>(ev, ex, s);
 #pragma unroll
         for (int p = 0; p < PPT; p++) {
             if (threadIdx.x + BLOCK * p < nvec) {
 #pragma unroll
                 for (int j = 0; j < VEC; j++) {
                     if constexpr (KEPT) {
-                        add_exp<A, LOG>(v[p][j], m, s);
+                        add_exp<LOG>(v[p][j], ex, s);
                     } else {
                         A a = to_c<A>(from_words<P>(raw[p]).v[j]);
-                        add_exp<A, LOG>(a, m, s);
+                        add_exp<LOG>(a, ex, s);
                     }
                 }
             }
@@ -363,7 +366,7 @@ __global__ void __launch_bounds__(BLOCK, regs_per_sm(sizeof(T), PPT)) softmax_re
                     if constexpr (KEPT)
                         o.v[j] = from_c<T>(finish_kept<A, LOG>(v[p][j], m, k_));
                     else
-                        o.v[j] = from_c<T>(finish<A, LOG>(to_c<A>(from_words<P>(raw[p]).v[j]), m, k_));
+                        o.v[j] = from_c<T>(finish<LOG>(to_c<A>(from_words<P>(raw[p]).v[j]), ex, k_));
                 }
                 y[i] = o;
             }

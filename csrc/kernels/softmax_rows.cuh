@@ -61,6 +61,23 @@ template <class A, bool LOG> __device__ __forceinline__ A finish_kept(A x, A m, 
         return x * k;
 }
 
+// add_exp and finish with the row's RowExp.
+template <bool LOG, class T, class A> __device__ __forceinline__ void add_exp(A &x, const RowExp<T> &ex, A &s)
+{
+    A e = ex(x);
+    s += e;
+    if constexpr (!LOG)
+        x = e;
+}
+
+template <bool LOG, class T, class A> __device__ __forceinline__ A finish(A x, const RowExp<T> &ex, A k)
+{
+    if constexpr (LOG)
+        return x - ex.m - k;
+    else
+        return ex(x) * k;
+}
+
 // Whether input and output rows split alike into RowParts: the same offset
 // from a 16-byte boundary, on a whole element.
 template <class T> inline bool same_offset(const T *in, const T *out)
@@ -120,7 +137,7 @@ __device__ __forceinline__ void ms_add_packs(MS<A> &p, const Pack<T, VEC> *x, in
 #pragma unroll
         for (int j = 0; j < VEC; j++)
             v[j] = to_c<A>(pk.v[j]);
-        ms_add_pack(p, v);
+        ms_add_pack<A, VEC, T>(p, v);
     });
 }
 
@@ -129,11 +146,12 @@ template <int U, bool LOG, class A, class T, int VEC>
 __device__ __forceinline__ void finish_packs(Pack<T, VEC> *y, const Pack<T, VEC> *x, int64_t n,
                                              int64_t first, int64_t stride, A m, A k)
 {
+    const RowExp<T> ex(m);
     for_packs<U>(x, n, first, stride, [&](int64_t i, const Pack<T, VEC> &pk) {
         Pack<T, VEC> o;
 #pragma unroll
         for (int j = 0; j < VEC; j++)
-            o.v[j] = from_c<T>(finish<A, LOG>(to_c<A>(pk.v[j]), m, k));
+            o.v[j] = from_c<T>(finish<LOG>(to_c<A>(pk.v[j]), ex, k));
         y[i] = o;
     });
 }
