@@ -223,9 +223,9 @@ def test_rows_held_in_registers(dtype, K):
 def test_16_bit_rows_at_the_ends_of_the_range(dtype, rows, K):
     # 16-bit rows in registers or in shared memory take exp(x - max) as
     # 2^(x log2e - max log2e), max log2e kept as two floats (RowExp,
-    # softmax_rows.cuh): rows far from zero, a bfloat16 max past 2.3e38
-    # (whose product with log2e is past the float range), a row of values
-    # near -3e38, -inf entries (exact zeros), and the NaN cases
+    # online_max_sum.cuh): rows far from zero, a bfloat16 max past 2.3e38
+    # (whose product with log2e is past the float range), a row of bfloat16
+    # values near -3e38, -inf entries (exact zeros), and the NaN cases
     a = np.random.default_rng(K).standard_normal((rows, K)) * 4
     a[0] += 2000.0  # float16 spacing 1 or 2 here: differences near the max stay small
     a[1, K // 7] = 6e4 if dtype == pcs.float16 else 3e38  # log_softmax stays inside float16's range
