@@ -67,7 +67,10 @@ template <class A> __device__ __forceinline__ MS<A> ms_merge(MS<A> a, MS<A> b)
 // range, so that a bfloat16 max past 2.3e38 (whose product with log2e is
 // no float) still gives lo and t exactly; a max of +-inf or NaN makes lo
 // inf or NaN and the sum NaN, as exp(x - m) does. float32 and float64
-// keep expf and exp.
+// keep expf and exp: t is rounded to a float, which cost up to 16 float
+// ulps of the result in a NumPy model of this formula (expf's own range
+// reduction keeps more bits), invisible in a 16-bit result, not in a
+// float32 one.
 template <class T> struct RowExp {
     using A = compute_t<T>;
     A m, hi, lo;
