@@ -35,24 +35,6 @@ template <class A> __device__ __forceinline__ A row_k(A s, bool log)
     return log ? acc_log(s) : A(1) / s;
 }
 
-template <class A, bool LOG> __device__ __forceinline__ A finish(A x, A m, A k)
-{
-    if constexpr (LOG)
-        return x - m - k;
-    else
-        return acc_exp(x - m) * k;
-}
-
-// One element's exp(x - m) added to s; softmax keeps it in x for the write,
-// so that each element takes one exp (log_softmax writes x - m - log(s)).
-template <class A, bool LOG> __device__ __forceinline__ void add_exp(A &x, A m, A &s)
-{
-    A e = acc_exp(x - m);
-    s += e;
-    if constexpr (!LOG)
-        x = e;
-}
-
 template <class A, bool LOG> __device__ __forceinline__ A finish_kept(A x, A m, A k)
 {
     if constexpr (LOG)
@@ -61,7 +43,10 @@ template <class A, bool LOG> __device__ __forceinline__ A finish_kept(A x, A m, 
         return x * k;
 }
 
-// add_exp and finish with the row's RowExp.
+// One element's exp(x - m) (ex, the row's RowExp) added to s; softmax
+// keeps it in x for the write, so that each element takes one exp
+// (log_softmax writes x - m - log(s)). Kernels that keep expf for 16-bit
+// rows pass RowExp<A>.
 template <bool LOG, class T, class A> __device__ __forceinline__ void add_exp(A &x, const RowExp<T> &ex, A &s)
 {
     A e = ex(x);
@@ -70,6 +55,7 @@ template <bool LOG, class T, class A> __device__ __forceinline__ void add_exp(A 
         x = e;
 }
 
+// The result for x: x - m - log(s), or exp(x - m) / s (k: row_k).
 template <bool LOG, class T, class A> __device__ __forceinline__ A finish(A x, const RowExp<T> &ex, A k)
 {
     if constexpr (LOG)

@@ -58,7 +58,7 @@ __global__ void __launch_bounds__(128) softmax_warp(T *out, const T *in, int64_t
             for (int i = 0; i < VPT; i++) {
                 int k = lane + 32 * i;
                 if (k < K)
-                    y[k] = from_c<T>(finish<A, LOG>(v[r][i], m[r], k_));
+                    y[k] = from_c<T>(finish<LOG>(v[r][i], RowExp<A>(m[r]), k_));
             }
         }
     }
@@ -131,14 +131,14 @@ __global__ void __launch_bounds__(128) softmax_vwarp(T *out, const T *in, int64_
                 if (q + G * p < nvec[r]) {
 #pragma unroll
                     for (int j = 0; j < VEC; j++)
-                        add_exp<A, LOG>(v[r][p][j], m[r], s[r]);
+                        add_exp<LOG>(v[r][p][j], RowExp<A>(m[r]), s[r]);
                 }
             }
             if constexpr (PARTS) {
 #pragma unroll
                 for (int x2 = 0; x2 < EX; x2++)
                     if (q + G * x2 < ends[r])
-                        add_exp<A, LOG>(e[r][x2], m[r], s[r]);
+                        add_exp<LOG>(e[r][x2], RowExp<A>(m[r]), s[r]);
             }
             s[r] = warp_sum<A, G>(s[r]);
         }
@@ -224,7 +224,7 @@ __global__ void __launch_bounds__(TINY_THREADS) softmax_tiny(T *out, const T *in
             }
             const A k_ = row_k(sum, LOG);
             for (int k = 0; k < K; k++)
-                row[k] = from_c<T>(KEEP ? to_c<A>(row[k]) * k_ : finish<A, LOG>(to_c<A>(row[k]), m, k_));
+                row[k] = from_c<T>(KEEP ? to_c<A>(row[k]) * k_ : finish<LOG>(to_c<A>(row[k]), RowExp<A>(m), k_));
         }
         __syncthreads();
         P *yp = reinterpret_cast<P *>(y + pt.h);
