@@ -219,9 +219,12 @@ def test_rows_held_in_registers(dtype, K):
 
 
 @pytest.mark.parametrize("dtype", [pcs.float16, pcs.bfloat16])
-@pytest.mark.parametrize("rows,K", [(8, 4099), (8, 32768), (8, 65536), (300, 20000)])
+@pytest.mark.parametrize("rows,K", [(8, 77), (64, 197), (8, 4099), (8, 32768), (8, 65536), (300, 20000),
+                                    (140, 65536)])
 def test_16_bit_rows_at_the_ends_of_the_range(dtype, rows, K):
-    # 16-bit rows in registers or in shared memory take exp(x - max) as
+    # 16-bit rows (short ones a few lanes each, long ones in registers, in
+    # shared memory, or past both, 140 rows of 65536, with the online pair)
+    # take exp(x - max) as
     # 2^(x log2e - max log2e), max log2e kept as two floats (RowExp,
     # online_max_sum.cuh): rows far from zero, a bfloat16 max past 2.3e38
     # (whose product with log2e is past the float range), a row of bfloat16

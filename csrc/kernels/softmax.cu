@@ -147,7 +147,7 @@ __global__ void __launch_bounds__(BLOCK) softmax_block(T *out, const T *in, int6
         T *yr = out + row * K;
         P *y = reinterpret_cast<P *>(yr + pt.h);
         if (e >= 0)
-            yr[e] = from_c<T>(CACHE ? finish_kept<A, LOG>(ev, r.m, k_) : finish<LOG>(ev, RowExp<A>(r.m), k_));
+            yr[e] = from_c<T>(CACHE ? finish_kept<A, LOG>(ev, r.m, k_) : finish<LOG>(ev, RowExp<T>(r.m), k_));
         if constexpr (CACHE) {
             const RowExp<T> ex(r.m);
 #pragma unroll 4
@@ -240,7 +240,7 @@ __global__ void __launch_bounds__(BLOCK, SPLIT_BLOCKS_PER_SM)
     T *yr = out + ch.row * K;
     const int64_t e = ch.extra();
     if (e >= 0)
-        yr[e] = from_c<T>(finish<LOG>(to_c<A>(xr[e]), RowExp<A>(r.m), k_));
+        yr[e] = from_c<T>(finish<LOG>(to_c<A>(xr[e]), RowExp<T>(r.m), k_));
     finish_packs<UNROLL, LOG>(reinterpret_cast<P *>(yr + ch.pt.h), reinterpret_cast<const P *>(xr + ch.pt.h),
                               ch.hi, ch.lo + threadIdx.x, BLOCK, r.m, k_);
 }
@@ -418,7 +418,7 @@ __global__ void __launch_bounds__(32 * Y) softmax_strided(T *out, const T *in, i
             A k_ = row_k(r.s, LOG);
             T *yp = out + a * K * B + b;
             for (int64_t k = ty; k < K; k += Y)
-                yp[k * B] = from_c<T>(finish<LOG>(to_c<A>(x[k * B]), RowExp<A>(r.m), k_));
+                yp[k * B] = from_c<T>(finish<LOG>(to_c<A>(x[k * B]), RowExp<T>(r.m), k_));
         }
     }
 }

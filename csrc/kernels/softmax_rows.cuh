@@ -45,8 +45,7 @@ template <class A, bool LOG> __device__ __forceinline__ A finish_kept(A x, A m, 
 
 // One element's exp(x - m) (ex, the row's RowExp) added to s; softmax
 // keeps it in x for the write, so that each element takes one exp
-// (log_softmax writes x - m - log(s)). Kernels that keep expf for 16-bit
-// rows pass RowExp<A>.
+// (log_softmax writes x - m - log(s)).
 template <bool LOG, class T, class A> __device__ __forceinline__ void add_exp(A &x, const RowExp<T> &ex, A &s)
 {
     A e = ex(x);

@@ -42,10 +42,11 @@ __global__ void __launch_bounds__(128) softmax_warp(T *out, const T *in, int64_t
         for (int r = 0; r < ROWS; r++) {
             m[r] = warp_nan_max(m[r]);
             s[r] = 0;
+            const RowExp<T> ex(m[r]);
 #pragma unroll
             for (int i = 0; i < VPT; i++)
                 if (lane + 32 * i < K)
-                    s[r] += acc_exp(v[r][i] - m[r]);
+                    s[r] += ex(v[r][i]);
             s[r] = warp_sum(s[r]);
         }
 #pragma unroll
@@ -53,12 +54,13 @@ __global__ void __launch_bounds__(128) softmax_warp(T *out, const T *in, int64_t
             if (row0 + r >= rows)
                 break;
             A k_ = row_k(s[r], LOG);
+            const RowExp<T> ex(m[r]);
             T *y = out + (row0 + r) * K;
 #pragma unroll
             for (int i = 0; i < VPT; i++) {
                 int k = lane + 32 * i;
                 if (k < K)
-                    y[k] = from_c<T>(finish<LOG>(v[r][i], RowExp<A>(m[r]), k_));
+                    y[k] = from_c<T>(finish<LOG>(v[r][i], ex, k_));
             }
         }
     }
@@ -125,20 +127,21 @@ __global__ void __launch_bounds__(128) softmax_vwarp(T *out, const T *in, int64_
 #pragma unroll
         for (int r = 0; r < ROWS; r++) {
             m[r] = warp_nan_max<A, G>(m[r]);
+            const RowExp<T> ex(m[r]);
             s[r] = A(0);
 #pragma unroll
             for (int p = 0; p < PPL; p++) {
                 if (q + G * p < nvec[r]) {
 #pragma unroll
                     for (int j = 0; j < VEC; j++)
-                        add_exp<LOG>(v[r][p][j], RowExp<A>(m[r]), s[r]);
+                        add_exp<LOG>(v[r][p][j], ex, s[r]);
                 }
             }
             if constexpr (PARTS) {
 #pragma unroll
                 for (int x2 = 0; x2 < EX; x2++)
                     if (q + G * x2 < ends[r])
-                        add_exp<LOG>(e[r][x2], RowExp<A>(m[r]), s[r]);
+                        add_exp<LOG>(e[r][x2], ex, s[r]);
             }
             s[r] = warp_sum<A, G>(s[r]);
         }
@@ -216,15 +219,16 @@ __global__ void __launch_bounds__(TINY_THREADS) softmax_tiny(T *out, const T *in
             // the row's type is the accumulation type), one exp an element;
             // 16-bit rows take a second exp rather than round it twice
             constexpr bool KEEP = !LOG && std::is_same_v<T, A>;
+            const RowExp<T> ex(m);
             for (int k = 0; k < K; k++) {
-                const A e = acc_exp(to_c<A>(row[k]) - m);
+                const A e = ex(to_c<A>(row[k]));
                 sum += e;
                 if constexpr (KEEP)
                     row[k] = e;
             }
             const A k_ = row_k(sum, LOG);
             for (int k = 0; k < K; k++)
-                row[k] = from_c<T>(KEEP ? to_c<A>(row[k]) * k_ : finish<LOG>(to_c<A>(row[k]), RowExp<A>(m), k_));
+                row[k] = from_c<T>(KEEP ? to_c<A>(row[k]) * k_ : finish<LOG>(to_c<A>(row[k]), ex, k_));
         }
         __syncthreads();
         P *yp = reinterpret_cast<P *>(y + pt.h);

@@ -35,10 +35,10 @@ template <class A, bool WS> __device__ __forceinline__ void st_add(St<A> &p, A x
     }
 }
 
-template <class A, bool WS, int VEC>
+template <class A, bool WS, int VEC, class T>
 __device__ __forceinline__ void st_add_pack(St<A> &p, const A (&v)[VEC], const A *w, int64_t c)
 {
-    ms_add_pack<A, VEC>(p, v);
+    ms_add_pack<A, VEC, T>(p, v); // 16-bit logits: RowExp's exps
     if constexpr (WS) {
 #pragma unroll
         for (int j = 0; j < VEC; j++) {
@@ -81,7 +81,7 @@ __device__ __forceinline__ void row_share(St<A> &p, const T *xr, const A *w, int
 #pragma unroll
             for (int j = 0; j < VEC; j++)
                 v[j] = to_c<A>(pk.v[j]);
-            st_add_pack<A, WS>(p, v, wp, i * VEC);
+            st_add_pack<A, WS, VEC, T>(p, v, wp, i * VEC);
         });
     } else {
         constexpr int U = sizeof(T) <= 2 ? 8 : 4;
@@ -199,10 +199,11 @@ __global__ void __launch_bounds__(BLOCK) xent_bwd(T *gx, const compute_t<T> *g, 
             a = ok ? gr * A(1.0 - ls) * (w ? w[tg] : A(1)) : cuda::std::numeric_limits<A>::quiet_NaN();
             b = gr * A(ls) / A(C);
         }
+        const RowExp<T> ex(l); // p = exp(x - lse)
         auto grad = [&](A xv, int64_t c) -> A {
             if (!keep)
                 return A(0);
-            A p = acc_exp(xv - l);
+            A p = ex(xv);
             A v = a * (c == tg ? p - A(1) : p);
             if (ls > 0)
                 v += b * (W * p - (w ? w[c] : A(1)));
