@@ -17,11 +17,14 @@ using namespace softmax_rows;
 
 // ROWS rows per warp at a time: their loads are in flight together, which
 // short rows need to keep enough bytes moving ([2^20, 32]: one 128-byte
-// line a row).
+// line a row). Softmax keeps each exp in its register for the write, one
+// exp an element, up to 64 bytes of values a lane (float32 rows of 641 in
+// 32 values a lane ran 95 -> 168 us when they kept theirs).
 template <class T, int VPT, int ROWS, bool LOG>
 __global__ void __launch_bounds__(128) softmax_warp(T *out, const T *in, int64_t rows, int K)
 {
     using A = compute_t<T>;
+    constexpr bool KEEP = VPT * sizeof(A) <= 64;
     const int lane = threadIdx.x & 31;
     const int64_t warps = (int64_t)gridDim.x * (blockDim.x >> 5);
     for (int64_t row0 = ((int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * ROWS;
@@ -45,22 +48,38 @@ __global__ void __launch_bounds__(128) softmax_warp(T *out, const T *in, int64_t
             const RowExp<T> ex(m[r]);
 #pragma unroll
             for (int i = 0; i < VPT; i++)
-                if (lane + 32 * i < K)
-                    s[r] += ex(v[r][i]);
+                if (lane + 32 * i < K) {
+                    if constexpr (KEEP)
+                        add_exp<LOG>(v[r][i], ex, s[r]);
+                    else
+                        s[r] += ex(v[r][i]);
+                }
             s[r] = warp_sum(s[r]);
         }
+        // The rows' log(s) or 1 / s, lane r taking row r's, then passed
+        // round: one log a warp instead of ROWS (a float64 log costs a lane
+        // as much as a few exps, and rows of 32 values take one exp a lane)
+        A k_[ROWS];
+        A mine = s[0];
+#pragma unroll
+        for (int r = 1; r < ROWS; r++)
+            mine = lane == r ? s[r] : mine;
+        mine = row_k(mine, LOG);
+#pragma unroll
+        for (int r = 0; r < ROWS; r++)
+            k_[r] = ROWS == 1 ? mine : __shfl_sync(0xffffffffu, mine, r);
 #pragma unroll
         for (int r = 0; r < ROWS; r++) {
             if (row0 + r >= rows)
                 break;
-            A k_ = row_k(s[r], LOG);
-            const RowExp<T> ex(m[r]);
             T *y = out + (row0 + r) * K;
+            const RowExp<T> ex(m[r]);
 #pragma unroll
             for (int i = 0; i < VPT; i++) {
                 int k = lane + 32 * i;
                 if (k < K)
-                    y[k] = from_c<T>(finish<LOG>(v[r][i], ex, k_));
+                    y[k] = from_c<T>(KEEP ? finish_kept<A, LOG>(v[r][i], m[r], k_[r])
+                                          : finish<LOG>(v[r][i], ex, k_[r]));
             }
         }
     }
@@ -286,10 +305,17 @@ void launch_warp(T *out, const T *in, int64_t rows, int K, cudaStream_t st)
     // kernel: RowParts won in 16 bits, 0.50x -> 1.39x torch at K = 1001,
     // except for log_softmax of 64 < K < 256, 0.92x -> 0.74x at 197; in
     // float32 only for K <= 40 and K >= 900: 1.01x -> 0.94x at 641)
+    // (float64: rows of up to 32, 0.92x -> 1.0x of the scalar kernel's time,
+    // log_softmax of 21 to 31 values; the softmax of those ties)
     const bool parts_pays = sizeof(T) == 2   ? !(LOG && K > 64 && K < 256)
                             : sizeof(T) == 4 ? (K <= 40 || K >= 900)
-                                             : false;
+                                             : K <= 32;
     const bool same = same_offset(in, out), parts = parts_pays && same;
+    // float32 and float64 rows of 41 values up to 2 KiB: the scalar kernel,
+    // several rows a warp in flight, even for whole packs (the vector
+    // kernel left lanes idle: float32 [335544, 100] 102.9 -> 96.3 us,
+    // float64 [524288, 64] 205 -> 187 us, D2D of the same bytes 95 / 180 us)
+    const bool scalar_pays = sizeof(T) >= 4 && K > 40 && K * sizeof(T) <= 2048;
     // tiny: a row of at most 160 bytes leaves a block about 100 rows at
     // least to work in parallel (float64 rows of 31 left 66 threads of 256
     // busy: 0.72x -> 0.52x torch, where rows of 5 went 0.15x -> 0.83x)
@@ -300,7 +326,7 @@ void launch_warp(T *out, const T *in, int64_t rows, int K, cudaStream_t st)
                       rows, K, R);
         return;
     }
-    if (VEC > 1 && nvec <= 256 && (whole || parts)) {
+    if (VEC > 1 && nvec <= 256 && (whole || parts) && !scalar_pays) {
         // vector warp: the fewest lanes that hold a pack each, else a whole
         // warp of PPL packs (float16 rows of 1024 are 4 a lane, float32 8;
         // float64 rows up to 512 entries come here, longer ones below)
@@ -321,9 +347,15 @@ void launch_warp(T *out, const T *in, int64_t rows, int K, cudaStream_t st)
             go(std::true_type{});
         return;
     }
-    // scalar: K / 32 values a lane; short rows 4 (or 2) to a warp at a time
+    // scalar: K / 32 values a lane, ROWS rows a warp in flight: for float32
+    // and float64 by the bytes of registers a row takes a lane (a sweep of
+    // float32 rows of 41 to 1001 and float64 rows of 21 to 300 on the H100:
+    // one row a warp left float32 [435771, 77] at 0.86x torch, four 0.99x);
+    // 16-bit log_softmax of 77 to 197 went 0.98x -> 0.56x with four rows)
     pow2_class<1, 32>((K + 31) / 32, [&](auto v) {
-        constexpr int ROWS = v.value == 1 ? 4 : v.value == 2 ? 2 : 1;
+        constexpr int B = v.value * (int)sizeof(compute_t<T>);
+        constexpr int ROWS = sizeof(T) < 4 ? (v.value == 1 ? 4 : v.value == 2 ? 2 : 1) // as measured before
+                             : v.value == 1 ? 2 : B <= 16 ? 4 : B <= 64 ? 2 : 1;
         launch_warp_rows<T, v.value, ROWS, LOG>(out, in, rows, K, st);
     });
 }
