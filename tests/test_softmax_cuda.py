@@ -256,10 +256,11 @@ def test_16_bit_rows_at_the_ends_of_the_range(dtype, rows, K):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("log", [False, True])
-@pytest.mark.parametrize("K", [4, 32, 256])
+@pytest.mark.parametrize("K", [4, 32, 50, 77, 256])
 def test_many_short_rows(dtype, log, K):
     # more row groups than the grid holds (the grid-stride loop), and a last
-    # group that the row count cuts short
+    # group that the row count cuts short (50 and 77: float32 and float64
+    # rows four to a warp in the scalar kernel)
     check(make((70001, K), dtype, seed=K + 1), 1, log)
 
 
