@@ -6,8 +6,8 @@ cudaMemcpy (copy_ of contiguous tensors) as the reference cat is held to.
   cat of two 512 MiB float32 tensors (dim 0: two cudaMemcpyAsync; dim 1: two
   strided copies), cat of many small tensors, flip / roll / repeat / tril of
   256 MiB, softmax and log_softmax over the last dim of [16384, 16384] and
-  [2^20, 32] float32 (and float16), over dim 0, and host time at 1024
-  elements.
+  [2^20, 32] float32 (and float16), over dim 0, their gradients (the
+  kernel alone and through autograd), and host time at 1024 elements.
 
 Run with the others by `make bench`, or alone:
     python3 benchmarks/bench_join.py
@@ -111,6 +111,33 @@ def softmax_cases():
     return rows
 
 
+def softmax_backward_cases():
+    """The gradient of softmax and log_softmax over the last dim: the kernel
+    alone (torch's _softmax_backward_data, bytes: read g and y, write the
+    gradient), and the forward and backward together through autograd, for
+    attention scores (a ViT's 197 tokens, 12 heads, a batch of 64), GPT-2
+    logits, a square and short rows."""
+    rows = []
+    for shape, dt, tag, autograd in (((151296, 197), "float32", "[151296, 197] float32", True),
+                                     ((151296, 197), "float16", "[151296, 197] float16", True),
+                                     ((4096, 50257), "float16", "[4096, 50257] float16", False),
+                                     ((16384, 16384), "float32", "[16384, 16384] float32", False),
+                                     ((1 << 20, 32), "float32", "[2^20, 32] float32", False)):
+        n = shape[0] * shape[1] * (4 if dt == "float32" else 2)
+        base = _setup({"x": shape, "g": shape}, dt)
+        for fn, log in (("softmax", False), ("log_softmax", True)):
+            s = {"pycuda_sem": base["pycuda_sem"] + "; y = pcs.%s(x, -1)" % fn,
+                 "torch": base["torch"] + "; y = torch.%s(x, -1)" % fn}
+            rows.append(_big("%s backward %s" % (fn, tag), "pcs._C._softmax_backward(g, y, -1, %s)" % log,
+                             "torch._%s_backward_data(g, y, -1, torch.%s)" % (fn, dt), None, s, 3 * n))
+            if autograd:
+                s = {k: base[k] + "; x.requires_grad_(True)" for k in ("pycuda_sem", "torch")}
+                rows.append(_big("%s forward + backward %s (autograd)" % (fn, tag),
+                                 "x.grad = None; pcs.%s(x, -1).backward(g)" % fn,
+                                 "x.grad = None; torch.%s(x, -1).backward(g)" % fn, None, s, 5 * n))
+    return rows
+
+
 def host_cases():
     """Host time at 1024 elements (a host loop: what a call costs to launch)."""
     rows = []
@@ -132,7 +159,7 @@ def host_cases():
     return rows
 
 
-CASES = cat_cases() + rearrange_cases() + softmax_cases() + host_cases()
+CASES = cat_cases() + rearrange_cases() + softmax_cases() + softmax_backward_cases() + host_cases()
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@
  * to contiguous first when it is not): a warp or a block per row when the
  * dim is the last (B == 1), a thread per line across B otherwise. On the
  * CPU NumPy computes on zero-copy views (pycuda_sem/_ops.py), float16 and
- * bfloat16 in float32. */
+ * bfloat16 in float32. _softmax_backward is autograd's one-kernel gradient
+ * on CUDA (kernels/softmax_bwd.cu). */
 #include "ops/ops.h"
 
 #include <string.h>
@@ -143,6 +144,76 @@ static PyObject *softmax_entry(bool log, PyObject *self, PyObject *const *args, 
     return (PyObject *)res;
 }
 
+/* _softmax_backward(grad, output, dim, log): the gradient of softmax (log
+ * false) or log_softmax (log true) from the op's output, along the last dim
+ * of CUDA tensors, in one kernel. autograd's formula calls it when grad mode
+ * is off during backward and composes the gradient from differentiable ops
+ * otherwise (create_graph, the CPU, another dim). */
+static PyObject *f_softmax_backward(PyObject *m, PyObject *const *a, Py_ssize_t na, PyObject *kw)
+{
+    PCS_UNUSED(m);
+    const char *fname = "_softmax_backward";
+    static const char *const names[] = {"grad", "output", "dim", "log", NULL};
+    if (pcs_check_kwargs(kw, fname, names) < 0)
+        return NULL;
+    PyObject *go = pcs_arg(a, na, kw, 0, "grad"), *yo = pcs_arg(a, na, kw, 1, "output");
+    PyObject *dobj = pcs_arg(a, na, kw, 2, "dim"), *lo = pcs_arg(a, na, kw, 3, "log");
+    if (!go || !yo || !dobj || !lo || !PcsTensor_Check(go) || !PcsTensor_Check(yo)) {
+        PyErr_Format(PyExc_TypeError, "%s(grad, output, dim, log): grad and output must be Tensors", fname);
+        return NULL;
+    }
+    PcsTensor *g = T(go), *y = T(yo);
+    int64_t d64;
+    if (pcs_int64_arg(dobj, &d64) < 0)
+        return NULL;
+    const int log = PyObject_IsTrue(lo);
+    if (log < 0)
+        return NULL;
+    if (y->device < 0 || g->device != y->device) {
+        PyErr_Format(PyExc_RuntimeError, "%s(): grad and output must be CUDA tensors on one device", fname);
+        return NULL;
+    }
+    if (g->dtype != y->dtype || !pcs_is_float(y->dtype)) {
+        PyErr_Format(PyExc_RuntimeError, "%s(): grad and output must share a floating dtype (got %s and %s)",
+                     fname, pcs_dtypes[g->dtype].legacy, pcs_dtypes[y->dtype].legacy);
+        return NULL;
+    }
+    if (g->ndim != y->ndim || memcmp(g->sizes, y->sizes, y->ndim * sizeof(int64_t)) != 0) {
+        PyErr_Format(PyExc_RuntimeError, "%s(): grad and output must have the same shape", fname);
+        return NULL;
+    }
+    const int dim = pcs_wrap_dim(d64, y->ndim);
+    if (dim < 0)
+        return NULL;
+    if (y->ndim && dim != y->ndim - 1) {
+        PyErr_Format(PyExc_NotImplementedError, "%s(): only the last dim (%d), not dim %d", fname, y->ndim - 1,
+                     dim);
+        return NULL;
+    }
+    PcsTensor *gc = pcs_tensor_contiguous(g, false), *yc = gc ? pcs_tensor_contiguous(y, false) : NULL;
+    PcsTensor *res = yc ? pcs_tensor_empty(y->ndim, y->sizes, y->dtype, y->device, false) : NULL;
+    int r = res ? 0 : -1;
+    const int64_t n = res ? pcs_tensor_numel(res) : 0;
+    if (r == 0 && n && (r = pcs_cuda_set_device_raw(y->device)) == 0) {
+        const int64_t K = y->ndim ? y->sizes[y->ndim - 1] : 1;
+        cudaStream_t st = pcs_current_stream(y->device);
+        if (pcs_launch_softmax_backward(y->dtype, log, pcs_tensor_data(res), pcs_tensor_data(gc),
+                                        pcs_tensor_data(yc), n / K, K, st) < 0) {
+            pcs_not_implemented(fname, y->dtype);
+            r = -1;
+        } else {
+            r = PCS_CHECK_LAUNCH(st, fname);
+        }
+    }
+    Py_XDECREF(gc);
+    Py_XDECREF(yc);
+    if (r < 0) {
+        Py_XDECREF(res);
+        return NULL;
+    }
+    return (PyObject *)res;
+}
+
 PCS_OP_PAIR(softmax, softmax_entry(false, self, a, n, kw))
 PCS_OP_PAIR(log_softmax, softmax_entry(true, self, a, n, kw))
 
@@ -163,5 +234,8 @@ PyMethodDef pcs_ops_softmax_functions[] = {
      "(dtype= casts the input first)."},
     {"log_softmax", FN(f_log_softmax), FK,
      "log_softmax(input, dim, dtype=None, *, out=None)\n\nx - logsumexp(x) along dim."},
+    {"_softmax_backward", FN(f_softmax_backward), FK,
+     "_softmax_backward(grad, output, dim, log)\n\nThe gradient of softmax or log_softmax from its "
+     "output, along the last dim of CUDA tensors, in one kernel."},
     {NULL, NULL, 0, NULL},
 };

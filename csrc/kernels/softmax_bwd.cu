@@ -1,0 +1,201 @@
+// softmax_bwd.cu: the gradient of softmax and log_softmax along the last
+// dim from the op's output, behind pcs_launch_softmax_backward (kernels.h).
+//
+//   softmax:      gx = y * (g - sum(g * y))
+//   log_softmax:  gx = g - exp(y) * sum(g)
+//
+// Composed of elementwise ops and a reduction, this took four launches and
+// read a row's worth of memory nine times (three reads of g and y and three
+// writes of temporaries around the sum); here each row is read once (short
+// rows) or twice, the second time mostly from L2 (long rows), and written
+// once, as torch's own backward kernels do.
+//   warp   K <= 1024: a warp a row, K / 32 values of g and y a lane (rounded
+//          up to a power of two) in registers, two or four short rows a warp
+//          in flight so their loads overlap.
+//   block  longer rows: a 512-thread block a row, the sum in a first pass
+//          (of g alone for log_softmax) and the write in a second; 16-byte
+//          packs when g, y and gx share their offset from a 16-byte
+//          boundary (RowParts), one value at a time otherwise.
+// float16 and bfloat16 accumulate in float, float64 in double.
+#include "softmax_rows.cuh"
+#include "softmax_short.cuh"
+
+using namespace pcs;
+using namespace pcs::softmax_rows;
+
+namespace {
+
+// what a value adds to the row's sum, and its gradient from that sum
+template <class A, bool LOG> __device__ __forceinline__ A bwd_term(A g, A y) { return LOG ? g : g * y; }
+
+// exp(y) of log_softmax's output: for 16-bit rows the GPU's ex2.approx of
+// y log2(e) (a relative error near 2^-22, far below the result's rounding);
+// float32 and float64 keep expf and exp.
+template <class T> __device__ __forceinline__ compute_t<T> exp_out(compute_t<T> y)
+{
+    if constexpr (is_lowp<T>) {
+        float r;
+        asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(y * 1.4426950408889634f));
+        return r;
+    } else {
+        return acc_exp(y);
+    }
+}
+
+template <class T, bool LOG> __device__ __forceinline__ compute_t<T> bwd_grad(compute_t<T> g, compute_t<T> y,
+                                                                              compute_t<T> s)
+{
+    if constexpr (LOG)
+        return g - exp_out<T>(y) * s;
+    else
+        return y * (g - s);
+}
+
+template <class T, int VPT, int ROWS, bool LOG>
+__global__ void __launch_bounds__(128) bwd_warp(T *gx, const T *g, const T *y, int64_t rows, int K)
+{
+    using A = compute_t<T>;
+    const int lane = threadIdx.x & 31;
+    const int64_t warps = (int64_t)gridDim.x * (blockDim.x >> 5);
+    for (int64_t row0 = ((int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * ROWS;
+         row0 < rows; row0 += warps * ROWS) {
+        A gv[ROWS][VPT], yv[ROWS][VPT], s[ROWS];
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+            const int64_t o = (row0 + r) * K;
+#pragma unroll
+            for (int i = 0; i < VPT; i++) {
+                const int k = lane + 32 * i;
+                const bool in = row0 + r < rows && k < K;
+                gv[r][i] = in ? to_c<A>(g[o + k]) : A(0);
+                yv[r][i] = in ? to_c<A>(y[o + k]) : A(0);
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+            s[r] = A(0);
+#pragma unroll
+            for (int i = 0; i < VPT; i++)
+                s[r] += bwd_term<A, LOG>(gv[r][i], yv[r][i]); // 0 past the row's end
+            s[r] = warp_sum(s[r]);
+        }
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+            if (row0 + r >= rows)
+                break;
+            const int64_t o = (row0 + r) * K;
+#pragma unroll
+            for (int i = 0; i < VPT; i++) {
+                const int k = lane + 32 * i;
+                if (k < K)
+                    gx[o + k] = from_c<T>(bwd_grad<T, LOG>(gv[r][i], yv[r][i], s[r]));
+            }
+        }
+    }
+}
+
+// PARTS: rows off the 16-byte grid (K = 50257) as RowParts: the scalar
+// values before the first boundary and after the last whole pack go to the
+// first threads (g, y and gx share their offset from a 16-byte boundary).
+template <class T, int VEC, bool LOG, bool PARTS>
+__global__ void __launch_bounds__(BLOCK) bwd_block(T *gx, const T *g, const T *y, int64_t rows, int64_t K)
+{
+    using A = compute_t<T>;
+    using P = Pack<T, VEC>;
+    __shared__ A red[BLOCK / 32];
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const T *gr = g + row * K, *yr = y + row * K;
+        T *xr = gx + row * K;
+        int h = 0;
+        int64_t n = K / VEC, e = -1; // whole packs; this thread's scalar value
+        if constexpr (PARTS) {
+            const RowParts<T, VEC> pt(gr, K);
+            h = pt.h;
+            n = pt.nvec;
+            e = pt.extra((int)threadIdx.x);
+        }
+        const P *gp = reinterpret_cast<const P *>(gr + h), *yp = reinterpret_cast<const P *>(yr + h);
+        A s = A(0);
+        if (e >= 0)
+            s = LOG ? to_c<A>(gr[e]) : to_c<A>(gr[e]) * to_c<A>(yr[e]);
+#pragma unroll 4
+        for (int64_t i = threadIdx.x; i < n; i += BLOCK) {
+            const P a = gp[i];
+            if constexpr (LOG) { // sum(g): y is read once, by the second pass
+#pragma unroll
+                for (int j = 0; j < VEC; j++)
+                    s += to_c<A>(a.v[j]);
+            } else {
+                const P b = yp[i];
+#pragma unroll
+                for (int j = 0; j < VEC; j++)
+                    s += to_c<A>(a.v[j]) * to_c<A>(b.v[j]);
+            }
+        }
+        s = block_reduce<1>(s, red);
+        if (e >= 0)
+            xr[e] = from_c<T>(bwd_grad<T, LOG>(to_c<A>(gr[e]), to_c<A>(yr[e]), s));
+        P *op = reinterpret_cast<P *>(xr + h);
+#pragma unroll 4
+        for (int64_t i = threadIdx.x; i < n; i += BLOCK) {
+            const P a = gp[i], b = yp[i];
+            P o;
+#pragma unroll
+            for (int j = 0; j < VEC; j++)
+                o.v[j] = from_c<T>(bwd_grad<T, LOG>(to_c<A>(a.v[j]), to_c<A>(b.v[j]), s));
+            op[i] = o;
+        }
+    }
+}
+
+template <class T, bool LOG> void launch_bwd(T *gx, const T *g, const T *y, int64_t rows, int64_t K, cudaStream_t st)
+{
+    if (K <= 1024) {
+        softmax_short::pow2_class<1, 32>((K + 31) / 32, [&](auto v) {
+            // rows a warp by the registers a row takes a lane (g and y); one
+            // for 16-bit rows (float16 [170327, 197]: 78, 101 and 183 us
+            // with one, two and four rows a warp; float32 136 to 142 us)
+            constexpr int B = 2 * v.value * (int)sizeof(compute_t<T>);
+            constexpr int ROWS = sizeof(T) == 2 ? 1 : B <= 64 ? 4 : B <= 128 ? 2 : 1;
+            const int64_t groups = (rows + ROWS - 1) / ROWS, blocks = (groups + 3) / 4;
+            const int64_t cap = (int64_t)sm_count() * 64;
+            launch_kernel(bwd_warp<T, v.value, ROWS, LOG>, dim3((unsigned)(blocks < cap ? blocks : cap)), 128, st,
+                          gx, g, y, rows, (int)K);
+        });
+        return;
+    }
+    constexpr int VEC = 16 / sizeof(T);
+    const bool packs = K % VEC == 0 && (uintptr_t)gx % 16 == 0 && (uintptr_t)g % 16 == 0 && (uintptr_t)y % 16 == 0;
+    // two blocks an SM: fewer rows in flight, so more of the second pass
+    // reads from L2 (float16 [16384, 16384] log_softmax 665 -> 571 us,
+    // float32 [4096, 50257] 1166 -> 1125 us against four)
+    const int64_t cap = (int64_t)sm_count() * 2;
+    const dim3 grid((unsigned)(rows < cap ? rows : cap));
+    if (packs)
+        launch_kernel(bwd_block<T, VEC, LOG, false>, grid, BLOCK, st, gx, g, y, rows, K);
+    else if (same_offset(g, y) && same_offset(g, (const T *)gx))
+        launch_kernel(bwd_block<T, VEC, LOG, true>, grid, BLOCK, st, gx, g, y, rows, K);
+    else
+        launch_kernel(bwd_block<T, 1, LOG, false>, grid, BLOCK, st, gx, g, y, rows, K);
+}
+
+} // namespace
+
+extern "C" int pcs_launch_softmax_backward(int dtype, int log, void *gx, const void *g, const void *y,
+                                           int64_t rows, int64_t K, cudaStream_t stream)
+{
+    if (rows <= 0 || K <= 0)
+        return 0; // nothing to compute
+    return dispatch_dtype(dtype, [&](auto tag) -> int {
+        using T = decltype(tag);
+        if constexpr (!is_flt<T>) {
+            return -1;
+        } else {
+            if (log)
+                launch_bwd<T, true>((T *)gx, (const T *)g, (const T *)y, rows, K, stream);
+            else
+                launch_bwd<T, false>((T *)gx, (const T *)g, (const T *)y, rows, K, stream);
+            return 0;
+        }
+    });
+}

@@ -1,0 +1,163 @@
+"""The gradient of softmax / log_softmax on CUDA: the one-kernel backward
+(kernels/softmax_bwd.cu, _C._softmax_backward) over the last dim, against a
+float64 NumPy reference of the formula for every floating dtype, short rows
+(a warp a row, several rows a warp), long rows (a block a row, with and
+without 16-byte packs), views off the 16-byte grid and an expanded incoming
+gradient; autograd's composed path (create_graph, another dim) agrees with
+it; torch's backward where torch is installed; bad arguments raise. The
+allocator returns to its baseline after each test."""
+import numpy as np
+import pytest
+
+import pycuda_sem as pcs
+
+pytestmark = [pytest.mark.cuda, pytest.mark.usefixtures("balanced")]
+
+from torch_oracle import _torch, needs_torch  # noqa: E402
+
+DTYPES = [pcs.float32, pcs.float64, pcs.float16, pcs.bfloat16]
+# rtol against the float64 reference of the stored values; atol grows with
+# the row's length (the row's sum enters every element)
+TOL = {pcs.float32: (1e-5, 1e-6), pcs.float64: (1e-12, 1e-14), pcs.float16: (2e-3, 1e-3),
+       pcs.bfloat16: (1.6e-2, 8e-3)}
+SHAPES = [(67, 1), (67, 7), (67, 32), (67, 50), (513, 77), (300, 197), (33, 1000), (33, 1024),
+          (9, 1025), (9, 4099), (5, 50257), (4, 3, 100)]
+
+
+def host(t):
+    t = t.cpu()
+    return (t.float() if t.dtype == pcs.bfloat16 else t).numpy().astype(np.float64)
+
+
+def rand(shape, dtype, seed, scale=2.0):
+    a = np.random.default_rng(seed).standard_normal(shape) * scale
+    return pcs.tensor(a.astype(np.float32), device="cuda").to(dtype)
+
+
+def reference(g, y, log):
+    if log:
+        return g - np.exp(y) * g.sum(-1, keepdims=True)
+    return y * (g - (g * y).sum(-1, keepdims=True))
+
+
+def check(gx, g, y, log):
+    rtol, atol = TOL[y.dtype]
+    K = y.shape[-1] if y.dim() else 1
+    assert gx.dtype == y.dtype and gx.shape == y.shape and gx.device == y.device
+    np.testing.assert_allclose(host(gx), reference(host(g), host(y), log), rtol=rtol,
+                               atol=atol * max(1.0, np.sqrt(K)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_one_kernel_matches_the_formula(dtype, log, shape):
+    x = rand(shape, dtype, seed=shape[-1])
+    y = (pcs.log_softmax if log else pcs.softmax)(x, -1)
+    g = rand(shape, dtype, seed=shape[-1] + 1)
+    check(pcs._C._softmax_backward(g, y, -1, log), g, y, log)
+
+
+@pytest.mark.parametrize("dtype", [pcs.float32, pcs.float16])
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("K", [77, 1025, 4100])
+def test_views_off_the_16_byte_grid(dtype, log, K):
+    # every row one element off a 16-byte boundary (the scalar block path for
+    # long rows), and a transposed grad that is copied to contiguous first
+    rows = 11
+    base = rand((rows * K + 1,), dtype, seed=K)
+    x = base[1:].view(rows, K)
+    y = (pcs.log_softmax if log else pcs.softmax)(x, -1)
+    ybase = pcs.empty(rows * K + 1, dtype=dtype, device="cuda")
+    yv = ybase[1:].view(rows, K)
+    yv.copy_(y)
+    g = rand((K, rows), dtype, seed=K + 2).t()
+    check(pcs._C._softmax_backward(g, yv, 1, log), g, yv, log)
+
+
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("shape", [(70001, 50), (4099, 300), (130, 20000)])
+def test_many_rows_over_the_grid(log, shape):
+    # more rows than the grid holds (grid-stride loops) and a last warp's
+    # group of rows cut short
+    x = rand(shape, pcs.float32, seed=3)
+    y = (pcs.log_softmax if log else pcs.softmax)(x, -1)
+    g = rand(shape, pcs.float32, seed=4)
+    check(pcs._C._softmax_backward(g, y, -1, log), g, y, log)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("shape", [(64, 77), (8, 3000)])
+def test_autograd_one_kernel_and_composed_agree(dtype, log, shape):
+    x = rand(shape, dtype, seed=5).requires_grad_(True)
+    f = pcs.log_softmax if log else pcs.softmax
+    g = rand(shape, dtype, seed=6)
+    (a,) = pcs.autograd.grad(f(x, -1), x, g)  # the kernel
+    (b,) = pcs.autograd.grad(f(x, -1), x, g, create_graph=True)  # composed
+    assert not a.requires_grad and b.requires_grad
+    rtol, atol = TOL[dtype]
+    np.testing.assert_allclose(host(a), host(b.detach()), rtol=2 * rtol, atol=4 * atol * np.sqrt(shape[-1]))
+    check(a, g, f(x.detach(), -1), log)
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_expanded_incoming_gradient(log):
+    # y.sum().backward() hands the formula an expanded grad of ones
+    x = rand((300, 197), pcs.float32, seed=7).requires_grad_(True)
+    y = (pcs.log_softmax if log else pcs.softmax)(x, -1)
+    y.sum().backward()
+    ones = pcs.ones(300, 197, device="cuda")
+    check(x.grad, ones, y.detach(), log)
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_other_dims_and_double_backward_compose(log):
+    f = pcs.log_softmax if log else pcs.softmax
+    x = rand((40, 6, 5), pcs.float64, seed=8).requires_grad_(True)
+    g = rand((40, 6, 5), pcs.float64, seed=9)
+    (a,) = pcs.autograd.grad(f(x, 1), x, g)  # dim 1: the composed formula
+    y = host(f(x.detach(), 1)).transpose(0, 2, 1)
+    want = reference(host(g).transpose(0, 2, 1), y, log).transpose(0, 2, 1)
+    np.testing.assert_allclose(host(a), want, rtol=1e-12, atol=1e-13)
+    assert pcs.autograd.gradgradcheck(lambda t: f(t, -1), (x[:3, :2].detach().requires_grad_(True),))
+
+
+def test_bad_arguments_raise():
+    y = pcs.softmax(rand((4, 8), pcs.float32, seed=1), -1)
+    g = rand((4, 8), pcs.float32, seed=2)
+    bw = pcs._C._softmax_backward
+    with pytest.raises(RuntimeError, match="CUDA"):
+        bw(g.cpu(), y.cpu(), -1, False)
+    with pytest.raises(RuntimeError, match="floating dtype"):
+        bw(g.double(), y, -1, False)
+    with pytest.raises(RuntimeError, match="floating dtype"):
+        bw(g.long(), y.long(), -1, False)
+    with pytest.raises(RuntimeError, match="same shape"):
+        bw(g[:3], y, -1, False)
+    with pytest.raises(NotImplementedError, match="last dim"):
+        bw(g, y, 0, True)
+    with pytest.raises(IndexError):
+        bw(g, y, 2, True)
+    with pytest.raises(TypeError):
+        bw(g, None, -1, True)
+    # the process goes on computing
+    check(bw(g, y, -1, False), g, y, False)
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(4096, 77), (1024, 1000), (16, 32768)])
+def test_against_torch(dtype, shape):
+    a = np.random.default_rng(12).standard_normal(shape).astype(np.float32) * 3
+    ga = np.random.default_rng(13).standard_normal(shape).astype(np.float32)
+    tdt = {pcs.float32: _torch.float32, pcs.float64: _torch.float64,
+           pcs.float16: _torch.float16, pcs.bfloat16: _torch.bfloat16}[dtype]
+    rtol, atol = TOL[dtype]
+    for ours, theirs in ((pcs.softmax, _torch.softmax), (pcs.log_softmax, _torch.log_softmax)):
+        x = pcs.tensor(a, device="cuda").to(dtype).requires_grad_(True)
+        ours(x, -1).backward(pcs.tensor(ga, device="cuda").to(dtype))
+        tx = _torch.from_numpy(a).cuda().to(tdt).requires_grad_(True)
+        theirs(tx, -1).backward(_torch.from_numpy(ga).cuda().to(tdt))
+        np.testing.assert_allclose(host(x.grad), tx.grad.double().cpu().numpy(), rtol=2 * rtol,
+                                   atol=4 * atol * np.sqrt(shape[-1]))
