@@ -539,16 +539,8 @@ extern "C" int pcs_launch_softmax(int dtype, int log, void *out, const void *in,
 {
     if (A <= 0 || K <= 0 || B <= 0)
         return 0; // nothing to compute
-    return dispatch_dtype(dtype, [&](auto tag) -> int {
+    return dispatch_float_log(dtype, log, [&](auto tag, auto lg) {
         using T = decltype(tag);
-        if constexpr (!is_flt<T>) {
-            return -1;
-        } else {
-            if (log)
-                launch_all<T, true>((T *)out, (const T *)in, A, K, B, workspace, stream);
-            else
-                launch_all<T, false>((T *)out, (const T *)in, A, K, B, workspace, stream);
-            return 0;
-        }
+        launch_all<T, decltype(lg)::value>((T *)out, (const T *)in, A, K, B, workspace, stream);
     });
 }

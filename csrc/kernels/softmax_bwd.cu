@@ -186,16 +186,8 @@ extern "C" int pcs_launch_softmax_backward(int dtype, int log, void *gx, const v
 {
     if (rows <= 0 || K <= 0)
         return 0; // nothing to compute
-    return dispatch_dtype(dtype, [&](auto tag) -> int {
+    return dispatch_float_log(dtype, log, [&](auto tag, auto lg) {
         using T = decltype(tag);
-        if constexpr (!is_flt<T>) {
-            return -1;
-        } else {
-            if (log)
-                launch_bwd<T, true>((T *)gx, (const T *)g, (const T *)y, rows, K, stream);
-            else
-                launch_bwd<T, false>((T *)gx, (const T *)g, (const T *)y, rows, K, stream);
-            return 0;
-        }
+        launch_bwd<T, decltype(lg)::value>((T *)gx, (const T *)g, (const T *)y, rows, K, stream);
     });
 }

@@ -72,6 +72,24 @@ template <class T> inline bool same_offset(const T *in, const T *out)
 
 constexpr int BLOCK = 512;
 
+// The launchers' dtype switch: f(T{}, std::bool_constant<LOG>{}) for a
+// floating dtype, returning 0; -1 (nothing called) for the others.
+template <class F> inline int dispatch_float_log(int dtype, int log, F &&f)
+{
+    return dispatch_dtype(dtype, [&](auto tag) -> int {
+        using T = decltype(tag);
+        if constexpr (!is_flt<T>) {
+            return -1;
+        } else {
+            if (log)
+                f(tag, std::true_type{});
+            else
+                f(tag, std::false_type{});
+            return 0;
+        }
+    });
+}
+
 // Merges every thread's pair; all threads get the result.
 template <class A> __device__ MS<A> block_merge(MS<A> p)
 {
