@@ -13,8 +13,9 @@
 //          up to a power of two) in registers, two or four short rows a warp
 //          in flight so their loads overlap.
 //   block  longer rows: a 512-thread block a row, the sum in a first pass
-//          (of g alone for log_softmax) and the write in a second; 16-byte
-//          packs when g, y and gx share their offset from a 16-byte
+//          (of g alone for log_softmax) and the write in a second, with g
+//          kept in shared memory between them for rows up to 110 KiB;
+//          16-byte packs when g, y and gx share their offset from a 16-byte
 //          boundary (RowParts), one value at a time otherwise.
 // float16 and bfloat16 accumulate in float, float64 in double.
 #include "softmax_rows.cuh"
@@ -94,33 +95,37 @@ __global__ void __launch_bounds__(128) bwd_warp(T *gx, const T *g, const T *y, i
     }
 }
 
-// PARTS: rows off the 16-byte grid (K = 50257) as RowParts: the scalar
-// values before the first boundary and after the last whole pack go to the
-// first threads (g, y and gx share their offset from a 16-byte boundary).
-template <class T, int VEC, bool LOG, bool PARTS>
+// A row is read as RowParts (K = 50257 is not whole 16-byte packs): the
+// scalar values before the first 16-byte boundary and after the last whole
+// pack go to the first threads (g, y and gx share their offset from a
+// 16-byte boundary; VEC 1 when they do not). CACHE: the first pass keeps
+// the row's packs of g in shared memory for the second, so each tensor is
+// read from global memory once; each thread reads back only the packs it
+// wrote, so the passes need no barrier between them.
+template <class T, int VEC, bool LOG, bool CACHE>
 __global__ void __launch_bounds__(BLOCK) bwd_block(T *gx, const T *g, const T *y, int64_t rows, int64_t K)
 {
     using A = compute_t<T>;
     using P = Pack<T, VEC>;
     __shared__ A red[BLOCK / 32];
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    P *cache = reinterpret_cast<P *>(smem_raw);
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const T *gr = g + row * K, *yr = y + row * K;
         T *xr = gx + row * K;
-        int h = 0;
-        int64_t n = K / VEC, e = -1; // whole packs; this thread's scalar value
-        if constexpr (PARTS) {
-            const RowParts<T, VEC> pt(gr, K);
-            h = pt.h;
-            n = pt.nvec;
-            e = pt.extra((int)threadIdx.x);
+        const RowParts<T, VEC> pt(gr, K);
+        const int64_t n = pt.nvec, e = pt.extra((int)threadIdx.x); // whole packs; this thread's scalar value
+        const P *gp = reinterpret_cast<const P *>(gr + pt.h), *yp = reinterpret_cast<const P *>(yr + pt.h);
+        A s = A(0), ge = A(0);
+        if (e >= 0) {
+            ge = to_c<A>(gr[e]);
+            s = LOG ? ge : ge * to_c<A>(yr[e]);
         }
-        const P *gp = reinterpret_cast<const P *>(gr + h), *yp = reinterpret_cast<const P *>(yr + h);
-        A s = A(0);
-        if (e >= 0)
-            s = LOG ? to_c<A>(gr[e]) : to_c<A>(gr[e]) * to_c<A>(yr[e]);
 #pragma unroll 4
         for (int64_t i = threadIdx.x; i < n; i += BLOCK) {
             const P a = gp[i];
+            if constexpr (CACHE)
+                cache[i] = a;
             if constexpr (LOG) { // sum(g): y is read once, by the second pass
 #pragma unroll
                 for (int j = 0; j < VEC; j++)
@@ -134,11 +139,11 @@ __global__ void __launch_bounds__(BLOCK) bwd_block(T *gx, const T *g, const T *y
         }
         s = block_reduce<1>(s, red);
         if (e >= 0)
-            xr[e] = from_c<T>(bwd_grad<T, LOG>(to_c<A>(gr[e]), to_c<A>(yr[e]), s));
-        P *op = reinterpret_cast<P *>(xr + h);
+            xr[e] = from_c<T>(bwd_grad<T, LOG>(ge, to_c<A>(yr[e]), s));
+        P *op = reinterpret_cast<P *>(xr + pt.h);
 #pragma unroll 4
         for (int64_t i = threadIdx.x; i < n; i += BLOCK) {
-            const P a = gp[i], b = yp[i];
+            const P a = CACHE ? cache[i] : gp[i], b = yp[i];
             P o;
 #pragma unroll
             for (int j = 0; j < VEC; j++)
@@ -147,6 +152,10 @@ __global__ void __launch_bounds__(BLOCK) bwd_block(T *gx, const T *g, const T *y
         }
     }
 }
+
+// Rows of g up to this many bytes are cached: two blocks share an SM
+// (228 KiB of shared memory on the H100, 1 KiB reserved a block).
+constexpr size_t BWD_CACHE_BYTES = 110 * 1024;
 
 template <class T, bool LOG> void launch_bwd(T *gx, const T *g, const T *y, int64_t rows, int64_t K, cudaStream_t st)
 {
@@ -165,18 +174,35 @@ template <class T, bool LOG> void launch_bwd(T *gx, const T *g, const T *y, int6
         return;
     }
     constexpr int VEC = 16 / sizeof(T);
-    const bool packs = K % VEC == 0 && (uintptr_t)gx % 16 == 0 && (uintptr_t)g % 16 == 0 && (uintptr_t)y % 16 == 0;
-    // two blocks an SM: fewer rows in flight, so more of the second pass
-    // reads from L2 (float16 [16384, 16384] log_softmax 665 -> 571 us,
+    // two blocks an SM: fewer rows in flight, so more of an uncached second
+    // pass reads from L2 (float16 [16384, 16384] log_softmax 665 -> 571 us,
     // float32 [4096, 50257] 1166 -> 1125 us against four)
     const int64_t cap = (int64_t)sm_count() * 2;
     const dim3 grid((unsigned)(rows < cap ? rows : cap));
-    if (packs)
-        launch_kernel(bwd_block<T, VEC, LOG, false>, grid, BLOCK, st, gx, g, y, rows, K);
-    else if (same_offset(g, y) && same_offset(g, (const T *)gx))
-        launch_kernel(bwd_block<T, VEC, LOG, true>, grid, BLOCK, st, gx, g, y, rows, K);
-    else
+    if (!same_offset(g, y) || !same_offset(g, (const T *)gx)) {
         launch_kernel(bwd_block<T, 1, LOG, false>, grid, BLOCK, st, gx, g, y, rows, K);
+        return;
+    }
+    const size_t bytes = (size_t)(K / VEC) * 16; // the row's whole packs, at most
+    const size_t optin = (size_t)device_attr<cudaDevAttrMaxSharedMemoryPerBlockOptin>(48 * 1024);
+    if (bytes <= BWD_CACHE_BYTES && bytes + 1024 <= optin) {
+        const void *k = (const void *)bwd_block<T, VEC, LOG, true>;
+        bool ok = true;
+        if (bytes > 48 * 1024) {
+            if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes) != cudaSuccess) {
+                (void)cudaGetLastError(); // not an error of the op: the uncached kernel runs
+                ok = false;
+            } else if (cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                            cudaSharedmemCarveoutMaxShared) != cudaSuccess) {
+                (void)cudaGetLastError(); // only a preference (two blocks an SM): go on
+            }
+        }
+        if (ok) {
+            launch_kernel_smem(bwd_block<T, VEC, LOG, true>, grid, BLOCK, bytes, st, gx, g, y, rows, K);
+            return;
+        }
+    }
+    launch_kernel(bwd_block<T, VEC, LOG, false>, grid, BLOCK, st, gx, g, y, rows, K);
 }
 
 } // namespace
