@@ -314,8 +314,13 @@ void launch_warp(T *out, const T *in, int64_t rows, int K, cudaStream_t st)
     // float32 and float64 rows of 41 values up to 2 KiB: the scalar kernel,
     // several rows a warp in flight, even for whole packs (the vector
     // kernel left lanes idle: float32 [335544, 100] 102.9 -> 96.3 us,
-    // float64 [524288, 64] 205 -> 187 us, D2D of the same bytes 95 / 180 us)
-    const bool scalar_pays = sizeof(T) >= 4 && K > 40 && K * sizeof(T) <= 2048;
+    // float64 [524288, 64] 205 -> 187 us, D2D of the same bytes 95 / 180 us);
+    // so do float32 rows up to 896 values (whole rows of 600 and 700: 100 ->
+    // 94 us) and float64 log_softmax rows up to 512 (300 to 500 values:
+    // 218 to 227 -> 185 to 188 us; their softmax, whose scalar kernel takes
+    // two exps a value there, keeps the vector kernel)
+    const bool scalar_pays = sizeof(T) >= 4 && K > 40 &&
+                             (K * sizeof(T) <= 2048 || (sizeof(T) == 4 && K <= 896) || (LOG && K <= 512));
     // tiny: a row of at most 160 bytes leaves a block about 100 rows at
     // least to work in parallel (float64 rows of 31 left 66 threads of 256
     // busy: 0.72x -> 0.52x torch, where rows of 5 went 0.15x -> 0.83x)
