@@ -53,7 +53,7 @@ def check(x, dim, log, dtype=None):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("log", [False, True])
-@pytest.mark.parametrize("K", [1, 4, 7, 8, 16, 32, 33, 64, 100, 128, 256, 512, 1000, 1024])
+@pytest.mark.parametrize("K", [1, 4, 7, 8, 16, 32, 33, 64, 100, 128, 256, 300, 512, 700, 1000, 1024])
 def test_warp_path(dtype, log, K):
     check(make((67, K), dtype, seed=K), 1, log)
 
