@@ -1,11 +1,12 @@
 """The gradient of softmax / log_softmax on CUDA: the one-kernel backward
-(kernels/softmax_bwd.cu, _C._softmax_backward) over the last dim, against a
-float64 NumPy reference of the formula for every floating dtype, short rows
-(a warp a row, several rows a warp), long rows (a block a row, with and
-without 16-byte packs), views off the 16-byte grid and an expanded incoming
-gradient; autograd's composed path (create_graph, another dim) agrees with
-it; torch's backward where torch is installed; bad arguments raise. The
-allocator returns to its baseline after each test."""
+(kernels/softmax_bwd.cu, _C._softmax_backward), against a float64 NumPy
+reference of the formula for every floating dtype: over the last dim short
+rows (a warp a row, several rows a warp), long rows (a block a row, with and
+without 16-byte packs, with g kept in shared memory or read twice), views off
+the 16-byte grid and an expanded incoming gradient; over other dims (32
+neighbouring lines a block); autograd's composed path (create_graph) agrees
+with it; torch's backward where torch is installed; bad arguments raise.
+The allocator returns to its baseline after each test."""
 import numpy as np
 import pytest
 
@@ -34,10 +35,10 @@ def rand(shape, dtype, seed, scale=2.0):
     return pcs.tensor(a.astype(np.float32), device="cuda").to(dtype)
 
 
-def reference(g, y, log):
+def reference(g, y, log, dim=-1):
     if log:
-        return g - np.exp(y) * g.sum(-1, keepdims=True)
-    return y * (g - (g * y).sum(-1, keepdims=True))
+        return g - np.exp(y) * g.sum(dim, keepdims=True)
+    return y * (g - (g * y).sum(dim, keepdims=True))
 
 
 def check(gx, g, y, log):
@@ -111,16 +112,32 @@ def test_expanded_incoming_gradient(log):
     check(x.grad, ones, y.detach(), log)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("log", [False, True])
-def test_other_dims_and_double_backward_compose(log):
+@pytest.mark.parametrize("shape,dim", [((40, 6, 5), 1), ((4, 19, 3, 7), 1), ((4, 19, 3, 7), 2),
+                                       ((1000, 33), 0), ((64, 21, 600), 1), ((2, 5000, 40), 1)])
+def test_other_dims(dtype, log, shape, dim):
+    # a dim that is not the last: 32 neighbouring lines a block, 32 threads
+    # down K when the lines are few ((4, 19, 3, 7)), 8 when they fill the GPU
+    # ((64, 21, 600)); through autograd too
     f = pcs.log_softmax if log else pcs.softmax
-    x = rand((40, 6, 5), pcs.float64, seed=8).requires_grad_(True)
-    g = rand((40, 6, 5), pcs.float64, seed=9)
-    (a,) = pcs.autograd.grad(f(x, 1), x, g)  # dim 1: the composed formula
-    y = host(f(x.detach(), 1)).transpose(0, 2, 1)
-    want = reference(host(g).transpose(0, 2, 1), y, log).transpose(0, 2, 1)
-    np.testing.assert_allclose(host(a), want, rtol=1e-12, atol=1e-13)
-    assert pcs.autograd.gradgradcheck(lambda t: f(t, -1), (x[:3, :2].detach().requires_grad_(True),))
+    x = rand(shape, dtype, seed=8).requires_grad_(True)
+    g = rand(shape, dtype, seed=9)
+    y = f(x.detach(), dim)
+    rtol, atol = TOL[dtype]
+    want = reference(host(g), host(y), log, dim)
+    tol = dict(rtol=rtol, atol=atol * max(1.0, np.sqrt(shape[dim])))
+    np.testing.assert_allclose(host(pcs._C._softmax_backward(g, y, dim, log)), want, **tol)
+    (a,) = pcs.autograd.grad(f(x, dim), x, g)
+    np.testing.assert_allclose(host(a), want, **tol)
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_double_backward_composes(log):
+    f = pcs.log_softmax if log else pcs.softmax
+    x = rand((3, 2, 5), pcs.float64, seed=8).requires_grad_(True)
+    assert pcs.autograd.gradgradcheck(lambda t: f(t, -1), (x,))
+    assert pcs.autograd.gradgradcheck(lambda t: f(t, 1), (x,))
 
 
 def test_bad_arguments_raise():
@@ -135,8 +152,6 @@ def test_bad_arguments_raise():
         bw(g.long(), y.long(), -1, False)
     with pytest.raises(RuntimeError, match="same shape"):
         bw(g[:3], y, -1, False)
-    with pytest.raises(NotImplementedError, match="last dim"):
-        bw(g, y, 0, True)
     with pytest.raises(IndexError):
         bw(g, y, 2, True)
     with pytest.raises(TypeError):

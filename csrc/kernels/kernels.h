@@ -333,12 +333,12 @@ size_t pcs_softmax_workspace(int dtype, int64_t A, int64_t K, int64_t B);
 int pcs_launch_softmax(int dtype, int log, void *out, const void *in, int64_t A, int64_t K,
                        int64_t B, void *workspace, cudaStream_t stream);
 
-/* The gradient gx of softmax (log 0) or log_softmax (log 1) along the last
- * dim, from the incoming gradient g and the op's output y: rows of K values,
- * all three contiguous, of one floating dtype (-1 for others, nothing
- * launched) (softmax_bwd.cu). */
+/* The gradient gx of softmax (log 0) or log_softmax (log 1) along K of
+ * [A, K, B], from the incoming gradient g and the op's output y, all three
+ * contiguous, of one floating dtype (-1 for others, nothing launched)
+ * (softmax_bwd.cu). */
 int pcs_launch_softmax_backward(int dtype, int log, void *gx, const void *g, const void *y,
-                                int64_t rows, int64_t K, cudaStream_t stream);
+                                int64_t A, int64_t K, int64_t B, cudaStream_t stream);
 
 /* cat of up to PCS_CAT_BATCH contiguous inputs of one dtype into a
  * contiguous out seen as [outer, out_cols]: input i, [outer, cols[i]],

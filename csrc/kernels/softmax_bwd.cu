@@ -1,5 +1,5 @@
-// softmax_bwd.cu: the gradient of softmax and log_softmax along the last
-// dim from the op's output, behind pcs_launch_softmax_backward (kernels.h).
+// softmax_bwd.cu: the gradient of softmax and log_softmax along one dim
+// from the op's output, behind pcs_launch_softmax_backward (kernels.h).
 //
 //   softmax:      gx = y * (g - sum(g * y))
 //   log_softmax:  gx = g - exp(y) * sum(g)
@@ -17,6 +17,8 @@
 //          kept in shared memory between them for rows up to 110 KiB;
 //          16-byte packs when g, y and gx share their offset from a 16-byte
 //          boundary (RowParts), one value at a time otherwise.
+//   strided  a dim that is not the last: 32 neighbouring lines a block, K
+//          split over its 8 or 32 rows of threads, read twice.
 // float16 and bfloat16 accumulate in float, float64 in double.
 #include "softmax_rows.cuh"
 #include "softmax_short.cuh"
@@ -153,12 +155,64 @@ __global__ void __launch_bounds__(BLOCK) bwd_block(T *gx, const T *g, const T *y
     }
 }
 
+// B > 1 (a dim that is not the last: [N, C, H, W] over C): a block takes
+// 32 neighbouring lines (a, b..b+31), so each warp load is one coalesced
+// line, by Y threads that split K; their partial sums meet in shared
+// memory in a fixed order, then the same threads write.
+template <class T, int Y, bool LOG>
+__global__ void __launch_bounds__(32 * Y) bwd_strided(T *gx, const T *g, const T *y, int64_t A_, int64_t K,
+                                                      int64_t B)
+{
+    using A = compute_t<T>;
+    __shared__ A sm[Y][33];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int64_t chunks = (B + 31) / 32, total = A_ * chunks;
+    for (int64_t c = blockIdx.x; c < total; c += gridDim.x) {
+        const int64_t a = c / chunks, b = (c - a * chunks) * 32 + tx;
+        const bool ok = b < B;
+        const int64_t o = a * K * B + b;
+        A s = A(0);
+        if (ok) {
+#pragma unroll 4
+            for (int64_t k = ty; k < K; k += Y)
+                s += LOG ? to_c<A>(g[o + k * B]) : to_c<A>(g[o + k * B]) * to_c<A>(y[o + k * B]);
+        }
+        sm[ty][tx] = s;
+        __syncthreads();
+        s = sm[0][tx];
+        for (int r = 1; r < Y; r++)
+            s += sm[r][tx];
+        __syncthreads(); // read before the next chunk overwrites
+        if (ok) {
+#pragma unroll 4
+            for (int64_t k = ty; k < K; k += Y)
+                gx[o + k * B] = from_c<T>(bwd_grad<T, LOG>(to_c<A>(g[o + k * B]), to_c<A>(y[o + k * B]), s));
+        }
+    }
+}
+
 // Rows of g up to this many bytes are cached: two blocks share an SM
 // (228 KiB of shared memory on the H100, 1 KiB reserved a block).
 constexpr size_t BWD_CACHE_BYTES = 110 * 1024;
 
-template <class T, bool LOG> void launch_bwd(T *gx, const T *g, const T *y, int64_t rows, int64_t K, cudaStream_t st)
+template <class T, bool LOG>
+void launch_bwd(T *gx, const T *g, const T *y, int64_t rows, int64_t K, int64_t B, cudaStream_t st)
 {
+    if (B > 1) { // rows is A here
+        // 8 threads down K a line, or 32 when the lines are too few to fill
+        // the GPU (the forward's strided kernel does the same); 16 for
+        // float64, whose exps spilled in the 64 registers of 1024 threads
+        constexpr int YF = sizeof(T) == 8 ? 16 : 32;
+        const int64_t chunks = rows * ((B + 31) / 32), full = (int64_t)sm_count() * 8;
+        if (chunks < full) {
+            launch_kernel(bwd_strided<T, YF, LOG>, dim3((unsigned)chunks), dim3(32, YF), st, gx, g, y, rows, K, B);
+        } else {
+            const int64_t cap = full * 4;
+            launch_kernel(bwd_strided<T, 8, LOG>, dim3((unsigned)(chunks < cap ? chunks : cap)), dim3(32, 8), st, gx,
+                          g, y, rows, K, B);
+        }
+        return;
+    }
     if (K <= 1024) {
         softmax_short::pow2_class<1, 32>((K + 31) / 32, [&](auto v) {
             // rows a warp by the registers a row takes a lane (g and y); one
@@ -208,12 +262,12 @@ template <class T, bool LOG> void launch_bwd(T *gx, const T *g, const T *y, int6
 } // namespace
 
 extern "C" int pcs_launch_softmax_backward(int dtype, int log, void *gx, const void *g, const void *y,
-                                           int64_t rows, int64_t K, cudaStream_t stream)
+                                           int64_t A, int64_t K, int64_t B, cudaStream_t stream)
 {
-    if (rows <= 0 || K <= 0)
+    if (A <= 0 || K <= 0 || B <= 0)
         return 0; // nothing to compute
     return dispatch_float_log(dtype, log, [&](auto tag, auto lg) {
         using T = decltype(tag);
-        launch_bwd<T, decltype(lg)::value>((T *)gx, (const T *)g, (const T *)y, rows, K, stream);
+        launch_bwd<T, decltype(lg)::value>((T *)gx, (const T *)g, (const T *)y, A, K, B, stream);
     });
 }

@@ -145,10 +145,10 @@ static PyObject *softmax_entry(bool log, PyObject *self, PyObject *const *args, 
 }
 
 /* _softmax_backward(grad, output, dim, log): the gradient of softmax (log
- * false) or log_softmax (log true) from the op's output, along the last dim
- * of CUDA tensors, in one kernel. autograd's formula calls it when grad mode
- * is off during backward and composes the gradient from differentiable ops
- * otherwise (create_graph, the CPU, another dim). */
+ * false) or log_softmax (log true) from the op's output, along dim of CUDA
+ * tensors, in one kernel. autograd's formula calls it when grad mode is off
+ * during backward and composes the gradient from differentiable ops
+ * otherwise (create_graph, the CPU). */
 static PyObject *f_softmax_backward(PyObject *m, PyObject *const *a, Py_ssize_t na, PyObject *kw)
 {
     PCS_UNUSED(m);
@@ -185,20 +185,21 @@ static PyObject *f_softmax_backward(PyObject *m, PyObject *const *a, Py_ssize_t 
     const int dim = pcs_wrap_dim(d64, y->ndim);
     if (dim < 0)
         return NULL;
-    if (y->ndim && dim != y->ndim - 1) {
-        PyErr_Format(PyExc_NotImplementedError, "%s(): only the last dim (%d), not dim %d", fname, y->ndim - 1,
-                     dim);
-        return NULL;
-    }
     PcsTensor *gc = pcs_tensor_contiguous(g, false), *yc = gc ? pcs_tensor_contiguous(y, false) : NULL;
     PcsTensor *res = yc ? pcs_tensor_empty(y->ndim, y->sizes, y->dtype, y->device, false) : NULL;
     int r = res ? 0 : -1;
     const int64_t n = res ? pcs_tensor_numel(res) : 0;
     if (r == 0 && n && (r = pcs_cuda_set_device_raw(y->device)) == 0) {
-        const int64_t K = y->ndim ? y->sizes[y->ndim - 1] : 1;
+        int64_t A = 1, K = y->ndim ? y->sizes[dim] : 1, B = 1; /* [A, K, B] around dim */
+        for (int i = 0; i < y->ndim; i++) {
+            if (i < dim)
+                A *= y->sizes[i];
+            else if (i > dim)
+                B *= y->sizes[i];
+        }
         cudaStream_t st = pcs_current_stream(y->device);
         if (pcs_launch_softmax_backward(y->dtype, log, pcs_tensor_data(res), pcs_tensor_data(gc),
-                                        pcs_tensor_data(yc), n / K, K, st) < 0) {
+                                        pcs_tensor_data(yc), A, K, B, st) < 0) {
             pcs_not_implemented(fname, y->dtype);
             r = -1;
         } else {
@@ -236,6 +237,6 @@ PyMethodDef pcs_ops_softmax_functions[] = {
      "log_softmax(input, dim, dtype=None, *, out=None)\n\nx - logsumexp(x) along dim."},
     {"_softmax_backward", FN(f_softmax_backward), FK,
      "_softmax_backward(grad, output, dim, log)\n\nThe gradient of softmax or log_softmax from its "
-     "output, along the last dim of CUDA tensors, in one kernel."},
+     "output, along dim of CUDA tensors, in one kernel."},
     {NULL, NULL, 0, NULL},
 };

@@ -1,15 +1,13 @@
 """Backward formulas of the matmul family (matmul mm bmm mv dot outer addmm
 baddbmm cross), of softmax/log_softmax and of the FFT primitive.
 
-softmax's gradient over the last dim of a CUDA tensor is one kernel
-(_C._softmax_backward) unless grad mode is on during backward (create_graph),
-where it is composed from differentiable ops so double backward works.
+softmax's gradient on CUDA is one kernel (_C._softmax_backward) unless grad
+mode is on during backward (create_graph), where it is composed from
+differentiable ops so double backward works.
 
 Products take the conjugate transpose of the other operand (torch's rule
 for complex), and are themselves products, so backward runs on cuBLAS too.
 """
-import operator
-
 from .. import _C
 from ._formulas import arg, conj, fit, formula, needs, sum_to
 
@@ -116,17 +114,16 @@ def _sdim(ctx):
     return arg(ctx, 1, "dim")
 
 
-def _one_kernel(r, g, d):
-    # CUDA, the last dim, grad mode off (no double backward through it)
-    return (r.is_cuda and g.device == r.device and g.dtype == r.dtype and r.dim() > 0
-            and operator.index(d) % r.dim() == r.dim() - 1 and not _C.is_grad_enabled())
+def _one_kernel(r, g):
+    # CUDA, grad mode off (no double backward through the kernel)
+    return r.is_cuda and g.device == r.device and g.dtype == r.dtype and not _C.is_grad_enabled()
 
 
 @formula("softmax", result=True)
 def _softmax(ctx, g):
     r = ctx.result
     d = _sdim(ctx)
-    if _one_kernel(r, g, d):
+    if _one_kernel(r, g):
         return (_C._softmax_backward(g, r, d, False),)
     return (r * (g - (g * r).sum(d, keepdim=True)),)
 
@@ -135,7 +132,7 @@ def _softmax(ctx, g):
 def _log_softmax(ctx, g):
     r = ctx.result
     d = _sdim(ctx)
-    if _one_kernel(r, g, d):
+    if _one_kernel(r, g):
         return (_C._softmax_backward(g, r, d, True),)
     return (g - r.exp() * g.sum(d, keepdim=True),)
 
