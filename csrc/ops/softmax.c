@@ -20,18 +20,26 @@
 
 #define T(o) ((PcsTensor *)(o))
 
+/* t's shape seen as [A, K, B] around dim (K = 1 for a 0-dim t). */
+static void around_dim(const PcsTensor *t, int dim, int64_t *A, int64_t *K, int64_t *B)
+{
+    *A = *B = 1;
+    *K = t->ndim ? t->sizes[dim] : 1;
+    for (int i = 0; i < t->ndim; i++) {
+        if (i < dim)
+            *A *= t->sizes[i];
+        else if (i > dim)
+            *B *= t->sizes[i];
+    }
+}
+
 static int softmax_cuda(PcsTensor *x, int dim, bool log, PcsTensor *res)
 {
     PcsTensor *c = pcs_tensor_contiguous(x, false);
     if (!c)
         return -1;
-    int64_t A = 1, K = c->ndim ? c->sizes[dim] : 1, B = 1;
-    for (int i = 0; i < c->ndim; i++) {
-        if (i < dim)
-            A *= c->sizes[i];
-        else if (i > dim)
-            B *= c->sizes[i];
-    }
+    int64_t A, K, B;
+    around_dim(c, dim, &A, &K, &B);
     PcsTensor *ws = NULL;
     int r = pcs_cuda_set_device_raw(c->device);
     if (r == 0) {
@@ -190,13 +198,8 @@ static PyObject *f_softmax_backward(PyObject *m, PyObject *const *a, Py_ssize_t 
     int r = res ? 0 : -1;
     const int64_t n = res ? pcs_tensor_numel(res) : 0;
     if (r == 0 && n && (r = pcs_cuda_set_device_raw(y->device)) == 0) {
-        int64_t A = 1, K = y->ndim ? y->sizes[dim] : 1, B = 1; /* [A, K, B] around dim */
-        for (int i = 0; i < y->ndim; i++) {
-            if (i < dim)
-                A *= y->sizes[i];
-            else if (i > dim)
-                B *= y->sizes[i];
-        }
+        int64_t A, K, B;
+        around_dim(y, dim, &A, &K, &B);
         cudaStream_t st = pcs_current_stream(y->device);
         if (pcs_launch_softmax_backward(y->dtype, log, pcs_tensor_data(res), pcs_tensor_data(gc),
                                         pcs_tensor_data(yc), A, K, B, st) < 0) {
