@@ -5,13 +5,13 @@
 //   log_softmax:  gx = g - exp(y) * sum(g)
 //
 // Composed of elementwise ops and a reduction, this took four launches and
-// read a row's worth of memory nine times (three reads of g and y and three
-// writes of temporaries around the sum); here each row is read once (short
-// rows) or twice, the second time mostly from L2 (long rows), and written
-// once, as torch's own backward kernels do.
+// moved a row's worth of memory about nine times; here g and y are read
+// once over the last dim (registers, or g kept in shared memory) and the
+// gradient written once, as torch's own backward kernels do.
 //   warp   K <= 1024: a warp a row, K / 32 values of g and y a lane (rounded
-//          up to a power of two) in registers, two or four short rows a warp
-//          in flight so their loads overlap.
+//          up to a power of two) in registers; float32 and float64 keep two
+//          or four short rows a warp in flight so their loads overlap,
+//          16-bit rows one.
 //   block  longer rows: a 512-thread block a row, the sum in a first pass
 //          (of g alone for log_softmax) and the write in a second, with g
 //          kept in shared memory between them for rows up to 110 KiB;
