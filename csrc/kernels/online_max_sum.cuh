@@ -71,23 +71,31 @@ template <class A> __device__ __forceinline__ MS<A> ms_merge(MS<A> a, MS<A> b)
 // ulps of the result in a NumPy model of this formula (expf's own range
 // reduction keeps more bits), invisible in a 16-bit result, not in a
 // float32 one.
+constexpr float LOG2E = 1.4426950408889634f;
+
+// 2^t by the special-function unit alone (ex2.approx.ftz).
+__device__ __forceinline__ float ex2_fast(float t)
+{
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(t));
+    return r;
+}
+
 template <class T> struct RowExp {
     using A = compute_t<T>;
     A m, hi, lo;
     __device__ __forceinline__ explicit RowExp(A m_) : m(m_)
     {
         if constexpr (is_lowp<T>) {
-            constexpr float L2E = 1.4426950408889634f, BIG = 3.4028234663852886e38f;
-            hi = fminf(fmaxf(m * L2E, -BIG), BIG);
-            lo = fmaf(m, L2E, -hi);
+            constexpr float BIG = 3.4028234663852886e38f;
+            hi = fminf(fmaxf(m * LOG2E, -BIG), BIG);
+            lo = fmaf(m, LOG2E, -hi);
         }
     }
     __device__ __forceinline__ A operator()(A x) const
     {
         if constexpr (is_lowp<T>) {
-            float r;
-            asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(fmaf(x, 1.4426950408889634f, -hi) - lo));
-            return r;
+            return ex2_fast(fmaf(x, LOG2E, -hi) - lo);
         } else {
             return acc_exp(x - m);
         }

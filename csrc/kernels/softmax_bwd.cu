@@ -37,9 +37,7 @@ template <class A, bool LOG> __device__ __forceinline__ A bwd_term(A g, A y) { r
 template <class T> __device__ __forceinline__ compute_t<T> exp_out(compute_t<T> y)
 {
     if constexpr (is_lowp<T>) {
-        float r;
-        asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(y * 1.4426950408889634f));
-        return r;
+        return ex2_fast(y * LOG2E);
     } else {
         return acc_exp(y);
     }
