@@ -166,7 +166,11 @@ int pcs_launch_ternary(int op, int dtype, void *out, const void *a, const void *
  * indices != NULL); ALL/ANY one byte 0/1 (bool, or uint8 for uint8);
  * VAR/STD/NORM the real dtype. param: the correction for VAR/STD, p for
  * NORM (0, 1, 2 or any other finite p). workspace: bytes from
- * pcs_reduce_workspace, on the same stream. */
+ * pcs_reduce_workspace, on the same stream. semaphores: NULL, or
+ * PCS_STREAM_SEMAPHORES counters that are zero when the launch runs
+ * (pcs_stream_semaphores); an outer reduction split over blocks then
+ * combines its splits in the same launch, and leaves the counters zero. */
+#define PCS_STREAM_SEMAPHORES 4096
 typedef enum {
     PCS_ROP_SUM = 0, PCS_ROP_PROD, PCS_ROP_MEAN, PCS_ROP_MAX, PCS_ROP_MIN,
     PCS_ROP_ARGMAX, PCS_ROP_ARGMIN, PCS_ROP_ALL, PCS_ROP_ANY, PCS_ROP_VAR, PCS_ROP_STD,
@@ -176,8 +180,8 @@ typedef enum {
 
 size_t pcs_reduce_workspace(int op, int dtype, int64_t A, int64_t K, int64_t B, int device);
 int pcs_launch_reduce(int op, int dtype, void *out, int64_t *indices, const void *in, int64_t A,
-                      int64_t K, int64_t B, double param, void *workspace, int device,
-                      cudaStream_t stream);
+                      int64_t K, int64_t B, double param, void *workspace, unsigned *semaphores,
+                      int device, cudaStream_t stream);
 
 /* Reductions whose reduced dims are two runs in memory: a contiguous
  * [P, K1, M, K2, Q] input reduced over K1 and K2 into out [P, M, Q] (the

@@ -9,28 +9,31 @@
 //             there are too few rows to fill the GPU (the whole-tensor
 //             case), each row is split over as many blocks as the GPU holds
 //             at once; they stride through the row together and write
-//             partial accumulators, and a second pass combines them.
+//             partial accumulators, and a second pass combines them, or,
+//             for inputs of up to 16 MiB on a stream that lends counters,
+//             the row's last block to finish (one launch, less host time).
 //   partials  that second pass: one block per row.
 //   outer     B > 1: threads across B read whole lines of each row (vector
 //             loads), the block's other threads and, when the outputs are
 //             too few to fill the GPU, other blocks split K; partials are
-//             combined in a fixed order (no atomics: bit-identical results).
+//             combined in a fixed order (a second pass, or the tile's last
+//             block as for inner), so results are bit-identical run to run.
 // An op is a small struct (identity, map, combine, store); float16 and
 // bfloat16 accumulate in float, integers in int64, as torch does.
-#include "reduce_ops.cuh"
+#include "reduce_kernels.cuh"
 
 namespace {
 
 template <int OP, class T>
 int run_reduce(void *out, int64_t *idx, const void *in, int64_t A, int64_t K, int64_t B,
-               double param, void *ws, cudaStream_t s)
+               double param, void *ws, unsigned *sem, cudaStream_t s)
 {
     using Rd = typename RedOf<OP, T>::type;
     if constexpr (std::is_void_v<Rd>) {
         return -1;
     } else {
         Rd r{K, param};
-        run_abk<Rd, T>(r, (typename Rd::Out *)out, idx, (const T *)in, A, K, B, ws, s);
+        run_abk<Rd, T>(r, (typename Rd::Out *)out, idx, (const T *)in, A, K, B, ws, s, sem);
         return 0;
     }
 }
@@ -205,14 +208,14 @@ extern "C" size_t pcs_reduce_workspace(int op, int dtype, int64_t A, int64_t K, 
 
 extern "C" int pcs_launch_reduce(int op, int dtype, void *out, int64_t *indices, const void *in,
                                  int64_t A, int64_t K, int64_t B, double param, void *workspace,
-                                 int device, cudaStream_t stream)
+                                 unsigned *semaphores, int device, cudaStream_t stream)
 {
     (void)device;
     return dispatch_dtype(dtype, [&](auto tv) -> int {
         using T = decltype(tv);
         return dispatch_rop<0, PCS_NUM_ROPS>(op, [&](auto opc) -> int {
             return run_reduce<decltype(opc)::value, T>(out, indices, in, A, K, B, param, workspace,
-                                                      stream);
+                                                      semaphores, stream);
         });
     });
 }

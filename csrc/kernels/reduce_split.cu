@@ -3,13 +3,13 @@
 // block), behind pcs_launch_reduce_split (kernels.h).
 //
 // Instead of a permuted copy of the input (a full extra read and write),
-// two [A, K, B] passes of reduce_ops.cuh's kernels: the first reduces K2
+// two [A, K, B] passes of reduce_kernels.cuh's kernels: the first reduces K2
 // and stores the raw accumulators ([P, K1, M, Q], in the accumulation type:
 // float for float16 sums, Welford-free ops only), the second combines them
 // over K1 and stores the result as the op's one-pass store would. Both
 // passes combine in a fixed order, so the result is bit-identical from run
 // to run; it differs from a one-pass result only in summation order.
-#include "reduce_ops.cuh"
+#include "reduce_kernels.cuh"
 
 namespace {
 

@@ -15,6 +15,7 @@
 
 #include "tensor/copy.h"
 #include "runtime/stream.h"
+#include "runtime/stream_semaphores.h"
 
 static int reduce_split(const red_call *c, PcsTensor *x, const int64_t blk[5], size_t bytes,
                         PcsTensor *res)
@@ -83,9 +84,14 @@ int pcs_reduce_exec_cuda(const red_call *c, PcsTensor *x, const bool *mask, PcsT
     if (pcs_cuda_set_device_raw(dev) < 0)
         goto out;
     cudaStream_t stream = pcs_current_stream(dev);
+    /* A split reduction (it has a workspace) combines its splits in one
+     * launch when the stream lends counters. */
+    unsigned *sem = NULL;
+    if (wbytes && pcs_stream_semaphores(dev, stream, &sem) < 0)
+        goto out;
     if (pcs_launch_reduce(c->op, src->dtype, res ? pcs_tensor_data(res) : NULL,
                           idx ? (int64_t *)pcs_tensor_data(idx) : NULL, pcs_tensor_data(src), A, K,
-                          B, c->param, ws ? pcs_tensor_data(ws) : NULL, dev, stream) < 0) {
+                          B, c->param, ws ? pcs_tensor_data(ws) : NULL, sem, dev, stream) < 0) {
         pcs_not_implemented(c->name, src->dtype);
         goto out;
     }

@@ -21,6 +21,7 @@
 
 #define POOL_SIZE 32
 #define MAX_LEVELS 8
+_Static_assert(PCS_STREAM_POOL_SLOTS == 1 + MAX_LEVELS * POOL_SIZE, "stream.h numbers every pool slot");
 
 typedef struct {
     cudaStream_t streams[MAX_LEVELS][POOL_SIZE];
@@ -111,6 +112,23 @@ static int pool_stream(int dev, int priority, cudaStream_t *out, int *prio_out)
     *out = p->streams[level][slot];
     *prio_out = priority;
     return 0;
+}
+
+int pcs_stream_pool_index(int device, cudaStream_t stream)
+{
+    if (!stream)
+        return 0;
+    const StreamPool *p = device >= 0 && device < PCS_MAX_DEVICES ? g_pools[device] : NULL;
+    if (!p)
+        return -1;
+    for (int level = 0; level <= p->least - p->greatest && level < MAX_LEVELS; level++) {
+        if (!p->next[level])
+            continue; /* no stream of this priority handed out yet */
+        for (int i = 0; i < POOL_SIZE; i++)
+            if (p->streams[level][i] == stream)
+                return 1 + level * POOL_SIZE + i;
+    }
+    return -1;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -29,6 +29,12 @@ cudaStream_t pcs_current_stream(int device);
  * current stream. 0, or -1 with an exception set. */
 int pcs_enter_current_stream(cudaStream_t *stream);
 
+/* Streams whose handles live as long as the process, numbered per device:
+ * 0 for the legacy default stream, 1 .. PCS_STREAM_POOL_SLOTS - 1 for the
+ * pool streams; -1 for any other handle (an ExternalStream's). */
+#define PCS_STREAM_POOL_SLOTS (1 + 8 * 32)
+int pcs_stream_pool_index(int device, cudaStream_t stream);
+
 /* Sets the calling thread's current stream of `device`. */
 void pcs_set_current_stream(int device, cudaStream_t stream, int priority);
 
