@@ -22,6 +22,7 @@
 
 #include "kernels.h"
 #include "launch.cuh"
+#include "pdl.cuh"
 #include "offsets.cuh"
 
 namespace {
@@ -198,6 +199,7 @@ template <typename T> __global__ void __launch_bounds__(256) copy_transpose(T *d
     __shared__ T tile[TILE][TILE + 1];
     const int64_t ti = (g.ni + TILE - 1) / TILE, tj = (g.nj + TILE - 1) / TILE;
     const int tx = threadIdx.x, ty = threadIdx.y;
+    pcs::pdl_wait(); // launched early (pdl.cuh): the kernel ahead is done
     for (int64_t t = blockIdx.x; t < ti * tj * g.nb; t += gridDim.x) {
         int64_t b = t / (ti * tj), r = t - b * ti * tj;
         int64_t i0 = (r / tj) * TILE, j0 = (r % tj) * TILE;
@@ -242,6 +244,7 @@ __global__ void __launch_bounds__(256) copy_transpose_short(T *dst, const T *src
     __shared__ T tile[TI][TJ + 1];
     const int64_t tj = (g.nj + TJ - 1) / TJ;
     const int tid = threadIdx.x;
+    pcs::pdl_wait(); // launched early (pdl.cuh): the kernel ahead is done
     for (int64_t t = blockIdx.x; t < tj * g.nb; t += gridDim.x) {
         const int64_t b = t / tj, j0 = (t - b * tj) * TJ;
         const T *s = src + b * g.ssb + j0 * g.ssj;
@@ -286,6 +289,7 @@ __global__ void __launch_bounds__(256) copy_transpose_short_packs(T *dst, const 
     T(*tile)[TL] = reinterpret_cast<T(*)[TL]>(tile_packs);
     const int ns = (int)h.ns;
     const int64_t tl = (h.nl + TL - 1) / TL;
+    pcs::pdl_wait(); // launched early (pdl.cuh): the kernel ahead is done
     for (int64_t t = blockIdx.x; t < tl * h.nb; t += gridDim.x) {
         const int64_t b = t / tl, l0 = (t - b * tl) * TL;
         const int nc = (int)(h.nl - l0 < TL ? h.nl - l0 : TL); // a whole number of packs (launcher)
@@ -391,6 +395,7 @@ __global__ void __launch_bounds__(256) copy_transpose_pairs(W *dst, const W *src
     __shared__ W tile[TILE][NW + 1];
     const TransposeGeom &g = p.g;
     const int tx = threadIdx.x, ty = threadIdx.y;
+    pcs::pdl_wait(); // launched early (pdl.cuh): the kernel ahead is done
     for (int64_t t = blockIdx.x; t < p.ti * p.tj * g.nb; t += gridDim.x) {
         const W *s;
         W *d;
@@ -443,6 +448,7 @@ __global__ void __launch_bounds__(256) copy_transpose_quads(uint64_t *dst, const
     __shared__ uint64_t tile[kQuadRows][kQuadWords];
     const TransposeGeom &g = p.g;
     const int tx = threadIdx.x, ty = threadIdx.y;
+    pcs::pdl_wait(); // launched early (pdl.cuh): the kernel ahead is done
     for (int64_t t = blockIdx.x; t < p.ti * p.tj * g.nb; t += gridDim.x) {
         const uint64_t *s;
         uint64_t *d;
@@ -587,7 +593,7 @@ bool launch_short_packs(const TransposeGeom &t, void *dst, const void *src, cuda
         const int64_t tl = 16384 / (int64_t)sizeof(T) / TS;
         const int64_t tiles = (h.nl + tl - 1) / tl * h.nb;
         const unsigned grid = (unsigned)(tiles < 65536 ? tiles : 65536);
-        pcs::launch_kernel(copy_transpose_short_packs<T, TS, decltype(rows)::value>, grid, 256, st, (T *)dst,
+        pcs::launch_kernel_pdl(copy_transpose_short_packs<T, TS, decltype(rows)::value>, grid, 256, st, (T *)dst,
                            (const T *)src, h);
     };
     auto pick = [&](auto rows) { // the tile's short side: 4, 8 or 16 rows
@@ -631,9 +637,9 @@ void launch_pair(void *dst, const void *src, int64_t n, const pcs_ew_geom *g, cu
                     const int64_t tiles = ((t.nj + (t.ni <= 8 ? TJ8 : TJ16) - 1) / (t.ni <= 8 ? TJ8 : TJ16)) * t.nb;
                     const unsigned grid = (unsigned)(tiles < 65536 ? tiles : 65536);
                     if (t.ni <= 8)
-                        pcs::launch_kernel(copy_transpose_short<D, 8>, grid, 256, st, (D *)dst, (const S *)src, t);
+                        pcs::launch_kernel_pdl(copy_transpose_short<D, 8>, grid, 256, st, (D *)dst, (const S *)src, t);
                     else
-                        pcs::launch_kernel(copy_transpose_short<D, 16>, grid, 256, st, (D *)dst, (const S *)src, t);
+                        pcs::launch_kernel_pdl(copy_transpose_short<D, 16>, grid, 256, st, (D *)dst, (const S *)src, t);
                     return;
                 }
             }
@@ -642,7 +648,7 @@ void launch_pair(void *dst, const void *src, int64_t n, const pcs_ew_geom *g, cu
                     PairGeom p{t, t.ni / kQuadRows, t.nj / (4 * kQuadWords)};
                     int64_t tiles = p.ti * p.tj * t.nb;
                     unsigned grid = (unsigned)(tiles < 65536 ? tiles : 65536);
-                    pcs::launch_kernel(copy_transpose_quads, grid, dim3(32, 8), st, (uint64_t *)dst,
+                    pcs::launch_kernel_pdl(copy_transpose_quads, grid, dim3(32, 8), st, (uint64_t *)dst,
                                        (const uint64_t *)src, p);
                     return;
                 }
@@ -653,14 +659,14 @@ void launch_pair(void *dst, const void *src, int64_t n, const pcs_ew_geom *g, cu
                     PairGeom p{t, t.ni / pair_rows<W>, t.nj / (2 * pair_words<W>)};
                     int64_t tiles = p.ti * p.tj * t.nb;
                     unsigned grid = (unsigned)(tiles < 65536 ? tiles : 65536);
-                    pcs::launch_kernel(copy_transpose_pairs<W>, grid, dim3(32, 8), st, (W *)dst,
+                    pcs::launch_kernel_pdl(copy_transpose_pairs<W>, grid, dim3(32, 8), st, (W *)dst,
                                        (const W *)src, p);
                     return;
                 }
             }
             int64_t tiles = ((t.ni + TILE - 1) / TILE) * ((t.nj + TILE - 1) / TILE) * t.nb;
             unsigned grid = (unsigned)(tiles < 65536 ? tiles : 65536);
-            pcs::launch_kernel(copy_transpose<D>, grid, dim3(TILE, 256 / TILE), st, (D *)dst,
+            pcs::launch_kernel_pdl(copy_transpose<D>, grid, dim3(TILE, 256 / TILE), st, (D *)dst,
                                (const S *)src, t);
             return;
         }

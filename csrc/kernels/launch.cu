@@ -28,11 +28,13 @@ namespace {
 typedef CUresult (*drv_launch_fn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                   unsigned, CUstream, void **, void **);
 typedef CUresult (*drv_ctx_fn)(CUcontext *);
+typedef CUresult (*drv_launch_ex_fn)(const CUlaunchConfig *, CUfunction, void **, void **);
 
 // 0 not resolved yet, 1 resolved, -1 the driver lacks them (runtime only)
 std::atomic<int> drv_state{0};
 drv_launch_fn drv_launch;
 drv_ctx_fn drv_current;
+drv_launch_ex_fn drv_launch_ex; // NULL where the driver lacks it: PDL launches go through the runtime
 std::mutex drv_lock;
 
 bool resolve_driver()
@@ -48,8 +50,15 @@ bool resolve_driver()
         cudaError_t ec = cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &c, 12000, cudaEnableDefault, &fc);
         bool ok = el == cudaSuccess && ec == cudaSuccess && fl == cudaDriverEntryPointSuccess &&
                   fc == cudaDriverEntryPointSuccess && l && c;
-        if (!ok)
+        void *x = nullptr;
+        cudaDriverEntryPointQueryResult fx = cudaDriverEntryPointSymbolNotFound;
+        if (ok && (cudaGetDriverEntryPointByVersion("cuLaunchKernelEx", &x, 12000, cudaEnableDefault, &fx) !=
+                       cudaSuccess ||
+                   fx != cudaDriverEntryPointSuccess))
+            x = nullptr;
+        if (!ok || !x)
             (void)cudaGetLastError(); // not an error of the caller's launch
+        drv_launch_ex = (drv_launch_ex_fn)x;
         drv_launch = (drv_launch_fn)l;
         drv_current = (drv_ctx_fn)c;
         drv_state.store(ok ? 1 : -1, std::memory_order_release);
@@ -113,20 +122,60 @@ CUfunction add(const void *kernel, CUcontext ctx)
     return (CUfunction)f; // full: launch this time, look up again next time
 }
 
+// The kernel's driver function in the current context, or NULL (the caller
+// then launches through the runtime).
+CUfunction driver_function(const void *kernel)
+{
+    CUcontext ctx = nullptr;
+    if (!resolve_driver() || drv_current(&ctx) != CUDA_SUCCESS || !ctx)
+        return nullptr;
+    CUfunction fn = find(kernel, ctx);
+    return fn ? fn : add(kernel, ctx);
+}
+
 } // namespace
 
 void launch_raw(const void *kernel, dim3 grid, dim3 block, size_t smem, void **params, cudaStream_t stream)
 {
-    CUcontext ctx = nullptr;
-    if (resolve_driver() && drv_current(&ctx) == CUDA_SUCCESS && ctx) {
-        CUfunction fn = find(kernel, ctx);
-        if (!fn)
-            fn = add(kernel, ctx);
-        if (fn && drv_launch(fn, grid.x, grid.y, grid.z, block.x, block.y, block.z, (unsigned)smem, (CUstream)stream, params,
-                             nullptr) == CUDA_SUCCESS)
+    CUfunction fn = driver_function(kernel);
+    if (fn && drv_launch(fn, grid.x, grid.y, grid.z, block.x, block.y, block.z, (unsigned)smem, (CUstream)stream,
+                         params, nullptr) == CUDA_SUCCESS)
+        return;
+    (void)cudaLaunchKernel(kernel, grid, block, params, smem, stream);
+}
+
+void launch_raw_pdl(const void *kernel, dim3 grid, dim3 block, size_t smem, void **params, cudaStream_t stream)
+{
+    CUfunction fn = driver_function(kernel);
+    if (fn && drv_launch_ex) {
+        CUlaunchAttribute attr = {};
+        attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attr.value.programmaticStreamSerializationAllowed = 1;
+        CUlaunchConfig cfg = {};
+        cfg.gridDimX = grid.x;
+        cfg.gridDimY = grid.y;
+        cfg.gridDimZ = grid.z;
+        cfg.blockDimX = block.x;
+        cfg.blockDimY = block.y;
+        cfg.blockDimZ = block.z;
+        cfg.sharedMemBytes = (unsigned)smem;
+        cfg.hStream = (CUstream)stream;
+        cfg.attrs = &attr;
+        cfg.numAttrs = 1;
+        if (drv_launch_ex(&cfg, fn, params, nullptr) == CUDA_SUCCESS)
             return;
     }
-    (void)cudaLaunchKernel(kernel, grid, block, params, smem, stream);
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    (void)cudaLaunchKernelExC(&cfg, kernel, params);
 }
 
 } // namespace pcs

@@ -21,6 +21,10 @@ namespace pcs {
 // cudaGetLastError.
 void launch_raw(const void *kernel, dim3 grid, dim3 block, size_t smem, void **params, cudaStream_t stream);
 
+// launch_raw as a programmatic dependent launch (pdl.cuh), through the
+// driver's cuLaunchKernelEx where it has one.
+void launch_raw_pdl(const void *kernel, dim3 grid, dim3 block, size_t smem, void **params, cudaStream_t stream);
+
 template <class T> struct launch_param { using type = T; };
 
 template <class... P>

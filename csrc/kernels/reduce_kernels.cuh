@@ -98,7 +98,9 @@ reduce_inner(Rd r, const T *in, int64_t A, int64_t K, int splits,
     constexpr int N = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
     int64_t row = (int64_t)blockIdx.x * blockDim.y + threadIdx.y;
     int s = blockIdx.y;
-    pdl_trigger(); // reduce_partials may be scheduled now; it waits for this grid
+    if (splits > 1 && !sem)
+        pdl_trigger(); // reduce_partials may be scheduled now; it waits for this grid
+    pdl_wait();        // launched early (pdl.cuh): the kernel ahead is done
     Acc acc = r.ident();
     if (row < A) {
         const T *p = in + row * K;
@@ -276,7 +278,9 @@ reduce_outer(Rd r, const T *in, int64_t A, int64_t K, int64_t B, int64_t ktile,
     const int64_t ctiles = (B + (int64_t)bx * V - 1) / ((int64_t)bx * V);
     const int64_t k0 = (int64_t)blockIdx.y * ktile;
     const int64_t k1 = k0 + ktile < K ? k0 + ktile : K;
-    pdl_trigger(); // reduce_outer_partials may be scheduled now; it waits for this grid
+    if (gridDim.y > 1 && !sem)
+        pdl_trigger(); // reduce_outer_partials may be scheduled now; it waits for this grid
+    pdl_wait();        // launched early (pdl.cuh): the kernel ahead is done
     for (int64_t tile = blockIdx.x; tile < A * ctiles; tile += gridDim.x) {
         const int64_t a = tile / ctiles;
         const int64_t b0 = ((tile - a * ctiles) * bx + tx) * V;
@@ -587,9 +591,9 @@ void run_abk(const Rd &r, typename Rd::Out *o, int64_t *idx, const T *x, int64_t
         const int64_t loads = (q.splits + q.by - 1) / q.by * (vec ? V : 1); // a thread's, in the last block
         unsigned *tsem = q.splits > 1 ? one_launch_sem(sem, bytes, q.tiles, loads) : nullptr; // a counter a tile
         if (vec)
-            launch_kernel(reduce_outer<Rd, T, V>, grid, block, s, r, x, A, K, B, q.ktile, partial, o, idx, tsem);
+            launch_kernel_pdl(reduce_outer<Rd, T, V>, grid, block, s, r, x, A, K, B, q.ktile, partial, o, idx, tsem);
         else
-            launch_kernel(reduce_outer<Rd, T, 1>, grid, block, s, r, x, A, K, B, q.ktile, partial, o, idx, tsem);
+            launch_kernel_pdl(reduce_outer<Rd, T, 1>, grid, block, s, r, x, A, K, B, q.ktile, partial, o, idx, tsem);
         if (q.splits > 1 && !tsem) {
             // Outputs across (up to a warp, coalesced), splits down: about
             // eight a thread, so the loads of one output are in flight together.
@@ -612,7 +616,7 @@ void run_abk(const Rd &r, typename Rd::Out *o, int64_t *idx, const T *x, int64_t
     const size_t bytes = (size_t)(A * K) * sizeof(T);
     const int64_t loads = (p.splits + p.g - 1) / p.g; // a thread's, in the last block
     unsigned *rsem = p.splits > 1 ? one_launch_sem(sem, bytes, A, loads) : nullptr; // a counter a row
-    launch_kernel(reduce_inner<Rd, T>, grid, block, s, r, x, A, K, p.splits, partial, o, idx, vec, rsem);
+    launch_kernel_pdl(reduce_inner<Rd, T>, grid, block, s, r, x, A, K, p.splits, partial, o, idx, vec, rsem);
     if (p.splits > 1 && !rsem)
         launch_kernel_pdl(reduce_partials<Rd>, (unsigned)A, 256, s, r, partial, p.splits, o, idx);
 }

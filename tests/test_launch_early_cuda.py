@@ -1,0 +1,114 @@
+"""Kernels launched early (programmatic dependent launch, kernels/pdl.cuh):
+the reductions and the transposing copies are scheduled while the kernel
+ahead of them in the stream is still running, and each waits on the device
+for that kernel before it reads or writes memory (issue 13).
+
+A kernel that read too early would see its input half updated, and one that
+wrote too early would change what the kernel ahead was still reading. So
+every test here queues a writer and then the early-launched kernel, with no
+wait in between, many times over, and checks every result exactly: the
+inputs hold small integers of both signs, negated by the writer each
+round, so that float32 sums of them are exact whatever the order of the
+additions."""
+import numpy as np
+import pytest
+
+import pycuda_sem as torch
+
+pytestmark = [pytest.mark.cuda, pytest.mark.usefixtures("balanced")]
+
+ROUNDS = 6
+
+
+def ints(rng, shape, dtype="float32"):
+    xn = rng.integers(-8, 9, size=shape).astype(np.float64)
+    return torch.from_numpy(xn.astype(np.float32)).to("cuda").to(getattr(torch, dtype)), xn
+
+
+def host(t):
+    if t.dtype in (torch.bfloat16, torch.float16):
+        t = t.float()
+    return t.cpu().numpy().astype(np.float64)
+
+
+# (shape, reduction, path): one launch with the stream's counters, two
+# launches, no split, inner rows, whole tensor, two runs in memory.
+REDUCTIONS = [
+    ((512, 768), lambda x: x.sum(0), "outer, one launch"),
+    ((4096, 2048), lambda x: x.sum(0), "outer, two launches (32 MiB)"),
+    ((64, 65536), lambda x: x.sum(0), "outer, no split"),
+    ((2048, 4096), lambda x: x.amax(0), "outer amax, two launches"),
+    ((4096, 2048), lambda x: x.sum(1), "inner rows"),
+    ((1 << 23,), lambda x: x.sum(), "whole tensor, two launches"),
+    ((1 << 18,), lambda x: x.sum(), "whole tensor, one launch"),
+    ((64, 256, 64), lambda x: x.sum((0, 2)), "two runs"),
+]
+
+
+@pytest.mark.parametrize("shape,op,name", REDUCTIONS, ids=[r[2] for r in REDUCTIONS])
+def test_reduction_reads_what_the_kernel_ahead_wrote(shape, op, name):
+    rng = np.random.default_rng(len(shape) * 1000 + shape[-1])
+    x, xn = ints(rng, shape)
+    queued = []
+    for i in range(ROUNDS):
+        x.mul_(-1)  # the writer: every nonzero element changes
+        queued.append(op(x))
+    for i, got in enumerate(queued):
+        want = op(torch.from_numpy(xn * (-1) ** (i + 1))).numpy()
+        np.testing.assert_array_equal(host(got), want, err_msg="%s, round %d" % (name, i))
+
+
+# Transposing copies, one case per kernel: 2-byte quads, 2- and 4-byte
+# pairs, the element kernel (1 byte, and an odd shape), short destination
+# rows, and a short side moved as 16-byte packs.
+TRANSPOSES = [
+    ((1024, 2048), "float16"), ((512, 768), "float32"), ((300, 500), "float32"),
+    ((1024, 512), "int8"), ((8, 1 << 16), "float32"), ((1 << 16, 4), "float16"),
+]
+
+
+@pytest.mark.parametrize("shape,dtype", TRANSPOSES)
+def test_transposed_copy_reads_what_the_kernel_ahead_wrote(shape, dtype):
+    rng = np.random.default_rng(shape[0] + shape[1])
+    x, xn = ints(rng, shape, "float32")
+    x = x.to(getattr(torch, dtype))
+    queued = []
+    for i in range(ROUNDS):
+        x.mul_(-1)
+        queued.append(x.t().contiguous())
+    for i, got in enumerate(queued):
+        np.testing.assert_array_equal(host(got), (xn * (-1) ** (i + 1)).T, err_msg="round %d" % i)
+
+
+def test_chain_of_early_launches():
+    """Each kernel reads what the one before wrote, all launched early."""
+    rng = np.random.default_rng(3)
+    x, xn = ints(rng, (2048, 1024), "float16")
+    queued = []
+    for i in range(ROUNDS):
+        x.mul_(-1)
+        y = x.t().contiguous()        # transposing copy of the writer's output
+        z = y.t().contiguous()        # and of the copy's
+        queued.append((z.float().sum(0), y.float().sum(1), z))
+    for i, (s0, s1, z) in enumerate(queued):
+        want = xn * (-1) ** (i + 1)
+        np.testing.assert_array_equal(host(z), want)
+        np.testing.assert_array_equal(host(s0), want.sum(0))
+        np.testing.assert_array_equal(host(s1), want.sum(0))
+
+
+def test_early_writer_waits_for_the_reader_ahead():
+    """The reduction writes its result into memory that the kernel ahead is
+    still reading: it must wait for that kernel before its first write."""
+    rng = np.random.default_rng(4)
+    x, xn = ints(rng, (4096, 2048))
+    b = torch.zeros(2048, device="cuda")
+    seen = []
+    for i in range(ROUNDS):
+        big = b.expand(8192, 2048) * 1.0  # reads b 8192 times
+        torch.sum(x, 0, out=b)             # then overwrites it
+        x.mul_(-1)
+        seen.append(big[-1])
+    for i, row in enumerate(seen):
+        want = np.zeros(2048) if i == 0 else (xn * (-1) ** (i - 1)).sum(0)
+        np.testing.assert_array_equal(host(row), want, err_msg="round %d" % i)
