@@ -7,8 +7,10 @@
  * would cost about what the second launch it saves costs, so each stream
  * owns PCS_STREAM_SEMAPHORES counters, zeroed once when they are made, and
  * every kernel that uses them leaves them zero. Launches on one stream run
- * one after another (these kernels are never launched early with PDL), so
- * two launches never share the counters at once.
+ * one after another: these kernels are launched early (kernels/pdl.cuh)
+ * but wait on the device for the kernel ahead before they touch memory, and
+ * do not let the next kernel in early themselves, so two launches never
+ * share the counters at once.
  *
  * Only streams that live as long as the process get counters: the legacy
  * default stream and the pool streams (stream.h). An ExternalStream, whose
