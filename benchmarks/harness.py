@@ -92,11 +92,14 @@ def fmt(v):
 
 
 def run(cases, title):
+    """Times the cases and prints each row as soon as it is measured (a run
+    cut short by a time limit keeps the rows it finished). PCS_BENCH_ONLY, a
+    comma-separated list of substrings, keeps only the cases whose names
+    contain one of them (PCS_BENCH_ONLY=float16,bfloat16 for the 16-bit rows)."""
     ns = _namespace()
-    rows = []
-    for c in cases:
-        r = time_case(c, ns)
-        rows.append((c, r))
+    only = [w for w in os.environ.get("PCS_BENCH_ONLY", "").split(",") if w]
+    if only:
+        cases = [c for c in cases if any(w in c.name for w in only)]
     gpu = "cpu"
     if "torch" in ns:
         gpu = ns["torch"].cuda.get_device_name(0)
@@ -106,9 +109,10 @@ def run(cases, title):
           % (title, gpu))
     hdr = "%-38s %10s %10s %10s %9s %9s" % ("case", "pycuda_sem", "torch", "cupy", "x torch", "x cupy")
     print(hdr)
-    print("-" * len(hdr))
+    print("-" * len(hdr), flush=True)
     results = []
-    for c, r in rows:
+    for c in cases:
+        r = time_case(c, ns)
         ours = r["pycuda_sem"]
         rt = (r["torch"] / ours) if (ours and r["torch"]) else None
         rc = (r["cupy"] / ours) if (ours and r["cupy"]) else None
@@ -118,7 +122,7 @@ def run(cases, title):
                 ", %.0f torch" % (c.bytes_moved / r["torch"] / 1e3)) if r["torch"] else "")
         print("%-38s %10s %10s %10s %9s %9s%s" % (c.name, fmt(ours), fmt(r["torch"]), fmt(r["cupy"]),
                                                  "%.2f" % rt if rt else "-",
-                                                 "%.2f" % rc if rc else "-", extra))
+                                                 "%.2f" % rc if rc else "-", extra), flush=True)
         results.append({"case": c.name, "us": r, "ratio_torch": rt, "ratio_cupy": rc,
                         "bytes": c.bytes_moved})
     return {"title": title, "gpu": gpu, "rows": results}
