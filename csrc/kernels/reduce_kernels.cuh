@@ -178,6 +178,28 @@ __global__ void reduce_partials(Rd r, const typename Rd::Acc *partial, int split
 // order is fixed, so a result is bit-identical from run to run.
 constexpr int kOuterThreads = 256;
 
+// The by accumulators of each of a block's bx * V columns (thread (x, y)
+// holds acc[0..V) of columns x * V ..) meet in smem in a fixed tree, halving
+// by (a power of two) each step; the column results end in the first row,
+// smem[x * V + j]. A fixed order: the same bits from run to run.
+template <class Rd, int V>
+__device__ __forceinline__ void column_tree(const Rd &r, const typename Rd::Acc (&acc)[V], typename Rd::Acc *smem)
+{
+    const int bx = blockDim.x, by = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
+#pragma unroll
+    for (int j = 0; j < V; j++)
+        smem[(ty * bx + tx) * V + j] = acc[j];
+    __syncthreads();
+    for (int h = by / 2; h > 0; h /= 2) {
+        if (ty < h)
+#pragma unroll
+            for (int j = 0; j < V; j++)
+                smem[(ty * bx + tx) * V + j] =
+                    r.comb(smem[(ty * bx + tx) * V + j], smem[((ty + h) * bx + tx) * V + j]);
+        __syncthreads();
+    }
+}
+
 // The end of one tile of a split reduce_outer with counters: every thread has
 // written its partials (the first row of the tree did); the block fences them,
 // counts itself in sem[tile], and the last split to arrive combines all
@@ -192,7 +214,7 @@ __device__ void outer_last_split(const Rd &r, const typename Rd::Acc *partial, t
 {
     using Acc = typename Rd::Acc;
     __shared__ int last;
-    const int bx = blockDim.x, by = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
+    const int by = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
     const unsigned splits = gridDim.y;
     __threadfence(); // this block's partials are visible before it is counted
     __syncthreads();
@@ -233,18 +255,7 @@ __device__ void outer_last_split(const Rd &r, const typename Rd::Acc *partial, t
                     acc[j] = r.comb(acc[j], load_partial(p + (int64_t)s * n + j));
     }
     __syncthreads(); // the tile's tree above is done with smem
-#pragma unroll
-    for (int j = 0; j < V; j++)
-        smem[(ty * bx + tx) * V + j] = acc[j];
-    __syncthreads();
-    for (int h = by / 2; h > 0; h /= 2) {
-        if (ty < h)
-#pragma unroll
-            for (int j = 0; j < V; j++)
-                smem[(ty * bx + tx) * V + j] =
-                    r.comb(smem[(ty * bx + tx) * V + j], smem[((ty + h) * bx + tx) * V + j]);
-        __syncthreads();
-    }
+    column_tree<Rd, V>(r, acc, smem);
     if (ty == 0 && b0 < B)
 #pragma unroll
         for (int j = 0; j < V; j++)
@@ -324,19 +335,7 @@ reduce_outer(Rd r, const T *in, int64_t A, int64_t K, int64_t B, int64_t ktile,
                     acc[0] = r.comb(acc[0], r.map(p[k * B], k));
             }
         }
-        // by is a power of two: halve it in a fixed tree.
-#pragma unroll
-        for (int j = 0; j < V; j++)
-            smem[(ty * bx + tx) * V + j] = acc[j];
-        __syncthreads();
-        for (int h = by / 2; h > 0; h /= 2) {
-            if (ty < h)
-#pragma unroll
-                for (int j = 0; j < V; j++)
-                    smem[(ty * bx + tx) * V + j] =
-                        r.comb(smem[(ty * bx + tx) * V + j], smem[((ty + h) * bx + tx) * V + j]);
-            __syncthreads();
-        }
+        column_tree<Rd, V>(r, acc, smem);
         if (ty == 0 && b0 < B) {
 #pragma unroll
             for (int j = 0; j < V; j++) {
