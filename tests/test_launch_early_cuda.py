@@ -1,7 +1,8 @@
 """Kernels launched early (programmatic dependent launch, kernels/pdl.cuh):
-the reductions and the transposing copies are scheduled while the kernel
-ahead of them in the stream is still running, and each waits on the device
-for that kernel before it reads or writes memory (issue 13).
+the reductions, the elementwise kernels, the copies and the fills are
+scheduled while the kernel ahead of them in the stream is still running,
+and each waits on the device for that kernel before it reads or writes
+memory (issue 13).
 
 A kernel that read too early would see its input half updated, and one that
 wrote too early would change what the kernel ahead was still reading. So
@@ -112,3 +113,66 @@ def test_early_writer_waits_for_the_reader_ahead():
     for i, row in enumerate(seen):
         want = np.zeros(2048) if i == 0 else (xn * (-1) ** (i - 1)).sum(0)
         np.testing.assert_array_equal(host(row), want, err_msg="round %d" % i)
+
+
+# Elementwise kernels, one case per path of kernels/ew_ops.cuh and copy.cu:
+# packed contiguous, row broadcast, stepped rows, a transposed operand (the
+# tiled kernel), permuted 3-D and misaligned (the strided kernel), a unary
+# and a ternary op on views, casting and same-dtype copies, and fills.
+def _ew_cases():
+    return [
+        ("contiguous a + b", (1024, 1024), lambda x, y: x + y),
+        ("row broadcast", (1024, 1024), lambda x, y: x + y[:1]),
+        ("stepped", (1024, 2048), lambda x, y: x[:, ::2] + y[:, ::2]),
+        ("transposed operand", (1024, 1024), lambda x, y: x + y.t()),
+        ("permuted 3-D", (64, 128, 96), lambda x, y: x.permute(2, 0, 1) * y.permute(2, 0, 1)),
+        ("misaligned", (1 << 20,), lambda x, y: x[1:] - y[1:]),
+        ("unary on a view", (1024, 1024), lambda x, y: x.t().neg()),
+        ("ternary", (1024, 1024), lambda x, y: torch.where(x > 0, x, y)),
+        ("cast, contiguous", (1024, 1024), lambda x, y: x.to(torch.float16)),
+        ("cast, transposed", (1024, 1024), lambda x, y: x.t().to(torch.int32)),
+        ("copy of a stepped view", (1024, 2048), lambda x, y: x[:, ::2].contiguous()),
+    ]
+
+
+EW = _ew_cases()
+
+
+@pytest.mark.parametrize("name,shape,op", EW, ids=[c[0] for c in EW])
+def test_elementwise_reads_what_the_kernel_ahead_wrote(name, shape, op):
+    """The writer negates both inputs; the op that follows must see them
+    negated, and the next round's writer must not change them under it."""
+    rng = np.random.default_rng(len(name))
+    x, xn = ints(rng, shape)
+    y, yn = ints(rng, shape)
+    ref = op(torch.from_numpy(xn.astype(np.float32)), torch.from_numpy(yn.astype(np.float32)))
+    want_dtype = ref.dtype
+    queued = []
+    for i in range(ROUNDS):
+        x.mul_(-1)
+        y.mul_(-1)
+        queued.append(op(x, y))
+    for i, got in enumerate(queued):
+        sgn = (-1) ** (i + 1)
+        want = op(torch.from_numpy((xn * sgn).astype(np.float32)), torch.from_numpy((yn * sgn).astype(np.float32)))
+        assert got.dtype == want_dtype
+        np.testing.assert_array_equal(host(got), host(want), err_msg="%s, round %d" % (name, i))
+
+
+@pytest.mark.parametrize("view", ["contiguous", "stepped"])
+def test_fill_waits_for_the_reader_ahead(view):
+    """fill_ overwrites memory that the kernel ahead is still reading."""
+    b = torch.zeros(4096, device="cuda")
+    target = b if view == "contiguous" else b[::2]
+    seen = []
+    for i in range(ROUNDS):
+        seen.append(b.expand(4096, 4096) * 1.0)  # reads b 4096 times
+        target.fill_(i + 1)
+    for i, big in enumerate(seen):
+        want = np.zeros(4096)  # round i reads what round i - 1 filled in
+        if view == "contiguous":
+            want[:] = i
+        else:
+            want[::2] = i
+        np.testing.assert_array_equal(host(big[-1]), want, err_msg="round %d" % i)
+        np.testing.assert_array_equal(host(big[0]), want, err_msg="round %d" % i)

@@ -116,6 +116,7 @@ template <typename T, int N> struct alignas(sizeof(T) * N) Pack {
 template <typename D, typename S>
 __global__ void copy_contig(D *__restrict__ dst, const S *__restrict__ src, int64_t n)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     bool aligned = ((uintptr_t)dst % sizeof(Pack<D, VEC>)) == 0 &&
@@ -145,6 +146,7 @@ constexpr int UNROLL = 4;
 template <typename D, typename S, typename Off>
 __global__ void __launch_bounds__(THREADS) copy_strided(D *dst, const S *src, typename Off::index_t n, Off g)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using I = typename Off::index_t;
     constexpr I kTile = THREADS * UNROLL;
     for (I base = (I)blockIdx.x * kTile; base < n; base += (I)gridDim.x * kTile) {
@@ -168,6 +170,7 @@ __global__ void __launch_bounds__(THREADS) copy_strided(D *dst, const S *src, ty
 template <typename T, typename Off>
 __global__ void fill_kernel(T *dst, T value, typename Off::index_t n, Off g)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using I = typename Off::index_t;
     for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (I)gridDim.x * blockDim.x) {
         int64_t off[1];
@@ -532,10 +535,10 @@ void launch_strided(void *dst, const void *src, int64_t n, const pcs_ew_geom *g,
 {
     unsigned grid = blocks_for((n + UNROLL - 1) / UNROLL);
     if (g->index32 && n <= INT32_MAX)
-        pcs::launch_kernel(copy_strided<D, S, pcs::Off32<2>>, grid, THREADS, st, (D *)dst, (const S *)src,
+        pcs::launch_kernel_pdl(copy_strided<D, S, pcs::Off32<2>>, grid, THREADS, st, (D *)dst, (const S *)src,
                            (uint32_t)n, pcs::make_off32<2>(*g));
     else
-        pcs::launch_kernel(copy_strided<D, S, pcs::Off64<2>>, grid, THREADS, st, (D *)dst, (const S *)src, n,
+        pcs::launch_kernel_pdl(copy_strided<D, S, pcs::Off64<2>>, grid, THREADS, st, (D *)dst, (const S *)src, n,
                            pcs::make_off64<2>(*g));
 }
 
@@ -615,7 +618,7 @@ template <typename D, typename S>
 void launch_pair(void *dst, const void *src, int64_t n, const pcs_ew_geom *g, cudaStream_t st)
 {
     if (!g) {
-        pcs::launch_kernel(copy_contig<D, S>, blocks_for((n + VEC - 1) / VEC), THREADS, st, (D *)dst,
+        pcs::launch_kernel_pdl(copy_contig<D, S>, blocks_for((n + VEC - 1) / VEC), THREADS, st, (D *)dst,
                            (const S *)src, n);
         return;
     }
@@ -764,10 +767,10 @@ extern "C" int pcs_launch_fill(void *dst, int itemsize, const void *value, int64
         T v;
         memcpy(&v, value, sizeof v);
         if (g.index32 && n <= INT32_MAX)
-            pcs::launch_kernel(fill_kernel<T, pcs::Off32<1>>, blocks_for(n), THREADS, stream, (T *)dst, v,
+            pcs::launch_kernel_pdl(fill_kernel<T, pcs::Off32<1>>, blocks_for(n), THREADS, stream, (T *)dst, v,
                                (uint32_t)n, pcs::make_off32<1>(g));
         else
-            pcs::launch_kernel(fill_kernel<T, pcs::Off64<1>>, blocks_for(n), THREADS, stream, (T *)dst, v, n,
+            pcs::launch_kernel_pdl(fill_kernel<T, pcs::Off64<1>>, blocks_for(n), THREADS, stream, (T *)dst, v, n,
                                pcs::make_off64<1>(g));
     });
     return ok ? 0 : -1;

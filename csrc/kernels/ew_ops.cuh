@@ -16,6 +16,7 @@
 #include "ew_common.cuh"
 #include "ew_tiled.cuh"
 #include "offsets.cuh"
+#include "pdl.cuh"
 
 using namespace pcs;
 
@@ -388,6 +389,7 @@ template <class F, class A, class B, class Cc> struct Args {
 template <int N, class F, class A, class B, class Cc>
 __global__ void __launch_bounds__(kThreads) ew_vector(Args<F, A, B, Cc> p, int64_t n)
 {
+    pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using Out = typename F::Out;
     const int64_t tile = (int64_t)blockIdx.x * (kThreads * N * kUnroll);
     if (tile + kThreads * N * kUnroll <= n) {
@@ -455,6 +457,7 @@ __device__ __forceinline__ Pack<T, N> load_row(const T *base, const RowGeom &g, 
 template <int N, class F, class A, class B, class Cc>
 __global__ void __launch_bounds__(kThreads) ew_rows(Args<F, A, B, Cc> p, uint32_t npacks, RowGeom g)
 {
+    pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using Out = typename F::Out;
     constexpr uint32_t kTile = kThreads * kUnroll;
     for (uint32_t base = blockIdx.x * kTile; base < npacks; base += gridDim.x * kTile) {
@@ -542,6 +545,7 @@ template <class Off, class F, class A, class B, class Cc>
 __global__ void __launch_bounds__(kThreads)
 ew_strided(Args<F, A, B, Cc> p, typename Off::index_t n, Off g)
 {
+    pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using I = typename Off::index_t;
     constexpr int U = strided_unroll<F, A, B, Cc>();
     constexpr I kTile = kThreads * U;
@@ -589,6 +593,7 @@ struct DenseRows {
 template <int U, class F, class A, class B, class Cc>
 __global__ void __launch_bounds__(kThreads) ew_dense_rows(Args<F, A, B, Cc> p, DenseRows g)
 {
+    pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using Out = typename F::Out;
     for (int64_t r = blockIdx.y; r < g.rows; r += gridDim.y) {
         Out *o = p.out + r * g.outer[0];
@@ -672,7 +677,7 @@ int launch(const Args<F, A, B, Cc> &p, int64_t n, const pcs_ew_geom *geom, cudaS
     if (!geom && aligned(p.out, N * (int)sizeof(Out)) && aligned(p.a, NB) &&
         aligned(p.b, N * (int)sizeof(B)) && aligned(p.c, N * (int)sizeof(Cc))) {
         int64_t blocks = (n + kThreads * N * kUnroll - 1) / (kThreads * N * kUnroll);
-        launch_kernel(ew_vector<N, F, A, B, Cc>, (unsigned)blocks, kThreads, s, p, n);
+        launch_kernel_pdl(ew_vector<N, F, A, B, Cc>, (unsigned)blocks, kThreads, s, p, n);
         return 0;
     }
     if constexpr (std::is_same_v<A, B> && std::is_same_v<Cc, char>) { // binary ops
@@ -680,7 +685,7 @@ int launch(const Args<F, A, B, Cc> &p, int64_t n, const pcs_ew_geom *geom, cudaS
         if (geom && tiled_plan(*geom, p.a, p.b, &tg)) {
             constexpr int TILE = ew_tile_of<A>;
             int64_t tiles = ((tg.ni + TILE - 1) / TILE) * ((tg.nj + TILE - 1) / TILE) * tg.nb;
-            launch_kernel(ew_tiled<Args<F, A, B, Cc>, A>, (unsigned)(tiles < 65536 ? tiles : 65536),
+            launch_kernel_pdl(ew_tiled<Args<F, A, B, Cc>, A>, (unsigned)(tiles < 65536 ? tiles : 65536),
                           dim3(TILE, 256 / TILE), s, p, tg);
             return 0;
         }
@@ -690,7 +695,7 @@ int launch(const Args<F, A, B, Cc> &p, int64_t n, const pcs_ew_geom *geom, cudaS
     if (geom && rows_plan<N>(p, *geom, &rg, &npacks)) {
         int64_t blocks = ((int64_t)npacks + kThreads * kUnroll - 1) / (kThreads * kUnroll);
         int64_t cap = (int64_t)sm_count() * 32;
-        launch_kernel(ew_rows<N, F, A, B, Cc>, (unsigned)(blocks < cap ? blocks : cap), kThreads, s,
+        launch_kernel_pdl(ew_rows<N, F, A, B, Cc>, (unsigned)(blocks < cap ? blocks : cap), kThreads, s,
                       p, npacks, rg);
         return 0;
     }
@@ -700,7 +705,7 @@ int launch(const Args<F, A, B, Cc> &p, int64_t n, const pcs_ew_geom *geom, cudaS
         int64_t bx = ((int64_t)dr.cols + kThreads * U - 1) / (kThreads * U);
         int64_t cap = (int64_t)sm_count() * 32;
         dim3 grid((unsigned)(bx < cap ? bx : cap), (unsigned)(dr.rows < 65535 ? dr.rows : 65535));
-        launch_kernel(ew_dense_rows<U, F, A, B, Cc>, grid, kThreads, s, p, dr);
+        launch_kernel_pdl(ew_dense_rows<U, F, A, B, Cc>, grid, kThreads, s, p, dr);
         return 0;
     }
     pcs_ew_geom flat;
@@ -713,10 +718,10 @@ int launch(const Args<F, A, B, Cc> &p, int64_t n, const pcs_ew_geom *geom, cudaS
     int64_t cap = (int64_t)sm_count() * 32;
     unsigned grid = (unsigned)(blocks < cap ? blocks : cap);
     if (geom->index32 && n <= INT32_MAX)
-        launch_kernel(ew_strided<Off32<PCS_EW_OPERANDS>, F, A, B, Cc>, grid, kThreads, s, p, (uint32_t)n,
+        launch_kernel_pdl(ew_strided<Off32<PCS_EW_OPERANDS>, F, A, B, Cc>, grid, kThreads, s, p, (uint32_t)n,
                       make_off32<PCS_EW_OPERANDS>(*geom));
     else
-        launch_kernel(ew_strided<Off64<PCS_EW_OPERANDS>, F, A, B, Cc>, grid, kThreads, s, p, n,
+        launch_kernel_pdl(ew_strided<Off64<PCS_EW_OPERANDS>, F, A, B, Cc>, grid, kThreads, s, p, n,
                       make_off64<PCS_EW_OPERANDS>(*geom));
     return 0;
 }

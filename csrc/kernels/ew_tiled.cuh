@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "kernels.h"
+#include "pdl.cuh"
 
 namespace pcs {
 
@@ -33,6 +34,7 @@ template <class T> inline constexpr int ew_tile_of = sizeof(T) >= 16 ? 32 : 64;
 // P is ew_ops.cuh's Args<F, T, T, char>.
 template <class P, class T> __global__ void __launch_bounds__(256) ew_tiled(P p, TiledGeom g)
 {
+    pdl_wait(); // launched early (pdl.cuh): nothing global before this
     constexpr int TILE = ew_tile_of<T>, ROWS = 256 / TILE, K = TILE / ROWS;
     __shared__ T tile[TILE][TILE + 1];
     // Strides picked by value, not indexed by tp: a runtime index into the

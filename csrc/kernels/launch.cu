@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <mutex>
 
 #include <cuda.h>
@@ -144,8 +145,24 @@ void launch_raw(const void *kernel, dim3 grid, dim3 block, size_t smem, void **p
     (void)cudaLaunchKernel(kernel, grid, block, params, smem, stream);
 }
 
+// PYCUDA_SEM_PDL=0 in the environment launches every kernel the plain way:
+// a switch for timing the early launch against the plain one in one build,
+// and for ruling it out when a result looks wrong. Read once a process.
+static bool pdl_enabled()
+{
+    static const bool on = [] {
+        const char *v = getenv("PYCUDA_SEM_PDL");
+        return !(v && v[0] == '0' && v[1] == '\0');
+    }();
+    return on;
+}
+
 void launch_raw_pdl(const void *kernel, dim3 grid, dim3 block, size_t smem, void **params, cudaStream_t stream)
 {
+    if (!pdl_enabled()) {
+        launch_raw(kernel, grid, block, smem, params, stream);
+        return;
+    }
     CUfunction fn = driver_function(kernel);
     if (fn && drv_launch_ex) {
         CUlaunchAttribute attr = {};

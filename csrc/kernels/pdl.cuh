@@ -7,9 +7,10 @@
 // (pdl_wait) for that kernel's completion and writes. Two uses:
 // - the second pass of a split reduction, launched while the first pass
 //   runs (the first pass lets it in early with pdl_trigger);
-// - the streaming kernels whose time is held to the copy bandwidth (the
-//   reductions and the transposing copies): each waits at its top, before
-//   its first read or write, so the kernel ahead may be anything. On the
+// - the streaming kernels (the reductions, the elementwise kernels of
+//   ew_ops.cuh and ew_tiled.cuh, and the copies and fills of copy.cu):
+//   each waits at its top, before its first read or write, so the kernel
+//   ahead may be anything. On the
 //   H100, 50 back-to-back calls: the float16 outer-dim sum of [8192, 8192]
 //   49.3 -> 47.7 us, its transposed copy 96.0 -> 94.4 us, and host-bound
 //   small reductions 0.6 to 1.5 us a call less ([256, 4096].sum(0) float16
@@ -19,6 +20,8 @@
 // its own second pass: an early trigger lets the next call's blocks sit on
 // the SMs while this kernel streams, which measured 1.4 us slower on a
 // float16 [1024, 65536].sum(0).
+// PYCUDA_SEM_PDL=0 in the environment turns the early launch off
+// (launch.cu), for timing one against the other in one build.
 #pragma once
 
 #include <cuda_runtime.h>
