@@ -112,24 +112,33 @@ def softmax_cases():
 
 
 def softmax_backward_cases():
-    """The gradient of softmax and log_softmax over the last dim: the kernel
-    alone (torch's _softmax_backward_data, bytes: read g and y, write the
-    gradient), and the forward and backward together through autograd, for
-    attention scores (a ViT's 197 tokens, 12 heads, a batch of 64), GPT-2
-    logits, a square and short rows."""
+    """The gradient of softmax and log_softmax: the kernel alone (torch's
+    _softmax_backward_data, bytes: read g and y, write the gradient), and
+    the forward and backward together through autograd, for attention
+    scores (a ViT's 197 tokens, 12 heads, a batch of 64), GPT-2 logits, a
+    square, short rows, and over the classes of a segmentation map (dim 1 of
+    [N, C, H, W], a dim that is not the last)."""
     rows = []
-    for shape, dt, tag, autograd in (((151296, 197), "float32", "[151296, 197] float32", True),
-                                     ((151296, 197), "float16", "[151296, 197] float16", True),
-                                     ((4096, 50257), "float16", "[4096, 50257] float16", False),
-                                     ((16384, 16384), "float32", "[16384, 16384] float32", False),
-                                     ((1 << 20, 32), "float32", "[2^20, 32] float32", False)):
-        n = shape[0] * shape[1] * (4 if dt == "float32" else 2)
+    for shape, dim, dt, tag, autograd in (((151296, 197), -1, "float32", "[151296, 197] float32", True),
+                                          ((151296, 197), -1, "float16", "[151296, 197] float16", True),
+                                          ((4096, 50257), -1, "float16", "[4096, 50257] float16", False),
+                                          ((16384, 16384), -1, "float32", "[16384, 16384] float32", False),
+                                          ((1 << 20, 32), -1, "float32", "[2^20, 32] float32", False),
+                                          ((1 << 20, 32), -1, "float16", "[2^20, 32] float16", False),
+                                          ((32, 21, 128, 128), 1, "float32", "[32, 21, 128, 128] dim 1 float32",
+                                           False),
+                                          ((32, 21, 128, 128), 1, "float16", "[32, 21, 128, 128] dim 1 float16",
+                                           False)):
+        n = 1
+        for d in shape:
+            n *= d
+        n *= 4 if dt == "float32" else 2
         base = _setup({"x": shape, "g": shape}, dt)
         for fn, log in (("softmax", False), ("log_softmax", True)):
-            s = {"pycuda_sem": base["pycuda_sem"] + "; y = pcs.%s(x, -1)" % fn,
-                 "torch": base["torch"] + "; y = torch.%s(x, -1)" % fn}
-            rows.append(_big("%s backward %s" % (fn, tag), "pcs._C._softmax_backward(g, y, -1, %s)" % log,
-                             "torch._%s_backward_data(g, y, -1, torch.%s)" % (fn, dt), None, s, 3 * n))
+            s = {"pycuda_sem": base["pycuda_sem"] + "; y = pcs.%s(x, %d)" % (fn, dim),
+                 "torch": base["torch"] + "; y = torch.%s(x, %d)" % (fn, dim)}
+            rows.append(_big("%s backward %s" % (fn, tag), "pcs._C._softmax_backward(g, y, %d, %s)" % (dim, log),
+                             "torch._%s_backward_data(g, y, %d, torch.%s)" % (fn, dim, dt), None, s, 3 * n))
             if autograd:
                 s = {k: base[k] + "; x.requires_grad_(True)" for k in ("pycuda_sem", "torch")}
                 rows.append(_big("%s forward + backward %s (autograd)" % (fn, tag),

@@ -1,7 +1,8 @@
 """The gradient of softmax / log_softmax on CUDA: the one-kernel backward
 (kernels/softmax_bwd.cu, _C._softmax_backward), against a float64 NumPy
 reference of the formula for every floating dtype: over the last dim short
-rows (a warp a row, several rows a warp), long rows (a block a row, with and
+rows (a group of lanes a row for rows of whole 16-byte packs, else a warp a
+row, several rows a warp), long rows (a block a row, with and
 without 16-byte packs, with g kept in shared memory or read twice), views off
 the 16-byte grid and an expanded incoming gradient; over other dims (32
 neighbouring lines a block); autograd's composed path (create_graph) agrees
@@ -61,7 +62,7 @@ def test_one_kernel_matches_the_formula(dtype, log, shape):
 
 @pytest.mark.parametrize("dtype", [pcs.float32, pcs.float16])
 @pytest.mark.parametrize("log", [False, True])
-@pytest.mark.parametrize("K", [77, 1025, 4100])
+@pytest.mark.parametrize("K", [32, 77, 1025, 4100])
 def test_views_off_the_16_byte_grid(dtype, log, K):
     # every row one element off a 16-byte boundary (the scalar block path for
     # long rows), and a transposed grad that is copied to contiguous first
@@ -74,6 +75,21 @@ def test_views_off_the_16_byte_grid(dtype, log, K):
     yv.copy_(y)
     g = rand((K, rows), dtype, seed=K + 2).t()
     check(pcs._C._softmax_backward(g, yv, 1, log), g, yv, log)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("packs", [1, 2, 3, 8, 13, 32, 33])
+def test_rows_of_whole_16_byte_packs(dtype, log, packs):
+    # rows of whole 16-byte packs (a group of lanes a row, four groups a
+    # warp in flight): every group width, 33 packs past the vector kernel,
+    # and a row count that cuts the last warp's groups short
+    K = packs * 16 // {pcs.float32: 4, pcs.float64: 8}.get(dtype, 2)
+    shape = (4099, K)
+    x = rand(shape, dtype, seed=packs)
+    y = (pcs.log_softmax if log else pcs.softmax)(x, -1)
+    g = rand(shape, dtype, seed=packs + 1)
+    check(pcs._C._softmax_backward(g, y, -1, log), g, y, log)
 
 
 @pytest.mark.parametrize("log", [False, True])
@@ -115,11 +131,15 @@ def test_expanded_incoming_gradient(log):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("log", [False, True])
 @pytest.mark.parametrize("shape,dim", [((40, 6, 5), 1), ((4, 19, 3, 7), 1), ((4, 19, 3, 7), 2),
-                                       ((1000, 33), 0), ((64, 21, 600), 1), ((2, 5000, 40), 1)])
+                                       ((1000, 33), 0), ((64, 21, 600), 1), ((2, 5000, 40), 1),
+                                       ((16, 21, 64, 128), 1), ((8, 40, 34), 1), ((4, 130, 64), 1)])
 def test_other_dims(dtype, log, shape, dim):
-    # a dim that is not the last: 32 neighbouring lines a block, 32 threads
-    # down K when the lines are few ((4, 19, 3, 7)), 8 when they fill the GPU
-    # ((64, 21, 600)); through autograd too
+    # a dim that is not the last: 32 neighbouring lines a block (two a
+    # thread for 16-bit values when B is even), 32 threads down K when the
+    # lines are few ((4, 19, 3, 7), (8, 40, 34)), 8 when they fill the GPU
+    # ((64, 21, 600), (16, 21, 64, 128)); values kept in registers up to 4
+    # a thread, read twice past that ((4, 130, 64), (2, 5000, 40)); through
+    # autograd too
     f = pcs.log_softmax if log else pcs.softmax
     x = rand(shape, dtype, seed=8).requires_grad_(True)
     g = rand(shape, dtype, seed=9)
@@ -130,6 +150,20 @@ def test_other_dims(dtype, log, shape, dim):
     np.testing.assert_allclose(host(pcs._C._softmax_backward(g, y, dim, log)), want, **tol)
     (a,) = pcs.autograd.grad(f(x, dim), x, g)
     np.testing.assert_allclose(host(a), want, **tol)
+
+
+@pytest.mark.parametrize("dtype", [pcs.float16, pcs.bfloat16])
+@pytest.mark.parametrize("log", [False, True])
+def test_other_dims_off_the_4_byte_grid(dtype, log):
+    # a 16-bit grad 2 bytes off the 4-byte grid: one line a thread
+    shape = (16, 21, 64)
+    n = int(np.prod(shape))
+    x = rand(shape, dtype, seed=10)
+    y = (pcs.log_softmax if log else pcs.softmax)(x, 1)
+    g = rand((n + 1,), dtype, seed=11)[1:].view(shape)
+    rtol, atol = TOL[dtype]
+    np.testing.assert_allclose(host(pcs._C._softmax_backward(g, y, 1, log)), reference(host(g), host(y), log, 1),
+                               rtol=rtol, atol=atol * np.sqrt(21))
 
 
 @pytest.mark.parametrize("log", [False, True])

@@ -8,6 +8,11 @@
 // moved a row's worth of memory about nine times; here g and y are read
 // once over the last dim (registers, or g kept in shared memory) and the
 // gradient written once, as torch's own backward kernels do.
+//   vwarp  rows of up to 32 whole 16-byte packs on 16-byte boundaries:
+//          a group of lanes a row, a pack of g and one of y a lane, four
+//          groups of rows a warp in flight (H100 against the warp kernel:
+//          log_softmax float16 [2^20, 32] 110 -> 71 us, float32 [2^21, 16]
+//          162 -> 137 us, [2^20, 8] 72 -> 37 us).
 //   warp   K <= 1024: a warp a row, K / 32 values of g and y a lane (rounded
 //          up to a power of two) in registers; float32 and float64 keep two
 //          or four short rows a warp in flight so their loads overlap,
@@ -17,8 +22,10 @@
 //          kept in shared memory between them for rows up to 110 KiB;
 //          16-byte packs when g, y and gx share their offset from a 16-byte
 //          boundary (RowParts), one value at a time otherwise.
-//   strided  a dim that is not the last: 32 neighbouring lines a block, K
-//          split over its 8 or 32 rows of threads, read twice.
+//   strided  a dim that is not the last: 32 neighbouring lines a block (64
+//          for 16-bit values, two a thread), K split over its 8 or 32 rows
+//          of threads, each thread's values kept in registers when they
+//          are at most 4, else read twice.
 // float16 and bfloat16 accumulate in float, float64 in double.
 #include "softmax_rows.cuh"
 #include "softmax_short.cuh"
@@ -90,6 +97,55 @@ __global__ void __launch_bounds__(128) bwd_warp(T *gx, const T *g, const T *y, i
                 const int k = lane + 32 * i;
                 if (k < K)
                     gx[o + k] = from_c<T>(bwd_grad<T, LOG>(gv[r][i], yv[r][i], s[r]));
+            }
+        }
+    }
+}
+
+// vector warp: rows of whole 16-byte packs, at most 32 packs (float32
+// rows up to 128 values, 16-bit up to 256): G lanes a row, one pack of g
+// and one of y a lane, ROWS groups of 32 / G rows a warp in flight, as the
+// forward's softmax_vwarp. The scalar kernel moved a value a lane a load:
+// [2^20, 32] float32 read four 4-byte values a lane per row group.
+template <class T, int G, int ROWS, bool LOG>
+__global__ void __launch_bounds__(128) bwd_vwarp(T *gx, const T *g, const T *y, int64_t rows, int K)
+{
+    using A = compute_t<T>;
+    constexpr int VEC = 16 / sizeof(T), RPW = 32 / G;
+    using P = Pack<T, VEC>;
+    const int lane = threadIdx.x & 31, q = lane % G, sub = lane / G, nvec = K / VEC;
+    const int64_t warps = (int64_t)gridDim.x * (blockDim.x >> 5);
+    for (int64_t row0 = ((int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * (RPW * ROWS);
+         row0 < rows; row0 += warps * (RPW * ROWS)) {
+        P gp[ROWS], yp[ROWS];
+        A s[ROWS];
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+            const int64_t row = row0 + r * RPW + sub;
+            if (row < rows && q < nvec) {
+                gp[r] = reinterpret_cast<const P *>(g + row * K)[q];
+                yp[r] = reinterpret_cast<const P *>(y + row * K)[q];
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+            s[r] = A(0);
+            if (row0 + r * RPW + sub < rows && q < nvec) {
+#pragma unroll
+                for (int j = 0; j < VEC; j++)
+                    s[r] += bwd_term<A, LOG>(to_c<A>(gp[r].v[j]), to_c<A>(yp[r].v[j]));
+            }
+            s[r] = warp_sum<A, G>(s[r]); // every lane takes part
+        }
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+            const int64_t row = row0 + r * RPW + sub;
+            if (row < rows && q < nvec) {
+                P o;
+#pragma unroll
+                for (int j = 0; j < VEC; j++)
+                    o.v[j] = from_c<T>(bwd_grad<T, LOG>(to_c<A>(gp[r].v[j]), to_c<A>(yp[r].v[j]), s[r]));
+                reinterpret_cast<P *>(gx + row * K)[q] = o;
             }
         }
     }
@@ -189,6 +245,70 @@ __global__ void __launch_bounds__(32 * Y) bwd_strided(T *gx, const T *g, const T
     }
 }
 
+// bwd_strided for a short dim (K <= Y * KPT): each thread keeps its KPT
+// values of g and y in registers between the sum and the write, so each is
+// read once, and issues all of its loads before any math. The two-pass
+// kernel above reads g and y twice and, storing as it goes, waits on each
+// load in turn. V neighbouring lines a thread (a V-value pack a load): two
+// for 16-bit values when B is even and the pointers 4-byte aligned, so a
+// warp's load is a whole 128-byte line. Sums in the same order as
+// bwd_strided.
+template <class T, int Y, int KPT, int V, bool LOG>
+__global__ void __launch_bounds__(32 * Y) bwd_strided_reg(T *__restrict__ gx, const T *__restrict__ g,
+                                                          const T *__restrict__ y, int64_t A_, int64_t K, int64_t B)
+{
+    using A = compute_t<T>;
+    using P = Pack<T, V>;
+    __shared__ A sm[Y][V][33];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int64_t chunks = (B + 32 * V - 1) / (32 * V), total = A_ * chunks;
+    for (int64_t c = blockIdx.x; c < total; c += gridDim.x) {
+        const int64_t a = c / chunks, b = (c - a * chunks) * (32 * V) + tx * V;
+        const bool ok = b < B; // B is a multiple of V
+        const int64_t o = a * K * B + b;
+        P gv[KPT], yv[KPT];
+#pragma unroll
+        for (int i = 0; i < KPT; i++) {
+            const int64_t k = ty + (int64_t)Y * i;
+            if (ok && k < K) {
+                gv[i] = *reinterpret_cast<const P *>(g + o + k * B);
+                yv[i] = *reinterpret_cast<const P *>(y + o + k * B);
+            }
+        }
+        A s[V];
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            s[j] = A(0);
+#pragma unroll
+            for (int i = 0; i < KPT; i++)
+                if (ok && ty + Y * i < K)
+                    s[j] += bwd_term<A, LOG>(to_c<A>(gv[i].v[j]), to_c<A>(yv[i].v[j]));
+            sm[ty][j][tx] = s[j];
+        }
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            s[j] = sm[0][j][tx];
+            for (int r = 1; r < Y; r++)
+                s[j] += sm[r][j][tx];
+        }
+        __syncthreads(); // read before the next chunk overwrites
+        if (ok) {
+#pragma unroll
+            for (int i = 0; i < KPT; i++) {
+                const int64_t k = ty + (int64_t)Y * i;
+                if (k < K) {
+                    P out;
+#pragma unroll
+                    for (int j = 0; j < V; j++)
+                        out.v[j] = from_c<T>(bwd_grad<T, LOG>(to_c<A>(gv[i].v[j]), to_c<A>(yv[i].v[j]), s[j]));
+                    *reinterpret_cast<P *>(gx + o + k * B) = out;
+                }
+            }
+        }
+    }
+}
+
 // Rows of g up to this many bytes are cached: two blocks share an SM
 // (228 KiB of shared memory on the H100, 1 KiB reserved a block).
 constexpr size_t BWD_CACHE_BYTES = 110 * 1024;
@@ -202,6 +322,38 @@ void launch_bwd(T *gx, const T *g, const T *y, int64_t rows, int64_t K, int64_t 
         // float64, whose exps spilled in the 64 registers of 1024 threads
         constexpr int YF = sizeof(T) == 8 ? 16 : 32;
         const int64_t chunks = rows * ((B + 31) / 32), full = (int64_t)sm_count() * 8;
+        const bool pair = sizeof(T) == 2 && B % 2 == 0 && (uintptr_t)g % 4 == 0 &&
+                          (uintptr_t)y % 4 == 0 && (uintptr_t)gx % 4 == 0;
+        auto reg = [&](auto yc, auto vc) {
+            constexpr int Y = decltype(yc)::value, V = decltype(vc)::value;
+            const int64_t ch = rows * ((B + 32 * V - 1) / (32 * V));
+            const int64_t cap = ch < full ? ch : full * 4;
+            softmax_short::pow2_class<1, 4>((K + Y - 1) / Y, [&](auto kp) {
+                launch_kernel(bwd_strided_reg<T, Y, kp.value, V, LOG>, dim3((unsigned)(ch < cap ? ch : cap)),
+                              dim3(32, Y), st, gx, g, y, rows, K, B);
+            });
+        };
+        auto reg_v = [&](auto yc) {
+            if constexpr (sizeof(T) == 2) {
+                if (pair) {
+                    reg(yc, std::integral_constant<int, 2>{});
+                    return;
+                }
+            }
+            reg(yc, std::integral_constant<int, 1>{});
+        };
+        // K up to 4 values a thread kept in registers (H100, log_softmax
+        // backward of [32, 21, 128, 128] over dim 1 against the kernel that
+        // reads twice: float32 82.3 -> 55.2 us, float16 71.8 -> 30.1 us with
+        // two lines a thread, 47.6 us with one)
+        if (chunks < full && K <= YF * 4) {
+            reg_v(std::integral_constant<int, YF>{});
+            return;
+        }
+        if (chunks >= full && K <= 8 * 4) {
+            reg_v(std::integral_constant<int, 8>{});
+            return;
+        }
         if (chunks < full) {
             launch_kernel(bwd_strided<T, YF, LOG>, dim3((unsigned)chunks), dim3(32, YF), st, gx, g, y, rows, K, B);
         } else {
@@ -209,6 +361,20 @@ void launch_bwd(T *gx, const T *g, const T *y, int64_t rows, int64_t K, int64_t 
             launch_kernel(bwd_strided<T, 8, LOG>, dim3((unsigned)(chunks < cap ? chunks : cap)), dim3(32, 8), st, gx,
                           g, y, rows, K, B);
         }
+        return;
+    }
+    constexpr int VEC = 16 / sizeof(T);
+    const bool whole = K % VEC == 0 && (uintptr_t)g % 16 == 0 && (uintptr_t)y % 16 == 0 && (uintptr_t)gx % 16 == 0;
+    if (whole && K / VEC <= 32) {
+        // four groups of rows a warp in flight (H100, log_softmax backward
+        // against one and two: float32 [2^20, 32] 139.3 / 138.4 -> 137.1 us,
+        // float64 [2^19, 64] 277.3 / 275.3 -> 272.1 us)
+        softmax_short::pow2_class<1, 32>(K / VEC, [&](auto gl) {
+            constexpr int G = gl.value, ROWS = 4, PER_BLOCK = 4 * (32 / G) * ROWS;
+            const int64_t blocks = (rows + PER_BLOCK - 1) / PER_BLOCK, cap = (int64_t)sm_count() * 64;
+            launch_kernel(bwd_vwarp<T, G, ROWS, LOG>, dim3((unsigned)(blocks < cap ? blocks : cap)), 128, st, gx, g,
+                          y, rows, (int)K);
+        });
         return;
     }
     if (K <= 1024) {
@@ -225,7 +391,6 @@ void launch_bwd(T *gx, const T *g, const T *y, int64_t rows, int64_t K, int64_t 
         });
         return;
     }
-    constexpr int VEC = 16 / sizeof(T);
     // two blocks an SM: fewer rows in flight, so more of an uncached second
     // pass reads from L2 (float16 [16384, 16384] log_softmax 665 -> 571 us,
     // float32 [4096, 50257] 1166 -> 1125 us against four)
