@@ -82,11 +82,44 @@ def test_block_path_misaligned_rows(log):
 @pytest.mark.parametrize("log", [False, True])
 @pytest.mark.parametrize("shape,dim", [((50, 3), 0), ((4, 300, 5), 1), ((3, 4, 5, 6), 2),
                                        ((2000, 2), 0), ((3, 2050, 2), 1), ((1200, 37, 40), 1),
-                                       ((40, 3000), 0)])
+                                       ((40, 3000), 0), ((32, 21, 64, 64), 1), ((8, 40, 34), 1),
+                                       ((3, 128, 10), 1)])
 def test_strided_path(dtype, log, shape, dim):
-    # few lines: K split over 32 threads a line; many lines ([1200, 37, 40]
-    # along dim 1: 2400 blocks of 32 lines): over 8
+    # few lines: K split over 32 threads a line ((8, 40, 34), (3, 128, 10)
+    # too); many lines ([1200, 37, 40] along dim 1: 2400 blocks of 32
+    # lines): over 8, and when K is at most 32 each thread's values kept in
+    # registers, two 16-bit lines a thread where the lines are an even
+    # number ((32, 21, 64, 64))
     check(make(shape, dtype, seed=dim), dim, log)
+
+
+@pytest.mark.parametrize("dtype", [pcs.float16, pcs.bfloat16])
+@pytest.mark.parametrize("log", [False, True])
+def test_strided_path_off_the_4_byte_grid(dtype, log):
+    # a 16-bit input 2 bytes off the 4-byte grid: one line a thread
+    shape = (64, 21, 1024)
+    n = int(np.prod(shape))
+    check(make((n + 1,), dtype, seed=3)[1:].view(shape), 1, log)
+
+
+def test_strided_extreme_values_match_the_cpu():
+    # a line of -inf, one with a NaN, a huge one and single infinities,
+    # along dim 1 with the values kept in registers (enough lines to fill
+    # the GPU)
+    a = np.random.default_rng(8).standard_normal((8, 21, 8192)).astype(np.float32)
+    a[0, :, 0] = -np.inf
+    a[1, 3, 1] = np.nan
+    a[2, :, 2] *= 1e4
+    a[3, 5, 3] = np.inf
+    a[0, 2, 4] = -np.inf
+    cpu = pcs.tensor(a)
+    gpu = cpu.cuda()
+    for f in (pcs.softmax, pcs.log_softmax):
+        r, want = f(gpu, 1).cpu().numpy(), f(cpu, 1).numpy()
+        assert np.isnan(r[0, :, 0]).all() and np.isnan(r[1, :, 1]).all()
+        np.testing.assert_array_equal(np.isnan(r), np.isnan(want))
+        ok = ~np.isnan(want)
+        np.testing.assert_allclose(r[ok], want[ok], rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("log", [False, True])

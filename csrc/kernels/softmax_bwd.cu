@@ -322,8 +322,9 @@ void launch_bwd(T *gx, const T *g, const T *y, int64_t rows, int64_t K, int64_t 
         // float64, whose exps spilled in the 64 registers of 1024 threads
         constexpr int YF = sizeof(T) == 8 ? 16 : 32;
         const int64_t chunks = rows * ((B + 31) / 32), full = (int64_t)sm_count() * 8;
-        const bool pair = sizeof(T) == 2 && B % 2 == 0 && (uintptr_t)g % 4 == 0 &&
-                          (uintptr_t)y % 4 == 0 && (uintptr_t)gx % 4 == 0;
+        // (paired only where the pairs still fill the GPU, as the forward)
+        const bool pair = sizeof(T) == 2 && B % 2 == 0 && (uintptr_t)g % 4 == 0 && (uintptr_t)y % 4 == 0 &&
+                          (uintptr_t)gx % 4 == 0 && rows * ((B + 63) / 64) >= full;
         auto reg = [&](auto yc, auto vc) {
             constexpr int Y = decltype(yc)::value, V = decltype(vc)::value;
             const int64_t ch = rows * ((B + 32 * V - 1) / (32 * V));
