@@ -38,7 +38,10 @@
 //   strided   B > 1 (a dim that is not the last): 32 neighbouring lines
 //             (a, b..b+31) a block, so every load of a warp is one
 //             coalesced line, with K split over the block's 8 or 32 rows of
-//             threads and their online pairs merged in shared memory.
+//             threads and their online pairs merged in shared memory; when
+//             the lines fill the GPU and K is at most 32, each thread keeps
+//             its values in registers and reads them once (two 16-bit
+//             lines a thread).
 // float16 and bfloat16 accumulate in float, as torch does; float64 in double.
 // Rows of -inf give NaN and NaN propagates, as in torch.
 #include "softmax_rows.cuh"
