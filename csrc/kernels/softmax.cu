@@ -578,10 +578,8 @@ void launch_all(T *out, const T *in, int64_t A_, int64_t K, int64_t B, void *ws,
         // registers, read once, two 16-bit lines a thread (H100, [32, 21,
         // 128, 128] over dim 1 against the kernel that reads twice: float32
         // log_softmax 98.7 -> 89.3 us, float16 97.6 -> 78.3 us, float64
-        // 214 -> 202 us). Fewer lines keep that kernel: paired lines there
-        // halved the blocks, [64, 100, 64] float16 11.3 -> 18.5 us.
-        const bool pair = sizeof(T) == 2 && B % 2 == 0 && (uintptr_t)in % 4 == 0 && (uintptr_t)out % 4 == 0 &&
-                          A_ * ((B + 63) / 64) >= full;
+        // 214 -> 202 us). Fewer lines keep that kernel.
+        const bool pair = paired_lines(sizeof(T), A_, B, full, (uintptr_t)in | (uintptr_t)out);
         auto reg = [&](auto vc) {
             constexpr int V = decltype(vc)::value;
             const int64_t ch = A_ * ((B + 32 * V - 1) / (32 * V)), cap = full * 4;

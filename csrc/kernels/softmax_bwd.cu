@@ -322,9 +322,6 @@ void launch_bwd(T *gx, const T *g, const T *y, int64_t rows, int64_t K, int64_t 
         // float64, whose exps spilled in the 64 registers of 1024 threads
         constexpr int YF = sizeof(T) == 8 ? 16 : 32;
         const int64_t chunks = rows * ((B + 31) / 32), full = (int64_t)sm_count() * 8;
-        // (paired only where the pairs still fill the GPU, as the forward)
-        const bool pair = sizeof(T) == 2 && B % 2 == 0 && (uintptr_t)g % 4 == 0 && (uintptr_t)y % 4 == 0 &&
-                          (uintptr_t)gx % 4 == 0 && rows * ((B + 63) / 64) >= full;
         auto reg = [&](auto yc, auto vc) {
             constexpr int Y = decltype(yc)::value, V = decltype(vc)::value;
             const int64_t ch = rows * ((B + 32 * V - 1) / (32 * V));
@@ -334,25 +331,23 @@ void launch_bwd(T *gx, const T *g, const T *y, int64_t rows, int64_t K, int64_t 
                               dim3(32, Y), st, gx, g, y, rows, K, B);
             });
         };
-        auto reg_v = [&](auto yc) {
-            if constexpr (sizeof(T) == 2) {
-                if (pair) {
-                    reg(yc, std::integral_constant<int, 2>{});
-                    return;
-                }
-            }
-            reg(yc, std::integral_constant<int, 1>{});
-        };
         // K up to 4 values a thread kept in registers (H100, log_softmax
         // backward of [32, 21, 128, 128] over dim 1 against the kernel that
         // reads twice: float32 82.3 -> 55.2 us, float16 71.8 -> 30.1 us with
-        // two lines a thread, 47.6 us with one)
+        // two lines a thread, 47.6 us with one); lines too few to fill the
+        // GPU are never paired (paired_lines)
         if (chunks < full && K <= YF * 4) {
-            reg_v(std::integral_constant<int, YF>{});
+            reg(std::integral_constant<int, YF>{}, std::integral_constant<int, 1>{});
             return;
         }
         if (chunks >= full && K <= 8 * 4) {
-            reg_v(std::integral_constant<int, 8>{});
+            if constexpr (sizeof(T) == 2) {
+                if (paired_lines(sizeof(T), rows, B, full, (uintptr_t)g | (uintptr_t)y | (uintptr_t)gx)) {
+                    reg(std::integral_constant<int, 8>{}, std::integral_constant<int, 2>{});
+                    return;
+                }
+            }
+            reg(std::integral_constant<int, 8>{}, std::integral_constant<int, 1>{});
             return;
         }
         if (chunks < full) {
