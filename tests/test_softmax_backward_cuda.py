@@ -134,12 +134,11 @@ def test_expanded_incoming_gradient(log):
                                        ((1000, 33), 0), ((64, 21, 600), 1), ((2, 5000, 40), 1),
                                        ((16, 21, 64, 128), 1), ((8, 40, 34), 1), ((4, 130, 64), 1)])
 def test_other_dims(dtype, log, shape, dim):
-    # a dim that is not the last: 32 neighbouring lines a block (two a
-    # thread for 16-bit values when B is even), 32 threads down K when the
-    # lines are few ((4, 19, 3, 7), (8, 40, 34)), 8 when they fill the GPU
-    # ((64, 21, 600), (16, 21, 64, 128)); values kept in registers up to 4
-    # a thread, read twice past that ((4, 130, 64), (2, 5000, 40)); through
-    # autograd too
+    # a dim that is not the last: K up to 32 in a few lanes' registers
+    # ((40, 6, 5), (64, 21, 600), (16, 21, 64, 128)); longer, 32 threads
+    # down K when the lines are few ((8, 40, 34)), values kept in registers
+    # up to 4 a thread, read twice past that ((4, 130, 64), (2, 5000, 40));
+    # through autograd too
     f = pcs.log_softmax if log else pcs.softmax
     x = rand(shape, dtype, seed=8).requires_grad_(True)
     g = rand(shape, dtype, seed=9)
@@ -150,6 +149,23 @@ def test_other_dims(dtype, log, shape, dim):
     np.testing.assert_allclose(host(pcs._C._softmax_backward(g, y, dim, log)), want, **tol)
     (a,) = pcs.autograd.grad(f(x, dim), x, g)
     np.testing.assert_allclose(host(a), want, **tol)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("shape,dim", [((3000, 5, 2), 1), ((70000, 3, 3), 1), ((9, 32, 7), 1), ((5, 31, 130), 1),
+                                       ((2, 17, 1001), 1), ((300000, 2, 2), 1), ((1, 1, 50), 1), ((64, 9), 0),
+                                       ((7, 3, 5), 0), ((3, 33, 40), 1)])
+def test_lines_in_lanes(dtype, log, shape, dim):
+    # a dim of up to 32 that is not the last: g and y of a line in 1 to 4
+    # lanes of a warp (softmax_lines.cuh), lines numbered across a so that
+    # a small or odd B fills the warp; K = 33 goes to the block kernels
+    x = rand(shape, dtype, seed=12)
+    g = rand(shape, dtype, seed=13)
+    y = (pcs.log_softmax if log else pcs.softmax)(x, dim)
+    rtol, atol = TOL[dtype]
+    np.testing.assert_allclose(host(pcs._C._softmax_backward(g, y, dim, log)), reference(host(g), host(y), log, dim),
+                               rtol=rtol, atol=atol * max(1.0, np.sqrt(shape[dim])))
 
 
 @pytest.mark.parametrize("dtype", [pcs.float16, pcs.bfloat16])

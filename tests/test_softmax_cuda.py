@@ -85,12 +85,27 @@ def test_block_path_misaligned_rows(log):
                                        ((40, 3000), 0), ((32, 21, 64, 64), 1), ((8, 40, 34), 1),
                                        ((3, 128, 10), 1)])
 def test_strided_path(dtype, log, shape, dim):
-    # few lines: K split over 32 threads a line ((8, 40, 34), (3, 128, 10)
-    # too); many lines ([1200, 37, 40] along dim 1: 2400 blocks of 32
-    # lines): over 8, and when K is at most 32 each thread's values kept in
-    # registers, two 16-bit lines a thread where the lines are an even
-    # number ((32, 21, 64, 64))
+    # K up to 64 in a few lanes' registers ((32, 21, 64, 64), (1200, 37,
+    # 40), (8, 40, 34)); longer lines K split over 32 threads a line when
+    # the lines are few ((3, 128, 10), (4, 300, 5)), over 8 when they fill
+    # the GPU ((40, 3000) along dim 0: 8192 / 32 = 94 blocks)
     check(make(shape, dtype, seed=dim), dim, log)
+
+
+LINES = [((3000, 5, 2), 1), ((70000, 3, 3), 1), ((9, 64, 7), 1), ((5, 33, 130), 1), ((2, 17, 1001), 1),
+         ((300000, 2, 2), 1), ((1, 1, 50), 1), ((2, 1, 3, 4), 1), ((64, 9), 0), ((7, 3, 5), 0)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("shape,dim", LINES)
+def test_lines_in_lanes(dtype, log, shape, dim):
+    # a dim of up to 64 that is not the last: each line in 1 to 4 lanes of
+    # a warp (softmax_lines.cuh), lines numbered across a so that a small
+    # or odd B ((3000, 5, 2), (70000, 3, 3)) still fills the warp; 4 lanes
+    # of 16 values at K = 64 and 33, 1 lane when the lines fill the GPU
+    # ((300000, 2, 2)); K = 1; a last chunk of lines that is not whole
+    check(make(shape, dtype, seed=len(shape) + shape[0]), dim, log)
 
 
 @pytest.mark.parametrize("dtype", [pcs.float16, pcs.bfloat16])

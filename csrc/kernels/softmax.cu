@@ -35,15 +35,18 @@
 //             pairs (in a fixed order, so every block and every run agrees)
 //             and writes its chunk, reading it a second time. Packs and
 //             scalar ends as in block.
-//   strided   B > 1 (a dim that is not the last): 32 neighbouring lines
-//             (a, b..b+31) a block, so every load of a warp is one
-//             coalesced line, with K split over the block's 8 or 32 rows of
-//             threads and their online pairs merged in shared memory; when
-//             the lines fill the GPU and K is at most 32, each thread keeps
-//             its values in registers and reads them once (two 16-bit
-//             lines a thread).
+//   lines     B > 1 (a dim that is not the last), K up to 64: a line in
+//             the registers of 1 to 4 lanes of a warp, read once, its max
+//             and sum combined by shuffles; neighbouring lines in
+//             neighbouring lanes, so a warp's loads are whole sectors
+//             (softmax_lines.cuh).
+//   strided   B > 1, longer lines: 32 neighbouring lines (a, b..b+31) a
+//             block, so every load of a warp is one coalesced line, with K
+//             split over the block's 8 or 32 rows of threads and their
+//             online pairs merged in shared memory.
 // float16 and bfloat16 accumulate in float, as torch does; float64 in double.
 // Rows of -inf give NaN and NaN propagates, as in torch.
+#include "softmax_lines.cuh"
 #include "softmax_rows.cuh"
 #include "softmax_short.cuh"
 
@@ -426,69 +429,53 @@ __global__ void __launch_bounds__(32 * Y) softmax_strided(T *out, const T *in, i
     }
 }
 
-// softmax_strided for a short dim (K <= Y * KPT): each thread keeps its
-// KPT values in registers from the load to the write, so the input is read
-// once and all of a thread's loads are in flight together; V neighbouring
-// lines a thread (two for 16-bit values when B is even and the pointers
-// 4-byte aligned), so a warp's load is a whole 128-byte line. The pairs are
-// formed and merged in softmax_strided's order: the same results.
+// Lines of at most 4 lanes of 16 values (softmax_lines.cuh): the max and
+// then the sum of exp taken over the values in registers, each combined
+// across the line's lanes by shuffles; softmax keeps each exp for the write
+// (one exp a value), log_softmax writes x - m - log(s).
 template <class T, int Y, int KPT, int V, bool LOG>
-__global__ void __launch_bounds__(32 * Y) softmax_strided_reg(T *__restrict__ out, const T *__restrict__ in,
-                                                              int64_t A_, int64_t K, int64_t B)
+__global__ void __launch_bounds__(softmax_lines::LINES_BLOCK)
+    softmax_lines_k(T *__restrict__ out, const T *__restrict__ in, int64_t lines, int64_t K, int64_t B)
 {
     using A = compute_t<T>;
-    using P = Pack<T, V>;
-    __shared__ A sm[Y][V][33], ss[Y][V][33];
-    const int tx = threadIdx.x, ty = threadIdx.y;
-    const int64_t chunks = (B + 32 * V - 1) / (32 * V), total = A_ * chunks;
-    for (int64_t c = blockIdx.x; c < total; c += gridDim.x) {
-        const int64_t a = c / chunks, b = (c - a * chunks) * (32 * V) + tx * V;
-        const bool ok = b < B; // B is a multiple of V
-        const int64_t o = a * K * B + b;
-        P v[KPT];
-#pragma unroll
-        for (int i = 0; i < KPT; i++) {
-            const int64_t k = ty + (int64_t)Y * i;
-            if (ok && k < K)
-                v[i] = *reinterpret_cast<const P *>(in + o + k * B);
-        }
+    using L = softmax_lines::LaneLines<Y, V>;
+    softmax_lines::for_warp_chunks<Y, V>(lines, [&](int64_t c) {
+        const L ln(c, lines, K, B);
+        Pack<T, V> v[KPT];
+        ln.template load<KPT>(v, in, K, B);
+        A m[V], k_[V], e[LOG ? 1 : KPT][V];
 #pragma unroll
         for (int j = 0; j < V; j++) {
-            MS<A> p = {neg_inf<A>(), A(0)};
+            m[j] = neg_inf<A>();
 #pragma unroll
             for (int i = 0; i < KPT; i++)
-                if (ok && ty + Y * i < K)
-                    ms_add(p, to_c<A>(v[i].v[j]));
-            sm[ty][j][tx] = p.m;
-            ss[ty][j][tx] = p.s;
-        }
-        __syncthreads();
-        MS<A> r[V];
+                if (ln.has(i, K))
+                    m[j] = nan_max(m[j], to_c<A>(v[i].v[j]));
+            m[j] = L::combine(m[j], [](A a, A b) { return nan_max(a, b); });
+            const RowExp<T> ex(m[j]);
+            A s = A(0);
 #pragma unroll
-        for (int j = 0; j < V; j++) {
-            r[j] = MS<A>{sm[0][j][tx], ss[0][j][tx]};
-            for (int y = 1; y < Y; y++)
-                r[j] = ms_merge(r[j], MS<A>{sm[y][j][tx], ss[y][j][tx]});
-        }
-        __syncthreads(); // read before the next chunk overwrites
-        if (ok) {
-            A k_[V];
-#pragma unroll
-            for (int j = 0; j < V; j++)
-                k_[j] = row_k(r[j].s, LOG);
-#pragma unroll
-            for (int i = 0; i < KPT; i++) {
-                const int64_t k = ty + (int64_t)Y * i;
-                if (k < K) {
-                    P w;
-#pragma unroll
-                    for (int j = 0; j < V; j++)
-                        w.v[j] = from_c<T>(finish<LOG>(to_c<A>(v[i].v[j]), RowExp<T>(r[j].m), k_[j]));
-                    *reinterpret_cast<P *>(out + o + k * B) = w;
+            for (int i = 0; i < KPT; i++)
+                if (ln.has(i, K)) {
+                    const A x = ex(to_c<A>(v[i].v[j]));
+                    s += x;
+                    if constexpr (!LOG)
+                        e[i][j] = x;
                 }
-            }
+            k_[j] = row_k(L::combine(s, [](A a, A b) { return a + b; }), LOG);
         }
-    }
+        ln.template store<KPT>(out, K, B, [&](int i) {
+            Pack<T, V> w;
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                if constexpr (LOG)
+                    w.v[j] = from_c<T>(to_c<A>(v[i].v[j]) - m[j] - k_[j]);
+                else
+                    w.v[j] = from_c<T>(e[i][j] * k_[j]);
+            }
+            return w;
+        });
+    });
 }
 
 // ---------------------------------------------------------------------------
@@ -573,30 +560,19 @@ void launch_all(T *out, const T *in, int64_t A_, int64_t K, int64_t B, void *ws,
     } else if (B == 1) {
         launch_block<T, LOG>(out, in, A_, K, st);
     } else {
-        int64_t chunks = A_ * ((B + 31) / 32), full = (int64_t)sm_count() * 8;
-        // Lines that fill the GPU with up to 4 values a thread: kept in
-        // registers, read once, two 16-bit lines a thread (H100, [32, 21,
-        // 128, 128] over dim 1 against the kernel that reads twice: float32
-        // log_softmax 98.7 -> 89.3 us, float16 97.6 -> 78.3 us, float64
-        // 214 -> 202 us). Fewer lines keep that kernel.
-        const bool pair = paired_lines(sizeof(T), A_, B, full, (uintptr_t)in | (uintptr_t)out);
-        auto reg = [&](auto vc) {
-            constexpr int V = decltype(vc)::value;
-            const int64_t ch = A_ * ((B + 32 * V - 1) / (32 * V)), cap = full * 4;
-            softmax_short::pow2_class<1, 4>((K + 7) / 8, [&](auto kp) {
-                launch_kernel(softmax_strided_reg<T, 8, kp.value, V, LOG>, dim3((unsigned)(ch < cap ? ch : cap)),
-                              dim3(32, 8), st, out, in, A_, K, B);
-            });
-        };
-        if (chunks >= full && K <= 8 * 4) {
-            if constexpr (sizeof(T) == 2) {
-                if (pair) {
-                    reg(std::integral_constant<int, 2>{});
-                    return;
-                }
-            }
-            reg(std::integral_constant<int, 1>{});
-        } else if (chunks < full) {
+        // Lines of up to 64 values sit in a few lanes' registers, read once
+        // (H100, [32, 21, 128, 128] over dim 1 against the kernels below:
+        // float32 log_softmax 88.2 -> 46.5 us, float16 77.8 -> 30.8,
+        // float64 202 -> 72; [65536, 32, 2] float16 613 -> 12.2)
+        if (softmax_lines::launch_lines<T, 16>(A_ * B, K, B, (uintptr_t)in | (uintptr_t)out,
+                                               [&](auto yc, auto kc, auto vc, dim3 grid) {
+                                                   launch_kernel(softmax_lines_k<T, yc.value, kc.value, vc.value, LOG>,
+                                                                 grid, dim3(softmax_lines::LINES_BLOCK), st, out, in,
+                                                                 A_ * B, K, B);
+                                               }))
+            return;
+        const int64_t chunks = A_ * ((B + 31) / 32), full = (int64_t)sm_count() * 8;
+        if (chunks < full) {
             dim3 grid((unsigned)chunks), block(32, 32);
             launch_kernel(softmax_strided<T, 32, LOG>, grid, block, st, out, in, A_, K, B);
         } else {

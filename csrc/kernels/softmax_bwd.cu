@@ -22,11 +22,14 @@
 //          kept in shared memory between them for rows up to 110 KiB;
 //          16-byte packs when g, y and gx share their offset from a 16-byte
 //          boundary (RowParts), one value at a time otherwise.
-//   strided  a dim that is not the last: 32 neighbouring lines a block (64
-//          for 16-bit values, two a thread), K split over its 8 or 32 rows
-//          of threads, each thread's values kept in registers when they
-//          are at most 4, else read twice.
+//   lines  a dim that is not the last, K up to 32: a line's g and y in
+//          the registers of 1 to 4 lanes of a warp, its sum combined by
+//          shuffles (softmax_lines.cuh).
+//   strided  the other such dims: 32 neighbouring lines a block, K split
+//          over its 8 or 32 rows of threads, each thread's values kept in
+//          registers when they are at most 4, else read twice.
 // float16 and bfloat16 accumulate in float, float64 in double.
+#include "softmax_lines.cuh"
 #include "softmax_rows.cuh"
 #include "softmax_short.cuh"
 
@@ -245,68 +248,87 @@ __global__ void __launch_bounds__(32 * Y) bwd_strided(T *gx, const T *g, const T
     }
 }
 
-// bwd_strided for a short dim (K <= Y * KPT): each thread keeps its KPT
+// bwd_strided for a short dim (K <= Y * KPT) when the lines are too few
+// for softmax_lines (or K too long for it): each thread keeps its KPT
 // values of g and y in registers between the sum and the write, so each is
 // read once, and issues all of its loads before any math. The two-pass
 // kernel above reads g and y twice and, storing as it goes, waits on each
-// load in turn. V neighbouring lines a thread (a V-value pack a load): two
-// for 16-bit values when B is even and the pointers 4-byte aligned, so a
-// warp's load is a whole 128-byte line. Sums in the same order as
-// bwd_strided.
-template <class T, int Y, int KPT, int V, bool LOG>
+// load in turn. Sums in the same order as bwd_strided.
+template <class T, int Y, int KPT, bool LOG>
 __global__ void __launch_bounds__(32 * Y) bwd_strided_reg(T *__restrict__ gx, const T *__restrict__ g,
                                                           const T *__restrict__ y, int64_t A_, int64_t K, int64_t B)
 {
     using A = compute_t<T>;
-    using P = Pack<T, V>;
-    __shared__ A sm[Y][V][33];
+    __shared__ A sm[Y][33];
     const int tx = threadIdx.x, ty = threadIdx.y;
-    const int64_t chunks = (B + 32 * V - 1) / (32 * V), total = A_ * chunks;
+    const int64_t chunks = (B + 31) / 32, total = A_ * chunks;
     for (int64_t c = blockIdx.x; c < total; c += gridDim.x) {
-        const int64_t a = c / chunks, b = (c - a * chunks) * (32 * V) + tx * V;
-        const bool ok = b < B; // B is a multiple of V
+        const int64_t a = c / chunks, b = (c - a * chunks) * 32 + tx;
+        const bool ok = b < B;
         const int64_t o = a * K * B + b;
-        P gv[KPT], yv[KPT];
+        T gv[KPT], yv[KPT];
 #pragma unroll
         for (int i = 0; i < KPT; i++) {
             const int64_t k = ty + (int64_t)Y * i;
             if (ok && k < K) {
-                gv[i] = *reinterpret_cast<const P *>(g + o + k * B);
-                yv[i] = *reinterpret_cast<const P *>(y + o + k * B);
+                gv[i] = g[o + k * B];
+                yv[i] = y[o + k * B];
             }
         }
+        A s = A(0);
+#pragma unroll
+        for (int i = 0; i < KPT; i++)
+            if (ok && ty + Y * i < K)
+                s += bwd_term<A, LOG>(to_c<A>(gv[i]), to_c<A>(yv[i]));
+        sm[ty][tx] = s;
+        __syncthreads();
+        s = sm[0][tx];
+        for (int r = 1; r < Y; r++)
+            s += sm[r][tx];
+        __syncthreads(); // read before the next chunk overwrites
+        if (ok) {
+#pragma unroll
+            for (int i = 0; i < KPT; i++) {
+                const int64_t k = ty + (int64_t)Y * i;
+                if (k < K)
+                    gx[o + k * B] = from_c<T>(bwd_grad<T, LOG>(to_c<A>(gv[i]), to_c<A>(yv[i]), s));
+            }
+        }
+    }
+}
+
+// Lines of at most 4 lanes of 16 values (softmax_lines.cuh): g and y in
+// registers, the line's sum combined across its lanes by shuffles.
+template <class T, int Y, int KPT, int V, bool LOG>
+__global__ void __launch_bounds__(softmax_lines::LINES_BLOCK)
+    bwd_lines(T *__restrict__ gx, const T *__restrict__ g, const T *__restrict__ y, int64_t lines, int64_t K,
+              int64_t B)
+{
+    using A = compute_t<T>;
+    using L = softmax_lines::LaneLines<Y, V>;
+    softmax_lines::for_warp_chunks<Y, V>(lines, [&](int64_t c) {
+        const L ln(c, lines, K, B);
+        Pack<T, V> gv[KPT], yv[KPT];
+        ln.template load<KPT>(gv, g, K, B);
+        ln.template load<KPT>(yv, y, K, B);
         A s[V];
 #pragma unroll
         for (int j = 0; j < V; j++) {
             s[j] = A(0);
 #pragma unroll
             for (int i = 0; i < KPT; i++)
-                if (ok && ty + Y * i < K)
+                if (ln.has(i, K))
                     s[j] += bwd_term<A, LOG>(to_c<A>(gv[i].v[j]), to_c<A>(yv[i].v[j]));
-            sm[ty][j][tx] = s[j];
+            s[j] = L::combine(s[j], [](A a, A b) { return a + b; });
         }
-        __syncthreads();
+        ln.template store<KPT>(gx, K, B, [&](int i) {
+            Pack<T, V> o;
 #pragma unroll
-        for (int j = 0; j < V; j++) {
-            s[j] = sm[0][j][tx];
-            for (int r = 1; r < Y; r++)
-                s[j] += sm[r][j][tx];
-        }
-        __syncthreads(); // read before the next chunk overwrites
-        if (ok) {
-#pragma unroll
-            for (int i = 0; i < KPT; i++) {
-                const int64_t k = ty + (int64_t)Y * i;
-                if (k < K) {
-                    P out;
-#pragma unroll
-                    for (int j = 0; j < V; j++)
-                        out.v[j] = from_c<T>(bwd_grad<T, LOG>(to_c<A>(gv[i].v[j]), to_c<A>(yv[i].v[j]), s[j]));
-                    *reinterpret_cast<P *>(gx + o + k * B) = out;
-                }
-            }
-        }
-    }
+            for (int j = 0; j < V; j++)
+                o.v[j] = from_c<T>(bwd_grad<T, LOG>(to_c<A>(gv[i].v[j]), to_c<A>(yv[i].v[j]), s[j]));
+            return o;
+        });
+    });
 }
 
 // Rows of g up to this many bytes are cached: two blocks share an SM
@@ -322,32 +344,37 @@ void launch_bwd(T *gx, const T *g, const T *y, int64_t rows, int64_t K, int64_t 
         // float64, whose exps spilled in the 64 registers of 1024 threads
         constexpr int YF = sizeof(T) == 8 ? 16 : 32;
         const int64_t chunks = rows * ((B + 31) / 32), full = (int64_t)sm_count() * 8;
-        auto reg = [&](auto yc, auto vc) {
-            constexpr int Y = decltype(yc)::value, V = decltype(vc)::value;
-            const int64_t ch = rows * ((B + 32 * V - 1) / (32 * V));
-            const int64_t cap = ch < full ? ch : full * 4;
+        // Lines of up to 32 values: g and y in a few lanes' registers
+        // (H100 against bwd_strided_reg: log_softmax [32, 21, 128, 128]
+        // over dim 1 float32 55.2 -> 48.0 us, [65536, 32, 2] float16 172 ->
+        // 14.0, [262144, 8, 4] float32 287 -> 53)
+        if (softmax_lines::launch_lines<T, 8>(rows * B, K, B, (uintptr_t)g | (uintptr_t)y | (uintptr_t)gx,
+                                              [&](auto yc, auto kc, auto vc, dim3 grid) {
+                                                  launch_kernel(bwd_lines<T, yc.value, kc.value, vc.value, LOG>, grid,
+                                                                dim3(softmax_lines::LINES_BLOCK), st, gx, g, y,
+                                                                rows * B, K, B);
+                                              }))
+            return;
+        // Lines longer than that layout takes: up to 4 values a thread kept
+        // in registers (H100, log_softmax backward of [32, 21, 128, 128]
+        // over dim 1 against the kernel that reads twice: float32 82.3 ->
+        // 55.2 us), for up to 128 values when the lines are too few to fill
+        // the GPU otherwise, and 16-bit lines of 17 to 32 values that are
+        // not two to a lane.
+        auto reg = [&](auto yc) {
+            constexpr int Y = decltype(yc)::value;
+            const int64_t cap = chunks < full ? chunks : full * 4;
             softmax_short::pow2_class<1, 4>((K + Y - 1) / Y, [&](auto kp) {
-                launch_kernel(bwd_strided_reg<T, Y, kp.value, V, LOG>, dim3((unsigned)(ch < cap ? ch : cap)),
+                launch_kernel(bwd_strided_reg<T, Y, kp.value, LOG>, dim3((unsigned)(chunks < cap ? chunks : cap)),
                               dim3(32, Y), st, gx, g, y, rows, K, B);
             });
         };
-        // K up to 4 values a thread kept in registers (H100, log_softmax
-        // backward of [32, 21, 128, 128] over dim 1 against the kernel that
-        // reads twice: float32 82.3 -> 55.2 us, float16 71.8 -> 30.1 us with
-        // two lines a thread, 47.6 us with one); lines too few to fill the
-        // GPU are never paired (paired_lines)
         if (chunks < full && K <= YF * 4) {
-            reg(std::integral_constant<int, YF>{}, std::integral_constant<int, 1>{});
+            reg(std::integral_constant<int, YF>{});
             return;
         }
         if (chunks >= full && K <= 8 * 4) {
-            if constexpr (sizeof(T) == 2) {
-                if (paired_lines(sizeof(T), rows, B, full, (uintptr_t)g | (uintptr_t)y | (uintptr_t)gx)) {
-                    reg(std::integral_constant<int, 8>{}, std::integral_constant<int, 2>{});
-                    return;
-                }
-            }
-            reg(std::integral_constant<int, 8>{}, std::integral_constant<int, 1>{});
+            reg(std::integral_constant<int, 8>{});
             return;
         }
         if (chunks < full) {

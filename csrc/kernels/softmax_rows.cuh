@@ -159,16 +159,5 @@ __device__ __forceinline__ void finish_packs(Pack<T, VEC> *y, const Pack<T, VEC>
     });
 }
 
-// Whether a strided kernel that keeps values in registers (a dim that is
-// not the last, softmax.cu and softmax_bwd.cu) takes two neighbouring lines
-// a thread, so that a warp's 16-bit load is a whole 128-byte line: 2-byte
-// values, B even, every pointer (or-ed into addr) 4-byte aligned, and the
-// pairs still at least `full` chunks of 32 (halving fewer blocks than that
-// made the forward of [64, 100, 64] float16 11.3 -> 18.5 us on the H100).
-inline bool paired_lines(size_t itemsize, int64_t A, int64_t B, int64_t full, uintptr_t addr)
-{
-    return itemsize == 2 && B % 2 == 0 && addr % 4 == 0 && A * ((B + 63) / 64) >= full;
-}
-
 } // namespace softmax_rows
 } // namespace pcs
