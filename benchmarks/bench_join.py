@@ -108,6 +108,17 @@ def softmax_cases():
     s = _setup({"x": (256, 64, 1024)})
     rows.append(_big("softmax(x, 1) [256, 64, 1024] float32", "pcs.softmax(x, 1)",
                      "torch.softmax(x, 1)", None, s, 2 * (1 << 24) * 4))
+    # a dim that is not the last, short lines: the classes of a
+    # segmentation map, a ResNet stage's channels, a tiny inner extent
+    for shape, dt in (((32, 21, 128, 128), "float32"), ((32, 21, 128, 128), "float16"),
+                      ((8, 64, 56, 56), "float32"), ((65536, 32, 2), "float16")):
+        n = 1
+        for d in shape:
+            n *= d
+        s = _setup({"x": shape}, dt)
+        for fn in ("softmax", "log_softmax"):
+            rows.append(_big("%s(x, 1) %s %s" % (fn, list(shape), dt), "pcs.%s(x, 1)" % fn,
+                             "torch.%s(x, 1)" % fn, None, s, 2 * n * (4 if dt == "float32" else 2)))
     return rows
 
 
@@ -128,7 +139,8 @@ def softmax_backward_cases():
                                           ((32, 21, 128, 128), 1, "float32", "[32, 21, 128, 128] dim 1 float32",
                                            False),
                                           ((32, 21, 128, 128), 1, "float16", "[32, 21, 128, 128] dim 1 float16",
-                                           False)):
+                                           False),
+                                          ((65536, 32, 2), 1, "float16", "[65536, 32, 2] dim 1 float16", False)):
         n = 1
         for d in shape:
             n *= d

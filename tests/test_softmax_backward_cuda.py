@@ -155,11 +155,13 @@ def test_other_dims(dtype, log, shape, dim):
 @pytest.mark.parametrize("log", [False, True])
 @pytest.mark.parametrize("shape,dim", [((3000, 5, 2), 1), ((70000, 3, 3), 1), ((9, 32, 7), 1), ((5, 31, 130), 1),
                                        ((2, 17, 1001), 1), ((300000, 2, 2), 1), ((1, 1, 50), 1), ((64, 9), 0),
-                                       ((7, 3, 5), 0), ((3, 33, 40), 1)])
+                                       ((7, 3, 5), 0), ((3, 33, 40), 1), ((16, 64, 40), 1), ((5, 40, 7), 1)])
 def test_lines_in_lanes(dtype, log, shape, dim):
     # a dim of up to 32 that is not the last: g and y of a line in 1 to 4
     # lanes of a warp (softmax_lines.cuh), lines numbered across a so that
-    # a small or odd B fills the warp; K = 33 goes to the block kernels
+    # a small or odd B fills the warp; 16-bit lines of 33 to 64 in 8 lanes
+    # (two lines a lane, or one when B is odd), float32 and float64 ones in
+    # the block kernels
     x = rand(shape, dtype, seed=12)
     g = rand(shape, dtype, seed=13)
     y = (pcs.log_softmax if log else pcs.softmax)(x, dim)

@@ -93,7 +93,8 @@ def test_strided_path(dtype, log, shape, dim):
 
 
 LINES = [((3000, 5, 2), 1), ((70000, 3, 3), 1), ((9, 64, 7), 1), ((5, 33, 130), 1), ((2, 17, 1001), 1),
-         ((300000, 2, 2), 1), ((1, 1, 50), 1), ((2, 1, 3, 4), 1), ((64, 9), 0), ((7, 3, 5), 0)]
+         ((300000, 2, 2), 1), ((1, 1, 50), 1), ((2, 1, 3, 4), 1), ((64, 9), 0), ((7, 3, 5), 0),
+         ((1000, 21), 1), ((3, 27), 1), ((257, 17), 1)]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -104,7 +105,8 @@ def test_lines_in_lanes(dtype, log, shape, dim):
     # a warp (softmax_lines.cuh), lines numbered across a so that a small
     # or odd B ((3000, 5, 2), (70000, 3, 3)) still fills the warp; 4 lanes
     # of 16 values at K = 64 and 33, 1 lane when the lines fill the GPU
-    # ((300000, 2, 2)); K = 1; a last chunk of lines that is not whole
+    # ((300000, 2, 2)); K = 1; a last chunk of lines that is not whole;
+    # float64 rows of 17 to 27 over the last dim (B = 1)
     check(make(shape, dtype, seed=len(shape) + shape[0]), dim, log)
 
 

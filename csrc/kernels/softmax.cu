@@ -39,7 +39,8 @@
 //             the registers of 1 to 4 lanes of a warp, read once, its max
 //             and sum combined by shuffles; neighbouring lines in
 //             neighbouring lanes, so a warp's loads are whole sectors
-//             (softmax_lines.cuh).
+//             (softmax_lines.cuh). Also float64 rows (B == 1) of 17 to
+//             27 values, 4 lanes a row.
 //   strided   B > 1, longer lines: 32 neighbouring lines (a, b..b+31) a
 //             block, so every load of a warp is one coalesced line, with K
 //             split over the block's 8 or 32 rows of threads and their
@@ -556,6 +557,19 @@ void launch_all(T *out, const T *in, int64_t A_, int64_t K, int64_t B, void *ws,
     if (B == 1 && ws && (S = split_of(A_, K, sizeof(T))) > 1) {
         launch_split<T, LOG>(out, in, A_, K, S, ws, st);
     } else if (B == 1 && K <= 1024) {
+        // float64 rows of 17 to 27 values in 4 lanes each (softmax_lines.cuh
+        // with B = 1; H100, [2^20, 21] against the warp kernel: softmax
+        // 202.7 -> 144.8 us, log_softmax 258.3 -> 157.1; [2^20, 27] 217.4 ->
+        // 187.3 and 265.8 -> 201.4). At 31 and 64 values, and in float32
+        // and 16 bits, the warp kernels were faster.
+        if (sizeof(T) == 8 && K > 16 && K <= 27 &&
+            softmax_lines::launch_lines<T, 16>(A_, K, 1, (uintptr_t)in | (uintptr_t)out,
+                                               [&](auto yc, auto kc, auto vc, dim3 grid) {
+                                                   launch_kernel(softmax_lines_k<T, yc.value, kc.value, vc.value, LOG>,
+                                                                 grid, dim3(softmax_lines::LINES_BLOCK), st, out, in,
+                                                                 A_, K, (int64_t)1);
+                                               }))
+            return;
         launch_warp<T, LOG>(out, in, A_, (int)K, st);
     } else if (B == 1) {
         launch_block<T, LOG>(out, in, A_, K, st);

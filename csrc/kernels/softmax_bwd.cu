@@ -347,8 +347,13 @@ void launch_bwd(T *gx, const T *g, const T *y, int64_t rows, int64_t K, int64_t 
         // Lines of up to 32 values: g and y in a few lanes' registers
         // (H100 against bwd_strided_reg: log_softmax [32, 21, 128, 128]
         // over dim 1 float32 55.2 -> 48.0 us, [65536, 32, 2] float16 172 ->
-        // 14.0, [262144, 8, 4] float32 287 -> 53)
-        if (softmax_lines::launch_lines<T, 8>(rows * B, K, B, (uintptr_t)g | (uintptr_t)y | (uintptr_t)gx,
+        // 14.0, [262144, 8, 4] float32 287 -> 53). 16-bit lines of up to 64
+        // take 8 lanes, whose runs fill half a sector (against bwd_strided:
+        // bfloat16 softmax [16, 64, 4096] over dim 1 54.6 -> 11.8 us,
+        // float16 log_softmax [4, 33, 65536] 52.3 -> 34.9); float32 and
+        // float64 lines past 32 measured as fast or faster in bwd_strided.
+        constexpr int YCAP = sizeof(T) == 2 ? 8 : 4;
+        if (softmax_lines::launch_lines<T, 8, YCAP>(rows * B, K, B, (uintptr_t)g | (uintptr_t)y | (uintptr_t)gx,
                                               [&](auto yc, auto kc, auto vc, dim3 grid) {
                                                   launch_kernel(bwd_lines<T, yc.value, kc.value, vc.value, LOG>, grid,
                                                                 dim3(softmax_lines::LINES_BLOCK), st, gx, g, y,

@@ -6,10 +6,10 @@
 // V neighbouring lines; the Y lanes of a group split the line's K values
 // (lane y holds k = y, y + Y, ...) and combine their partial max or sum by
 // shuffles, so no shared memory and no block barrier is needed. A warp's
-// load of one k is G runs of V values, each run whole 32-byte sectors for
-// the Y the launcher allows (sector_ok), and a run that ends at a row's
-// last b goes on at the next a's first b: small B costs nothing, the
-// neighbouring runs of a K * B slab are read by the same warp.
+// load of one k is G runs of V values, each run a whole 32-byte sector or
+// more for the Y lines_plan picks by default, and a run that ends at a
+// row's last b goes on at the next a's first b: a small B costs nothing,
+// the neighbouring runs of a K * B slab are read by the same warp.
 #pragma once
 
 #include "ew_common.cuh"
@@ -76,8 +76,10 @@ template <int Y, int V, class F> __device__ __forceinline__ void for_warp_chunks
 // K are too long for this layout (more than `slots` values a lane at the
 // largest Y). Y is the smallest that leaves at most 8 slots a lane and,
 // when the lines allow, 1024 threads an SM, and at most the Y whose runs
-// of G * V values still fill a 32-byte sector; past 8 slots only when Y
-// is that largest. (H100, lines of 21 over dim 1 of [32, 21, 128, 128],
+// of G * V values still fill a 32-byte sector (ycap > 4 lets lines too
+// long for that Y take up to ycap lanes, runs of less than a sector whose
+// rest the neighbouring warp reads); past 8 slots only when Y is the
+// largest. (H100, lines of 21 over dim 1 of [32, 21, 128, 128],
 // 8 slots against 16: float64 softmax 112.9 -> 92.8 us, log_softmax 86.1
 // -> 72.4; the backward with 16 slots of g and 16 of y took 146
 // registers, one block an SM, and ran 2x slower in float32 log_softmax.)
@@ -86,12 +88,14 @@ struct LinesPlan {
     unsigned blocks;
 };
 
-inline LinesPlan lines_plan(int64_t lines, int64_t K, int V, size_t itemsize, int sms, int slots)
+inline LinesPlan lines_plan(int64_t lines, int64_t K, int V, size_t itemsize, int sms, int slots, int ycap)
 {
     LinesPlan p = {0, 0, 0};
     int ymax = (int)(V * itemsize); // G * V * itemsize >= 32
     if (ymax > 4)
         ymax = 4;
+    if (K > (int64_t)slots * ymax && ycap > ymax)
+        ymax = ycap;
     int y = 1;
     while (y < ymax && (K > 8 * y || (lines / V) * y < (int64_t)sms * 1024))
         y *= 2;
@@ -110,12 +114,12 @@ inline LinesPlan lines_plan(int64_t lines, int64_t K, int V, size_t itemsize, in
 // suit it: f(Y, KPT, V, grid) with Y, KPT and V as integral constants.
 // V = 2 for 16-bit values when B is even and every pointer (or-ed into
 // addr) 4-byte aligned, so that a lane loads two lines at once; SLOTS (8 or
-// 16) bounds KPT.
-template <class T, int SLOTS, class F>
+// 16) bounds KPT, YCAP (4 or 8) the lanes a line.
+template <class T, int SLOTS, int YCAP = 4, class F>
 inline bool launch_lines(int64_t lines, int64_t K, int64_t B, uintptr_t addr, F &&f)
 {
     const int V = sizeof(T) == 2 && B % 2 == 0 && addr % 4 == 0 ? 2 : 1;
-    const LinesPlan p = lines_plan(lines, K, V, sizeof(T), sm_count(), SLOTS);
+    const LinesPlan p = lines_plan(lines, K, V, sizeof(T), sm_count(), SLOTS, YCAP);
     if (p.Y == 0)
         return false;
     auto by_kpt = [&](auto yc, auto vc) {
@@ -131,8 +135,10 @@ inline bool launch_lines(int64_t lines, int64_t K, int64_t B, uintptr_t addr, F 
             by_kpt(std::integral_constant<int, 1>{}, vc);
         else if (p.Y == 2)
             by_kpt(std::integral_constant<int, 2>{}, vc);
-        else
+        else if (YCAP < 8 || p.Y == 4)
             by_kpt(std::integral_constant<int, 4>{}, vc);
+        else
+            by_kpt(std::integral_constant<int, (YCAP < 8 ? 4 : 8)>{}, vc);
     };
     if constexpr (sizeof(T) == 2) {
         if (V == 2) {
