@@ -248,8 +248,8 @@ __global__ void __launch_bounds__(32 * Y) bwd_strided(T *gx, const T *g, const T
     }
 }
 
-// bwd_strided for a short dim (K <= Y * KPT) when the lines are too few
-// for softmax_lines (or K too long for it): each thread keeps its KPT
+// bwd_strided for a short dim (K <= Y * KPT) of lines longer than
+// softmax_lines takes, too few to fill the GPU: each thread keeps its KPT
 // values of g and y in registers between the sum and the write, so each is
 // read once, and issues all of its loads before any math. The two-pass
 // kernel above reads g and y twice and, storing as it goes, waits on each
@@ -360,26 +360,16 @@ void launch_bwd(T *gx, const T *g, const T *y, int64_t rows, int64_t K, int64_t 
                                                                 rows * B, K, B);
                                               }))
             return;
-        // Lines longer than that layout takes: up to 4 values a thread kept
-        // in registers (H100, log_softmax backward of [32, 21, 128, 128]
-        // over dim 1 against the kernel that reads twice: float32 82.3 ->
-        // 55.2 us), for up to 128 values when the lines are too few to fill
-        // the GPU otherwise, and 16-bit lines of 17 to 32 values that are
-        // not two to a lane.
-        auto reg = [&](auto yc) {
-            constexpr int Y = decltype(yc)::value;
-            const int64_t cap = chunks < full ? chunks : full * 4;
-            softmax_short::pow2_class<1, 4>((K + Y - 1) / Y, [&](auto kp) {
-                launch_kernel(bwd_strided_reg<T, Y, kp.value, LOG>, dim3((unsigned)(chunks < cap ? chunks : cap)),
-                              dim3(32, Y), st, gx, g, y, rows, K, B);
-            });
-        };
+        // Longer lines too few to fill the GPU otherwise: up to 4 values a
+        // thread kept in registers, for up to 128 values (H100, log_softmax
+        // backward of [32, 21, 128, 128] over dim 1 against the kernel that
+        // reads twice, before the lanes layout took it: float32 82.3 ->
+        // 55.2 us).
         if (chunks < full && K <= YF * 4) {
-            reg(std::integral_constant<int, YF>{});
-            return;
-        }
-        if (chunks >= full && K <= 8 * 4) {
-            reg(std::integral_constant<int, 8>{});
+            softmax_short::pow2_class<1, 4>((K + YF - 1) / YF, [&](auto kp) {
+                launch_kernel(bwd_strided_reg<T, YF, kp.value, LOG>, dim3((unsigned)chunks), dim3(32, YF), st, gx, g,
+                              y, rows, K, B);
+            });
             return;
         }
         if (chunks < full) {
