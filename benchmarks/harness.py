@@ -2,9 +2,12 @@
 
 Each case gives one statement per library (and a setup run once). A statement
 is timed with timeit in a host loop; when `sync` is set the loop is closed by
-a device synchronize so that queued GPU work is counted. The figure is the
-median over `repeat` loops, in microseconds per statement. Libraries that do
-not import (or have no GPU) are shown as '-'.
+a device synchronize so that queued GPU work is counted. Without `sync` the
+figure is the host's cost of a call: the loop runs in bursts that start on an
+empty launch queue and are too short to fill it, with an untimed synchronize
+between them (see HOST_BURST). The figure is the median over `repeat` loops,
+in microseconds per statement. Libraries that do not import (or have no GPU)
+are shown as '-'.
 """
 import json
 import os
@@ -58,6 +61,28 @@ def _namespace():
 _SYNC = {"pycuda_sem": "pcs.cuda.synchronize()", "torch": "torch.cuda.synchronize()",
          "cupy": "cupy.cuda.Device().synchronize()"}
 
+# Launches a burst of a host-cost loop may queue. A loop of thousands of calls
+# with no synchronize fills the GPU's launch queue (about a thousand pending
+# launches) and from then on waits for the GPU to drain it, timing the GPU's
+# rate of tiny kernels (an empty kernel: 2.6 to 3.5 us a launch on the H100,
+# bench_compute's cuda._sleep(0) row) instead of the host's cost; bursts of
+# this many launches, each after an untimed synchronize, never wait.
+HOST_BURST = 256
+
+
+def _host_loop(timer, sync, number, count):
+    """Seconds a statement takes on the host, over `number` statements timed
+    in bursts of at most HOST_BURST launches (count launches a statement),
+    each burst started on an empty queue."""
+    burst = max(1, HOST_BURST // max(1, count))
+    left, total = number, 0.0
+    while left > 0:
+        n = min(left, burst)
+        sync.timeit(1)  # not timed: the queue is empty when the burst starts
+        total += timer.timeit(n)
+        left -= n
+    return total / number
+
 
 def time_case(case, ns):
     out = {}
@@ -77,8 +102,9 @@ def time_case(case, ns):
             runs = [timer.timeit(1) / case.number for _ in range(case.repeat)]
         else:
             timer = timeit.Timer(body, globals=g)
-            timer.timeit(max(1, case.number // 10))  # warm up
-            runs = [timer.timeit(case.number) / case.number for _ in range(case.repeat)]
+            sync = timeit.Timer(_SYNC[lib], globals=g)
+            _host_loop(timer, sync, max(1, case.number // 10), case.count)  # warm up
+            runs = [_host_loop(timer, sync, case.number, case.count) for _ in range(case.repeat)]
         out[lib] = statistics.median(runs) * 1e6 / case.count
     return out
 
