@@ -215,37 +215,54 @@ __global__ void __launch_bounds__(BLOCK) bwd_block(T *gx, const T *g, const T *y
 // B > 1 (a dim that is not the last: [N, C, H, W] over C): a block takes
 // 32 neighbouring lines (a, b..b+31), so each warp load is one coalesced
 // line, by Y threads that split K; their partial sums meet in shared
-// memory in a fixed order, then the same threads write.
+// memory in a fixed order, then the same threads write. f(o, ok) for each
+// chunk of the block: o the offset of the thread's line at k = 0, ok
+// whether that line exists.
+template <class F> __device__ __forceinline__ void for_line_chunks(int64_t A_, int64_t K, int64_t B, F &&f)
+{
+    const int tx = threadIdx.x;
+    const int64_t chunks = (B + 31) / 32, total = A_ * chunks;
+    for (int64_t c = blockIdx.x; c < total; c += gridDim.x) {
+        const int64_t a = c / chunks, b = (c - a * chunks) * 32 + tx;
+        f(a * K * B + b, b < B);
+    }
+}
+
+// The line's sum: the Y partial sums of column threadIdx.x added in a
+// fixed order through sm, which is free again when this returns.
+template <int Y, class A> __device__ __forceinline__ A column_sum(A s, A (&sm)[Y][33])
+{
+    const int tx = threadIdx.x;
+    sm[threadIdx.y][tx] = s;
+    __syncthreads();
+    s = sm[0][tx];
+    for (int r = 1; r < Y; r++)
+        s += sm[r][tx];
+    __syncthreads(); // read before the next chunk overwrites
+    return s;
+}
+
 template <class T, int Y, bool LOG>
 __global__ void __launch_bounds__(32 * Y) bwd_strided(T *gx, const T *g, const T *y, int64_t A_, int64_t K,
                                                       int64_t B)
 {
     using A = compute_t<T>;
     __shared__ A sm[Y][33];
-    const int tx = threadIdx.x, ty = threadIdx.y;
-    const int64_t chunks = (B + 31) / 32, total = A_ * chunks;
-    for (int64_t c = blockIdx.x; c < total; c += gridDim.x) {
-        const int64_t a = c / chunks, b = (c - a * chunks) * 32 + tx;
-        const bool ok = b < B;
-        const int64_t o = a * K * B + b;
+    const int ty = threadIdx.y;
+    for_line_chunks(A_, K, B, [&](int64_t o, bool ok) {
         A s = A(0);
         if (ok) {
 #pragma unroll 4
             for (int64_t k = ty; k < K; k += Y)
                 s += LOG ? to_c<A>(g[o + k * B]) : to_c<A>(g[o + k * B]) * to_c<A>(y[o + k * B]);
         }
-        sm[ty][tx] = s;
-        __syncthreads();
-        s = sm[0][tx];
-        for (int r = 1; r < Y; r++)
-            s += sm[r][tx];
-        __syncthreads(); // read before the next chunk overwrites
+        s = column_sum<Y>(s, sm);
         if (ok) {
 #pragma unroll 4
             for (int64_t k = ty; k < K; k += Y)
                 gx[o + k * B] = from_c<T>(bwd_grad<T, LOG>(to_c<A>(g[o + k * B]), to_c<A>(y[o + k * B]), s));
         }
-    }
+    });
 }
 
 // bwd_strided for a short dim (K <= Y * KPT) of lines longer than
@@ -260,12 +277,8 @@ __global__ void __launch_bounds__(32 * Y) bwd_strided_reg(T *__restrict__ gx, co
 {
     using A = compute_t<T>;
     __shared__ A sm[Y][33];
-    const int tx = threadIdx.x, ty = threadIdx.y;
-    const int64_t chunks = (B + 31) / 32, total = A_ * chunks;
-    for (int64_t c = blockIdx.x; c < total; c += gridDim.x) {
-        const int64_t a = c / chunks, b = (c - a * chunks) * 32 + tx;
-        const bool ok = b < B;
-        const int64_t o = a * K * B + b;
+    const int ty = threadIdx.y;
+    for_line_chunks(A_, K, B, [&](int64_t o, bool ok) {
         T gv[KPT], yv[KPT];
 #pragma unroll
         for (int i = 0; i < KPT; i++) {
@@ -280,12 +293,7 @@ __global__ void __launch_bounds__(32 * Y) bwd_strided_reg(T *__restrict__ gx, co
         for (int i = 0; i < KPT; i++)
             if (ok && ty + Y * i < K)
                 s += bwd_term<A, LOG>(to_c<A>(gv[i]), to_c<A>(yv[i]));
-        sm[ty][tx] = s;
-        __syncthreads();
-        s = sm[0][tx];
-        for (int r = 1; r < Y; r++)
-            s += sm[r][tx];
-        __syncthreads(); // read before the next chunk overwrites
+        s = column_sum<Y>(s, sm);
         if (ok) {
 #pragma unroll
             for (int i = 0; i < KPT; i++) {
@@ -294,7 +302,7 @@ __global__ void __launch_bounds__(32 * Y) bwd_strided_reg(T *__restrict__ gx, co
                     gx[o + k * B] = from_c<T>(bwd_grad<T, LOG>(to_c<A>(gv[i]), to_c<A>(yv[i]), s));
             }
         }
-    }
+    });
 }
 
 // Lines of at most 4 lanes of 16 values (softmax_lines.cuh): g and y in
