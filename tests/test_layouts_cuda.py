@@ -293,13 +293,13 @@ def test_pair_transposes_misaligned_and_offset(dtype):
     np.testing.assert_array_equal(got, (vals[:128, :192] % 7).T.astype(got.dtype))
 
 
-@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "int16"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "int16", "float32", "int32"])
 def test_quad_transposes(dtype):
-    """2-byte transposes of whole 128-tiles move words of four elements when
-    both sides are 8-byte aligned and every stride a multiple of 4; starts
-    and strides that are only even take the pairs path; both agree with
-    NumPy, in 2-D, in 3-D permutes and into a preallocated strided
-    destination."""
+    """2- and 4-byte transposes of whole tiles (128 and 64) move words of
+    four elements when both sides are aligned to a word (8 and 16 bytes)
+    and every stride is a multiple of 4; starts and strides that are only
+    even take the pairs path; both agree with NumPy, in 2-D, in 3-D permutes
+    and into a preallocated strided destination."""
     dt = getattr(torch, dtype)
     vals = np.arange(260 * 392).reshape(260, 392) % 251
     x = torch.tensor(vals.tolist(), dtype=dt, device="cuda")
