@@ -418,15 +418,6 @@ struct OuterPlan {
     int64_t ktile, tiles;
 };
 
-// Threads across B (up to a warp of columns), the rest of the block down K;
-// when the column tiles cannot fill the GPU, K is split over blocks until
-// there are threads_per_sm threads an SM (1024: four blocks; see
-// outer_threads_per_sm), keeping at least 16 rows a thread. Four blocks with 64 bytes in flight a thread cover HBM's latency,
-// and more splits measured slower: each adds a stream of rows read at the
-// same time far from the others. (A sweep on the H100 over 768..2048
-// threads an SM and 32..128 columns: 1024 and 32 were best or within 1 % of
-// it for every shape and dtype, float32 square 95 -> 97.7 % and float16
-// 88 -> 93 % of the copy bandwidth; 128 bytes in flight was worse.)
 // Threads an SM that a split outer reduction of T aims for. bfloat16 takes
 // six blocks: on the H200 its sums over dim 0 read at 83-93 % of the copy
 // bandwidth with four and 86-93 % with six (square 88.9 -> 91.5 %, tall
@@ -439,6 +430,16 @@ template <class T> constexpr int outer_threads_per_sm()
     return std::is_same_v<T, __nv_bfloat16> ? 1536 : 1024;
 }
 
+// Threads across B (up to a warp of columns), the rest of the block down K;
+// when the column tiles cannot fill the GPU, K is split over blocks until
+// there are threads_per_sm threads an SM (outer_threads_per_sm: 1024, four
+// blocks, but for bfloat16), keeping at least 16 rows a thread. Four blocks
+// with 64 bytes in flight a thread cover HBM's latency, and more splits
+// measured slower: each adds a stream of rows read at the
+// same time far from the others. (A sweep on the H100 over 768..2048
+// threads an SM and 32..128 columns: 1024 and 32 were best or within 1 % of
+// it for every shape and dtype, float32 square 95 -> 97.7 % and float16
+// 88 -> 93 % of the copy bandwidth; 128 bytes in flight was worse.)
 inline OuterPlan plan_outer(int64_t A, int64_t K, int64_t B, int V, int splits_fixed, int threads_per_sm)
 {
     OuterPlan p;
@@ -546,7 +547,8 @@ template <class Rd, class T> Plan plan_inner(int64_t A, int64_t K)
 template <class Rd, class T> size_t abk_workspace(int64_t A, int64_t K, int64_t B)
 {
     if (B != 1) {
-        OuterPlan q = plan_outer(A, K, B, B % outer_vec<T>() == 0 ? outer_vec<T>() : 1, 0, outer_threads_per_sm<T>());
+        constexpr int V = outer_vec<T>();
+        OuterPlan q = plan_outer(A, K, B, B % V == 0 ? V : 1, 0, outer_threads_per_sm<T>());
         return q.splits > 1 ? (size_t)A * B * q.splits * sizeof(typename Rd::Acc) : 0;
     }
     Plan p = plan_inner<Rd, T>(A, K);
@@ -590,11 +592,11 @@ void run_abk(const Rd &r, typename Rd::Out *o, int64_t *idx, const T *x, int64_t
     if (B != 1) {
         // The split count is fixed by the vector plan (the workspace was
         // sized for it); a misaligned input keeps it with scalar loads.
-        constexpr int V = outer_vec<T>();
+        constexpr int V = outer_vec<T>(), TPS = outer_threads_per_sm<T>();
         bool vec = V > 1 && B % V == 0 && (uintptr_t)x % (sizeof(T) * V) == 0;
-        OuterPlan q = plan_outer(A, K, B, B % V == 0 ? V : 1, 0, outer_threads_per_sm<T>());
+        OuterPlan q = plan_outer(A, K, B, B % V == 0 ? V : 1, 0, TPS);
         if (!vec)
-            q = plan_outer(A, K, B, 1, q.splits, outer_threads_per_sm<T>());
+            q = plan_outer(A, K, B, 1, q.splits, TPS);
         auto *partial = (typename Rd::Acc *)ws;
         dim3 grid((unsigned)(q.tiles < 0x7fffffff ? q.tiles : 0x7fffffff), q.splits);
         dim3 block(q.bx, q.by);
