@@ -24,8 +24,11 @@ TOL = {"float32": 1e-4, "float16": 2e-2, "bfloat16": 5e-2}
 # [A, K, B] views whose outer reduction is split over blocks (few column
 # tiles, many rows): square-ish, tall, a middle dim, B of 37 (no vector
 # loads, a tile part empty) and of 4 (one thread a column group).
+# The last three are 16 to 64 MiB: two launches, the splits walking
+# interleaved chunks of K (more than 16 splits) and the second pass giving
+# each output one warp (66 splits) or four (512 and 528 splits).
 CASES = [((8192, 512), 0), ((16384, 256), 0), ((1024, 4096), 0), ((3, 700, 520), 1),
-         ((20000, 37), 0), ((50000, 4), 0), ((8192, 1024), 0)]  # the last one is 32 MiB: two launches
+         ((20000, 37), 0), ((50000, 4), 0), ((8192, 1024), 0), ((1 << 19, 16), 0), ((1 << 18, 64), 0)]
 # Rows long enough to be split over blocks (few rows): whole tensors and a few rows.
 INNER = [((1 << 20,), 0), ((256, 1000), (0, 1)), ((64, 65536), 1), ((8, 1 << 20), 1), ((3, 1 << 21), 1)]
 

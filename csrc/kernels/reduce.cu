@@ -15,8 +15,10 @@
 //   partials  that second pass: one block per row.
 //   outer     B > 1: threads across B read whole lines of each row (vector
 //             loads), the block's other threads and, when the outputs are
-//             too few to fill the GPU, other blocks split K; partials are
-//             combined in a fixed order (a second pass, or the tile's last
+//             too few to fill the GPU, other blocks split K (ranges, or
+//             with many splits interleaved chunks); partials are combined
+//             in a fixed order (a second pass, with warps an output when
+//             the outputs are few and the splits many, or the tile's last
 //             block as for inner), so results are bit-identical run to run.
 // An op is a small struct (identity, map, combine, store); float16 and
 // bfloat16 accumulate in float, integers in int64, as torch does.
