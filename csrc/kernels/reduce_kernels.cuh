@@ -711,8 +711,8 @@ void run_abk(const Rd &r, typename Rd::Out *o, int64_t *idx, const T *x, int64_t
         if (q.splits > 1 && !tsem) {
             int64_t n = A * B, cap = (int64_t)sm_count() * 16;
             if (q.splits >= 32) {
-                // Few outputs, many splits: warps an output, about four
-                // loads a lane (528 splits: 4 warps).
+                // Few outputs, many splits: warps an output, at most eight
+                // loads a lane, one round (66 splits: a warp; 528: four).
                 int wpo = 1;
                 while (wpo < 8 && wpo * 256 <= q.splits)
                     wpo *= 2;
