@@ -178,6 +178,21 @@ __global__ void reduce_partials(Rd r, const typename Rd::Acc *partial, int split
 // sets the counter back to zero for the stream's next launch. Either way the
 // order is fixed, so a result is bit-identical from run to run.
 constexpr int kOuterThreads = 256;
+// Blocks of reduce_outer an SM is built for (its launch bounds), which caps
+// it at 64 registers a thread. Without it ptxas held the kernel to 40 (six
+// blocks an SM) and, short of registers, issued a thread's eight row loads
+// three or four at a time, each next one after the previous ones' adds (two
+// at a time for float32); with it all eight are in flight together. On the
+// H200, in one process: float16 x.sum(0) 0.5 to 0.7 us faster on every
+// shape but the square (the same), bfloat16 1.6 to 2.8 us (5 to 8 points of
+// the copy bandwidth: it now reads as float16 does), float32 the same or up
+// to 0.7 us faster. plan_outer aims for this many blocks an SM. Ops with
+// wider accumulators (argmax's value and index, Welford's triple, the
+// log-sum-exp pair, doubles and int64) spilled at 64 registers and are left
+// to ptxas (0: no bound; a bound of 1 let a float16 sum take 72 registers,
+// three blocks an SM, and lost 15 points).
+constexpr int kOuterBlocksPerSm = 4;
+template <class Rd> constexpr int outer_min_blocks = sizeof(typename Rd::Acc) <= 4 ? kOuterBlocksPerSm : 0;
 
 // The by accumulators of each of a block's bx * V columns (thread (x, y)
 // holds acc[0..V) of columns x * V ..) meet in smem in a fixed tree, halving
@@ -292,7 +307,7 @@ __device__ __forceinline__ void outer_rows(const Rd &r, typename Rd::Acc (&acc)[
 }
 
 template <class Rd, class T, int V, bool CHUNKED>
-__global__ void __launch_bounds__(kOuterThreads)
+__global__ void __launch_bounds__(kOuterThreads, outer_min_blocks<Rd>)
 reduce_outer(Rd r, const T *in, int64_t A, int64_t K, int64_t B, int64_t ktile,
              typename Rd::Acc *partial, typename Rd::Out *out, int64_t *idx, unsigned *sem)
 {
@@ -503,29 +518,19 @@ struct OuterPlan {
     bool chunked; // splits walk interleaved chunks of K (reduce_outer)
 };
 
-// Threads an SM that a split outer reduction of T aims for. bfloat16 takes
-// six blocks: on the H200 its sums over dim 0 read at 83-93 % of the copy
-// bandwidth with four and 86-93 % with six (square 88.9 -> 91.5 %, tall
-// 87.6 -> 91.0 %), while float16 (within a point either way, the square 1.7
-// points worse) and float32 (the same or up to a point worse) keep four;
-// eight blocks lost 7 to 15 points for every type, and 16-byte loads of
-// eight 16-bit values 5 to 10.
-template <class T> constexpr int outer_threads_per_sm()
-{
-    return std::is_same_v<T, __nv_bfloat16> ? 1536 : 1024;
-}
-
 // Threads across B (up to a warp of columns), the rest of the block down K;
 // when the column tiles cannot fill the GPU, K is split over blocks until
-// there are threads_per_sm threads an SM (outer_threads_per_sm: 1024, four
-// blocks, but for bfloat16), keeping at least 16 rows a thread. Four blocks
-// with 64 bytes in flight a thread cover HBM's latency, and more splits
-// measured slower: each adds a stream of rows read at the
+// there are kOuterBlocksPerSm blocks an SM, keeping at least 16 rows a
+// thread. Four blocks with 64 bytes in flight a thread cover HBM's latency,
+// and more splits measured slower: each adds a stream of rows read at the
 // same time far from the others. (A sweep on the H100 over 768..2048
 // threads an SM and 32..128 columns: 1024 and 32 were best or within 1 % of
 // it for every shape and dtype, float32 square 95 -> 97.7 % and float16
-// 88 -> 93 % of the copy bandwidth; 128 bytes in flight was worse.)
-inline OuterPlan plan_outer(int64_t A, int64_t K, int64_t B, int V, int splits_fixed, int threads_per_sm)
+// 88 -> 93 % of the copy bandwidth; 128 bytes in flight was worse. On the
+// H200, eight blocks lost 7 to 15 points for every type, and 16-byte loads
+// of eight 16-bit values 5 to 10. bfloat16 read better with six blocks than
+// with four only while ptxas held the kernel to six blocks' registers.)
+inline OuterPlan plan_outer(int64_t A, int64_t K, int64_t B, int V, int splits_fixed)
 {
     OuterPlan p;
     int64_t cb = (B + V - 1) / V;
@@ -543,7 +548,7 @@ inline OuterPlan plan_outer(int64_t A, int64_t K, int64_t B, int V, int splits_f
         p.by /= 2;
     }
     p.tiles = A * ((cb + p.bx - 1) / p.bx);
-    int64_t want = (int64_t)sm_count() * (threads_per_sm / (p.bx * p.by));
+    int64_t want = (int64_t)sm_count() * (kOuterBlocksPerSm * kOuterThreads / (p.bx * p.by));
     int64_t s = 1;
     if (splits_fixed > 0) {
         s = splits_fixed;
@@ -644,7 +649,7 @@ template <class Rd, class T> size_t abk_workspace(int64_t A, int64_t K, int64_t 
 {
     if (B != 1) {
         constexpr int V = outer_vec<T>();
-        OuterPlan q = plan_outer(A, K, B, B % V == 0 ? V : 1, 0, outer_threads_per_sm<T>());
+        OuterPlan q = plan_outer(A, K, B, B % V == 0 ? V : 1, 0);
         return q.splits > 1 ? (size_t)A * B * q.splits * sizeof(typename Rd::Acc) : 0;
     }
     Plan p = plan_inner<Rd, T>(A, K);
@@ -688,11 +693,11 @@ void run_abk(const Rd &r, typename Rd::Out *o, int64_t *idx, const T *x, int64_t
     if (B != 1) {
         // The split count is fixed by the vector plan (the workspace was
         // sized for it); a misaligned input keeps it with scalar loads.
-        constexpr int V = outer_vec<T>(), TPS = outer_threads_per_sm<T>();
+        constexpr int V = outer_vec<T>();
         bool vec = V > 1 && B % V == 0 && (uintptr_t)x % (sizeof(T) * V) == 0;
-        OuterPlan q = plan_outer(A, K, B, B % V == 0 ? V : 1, 0, TPS);
+        OuterPlan q = plan_outer(A, K, B, B % V == 0 ? V : 1, 0);
         if (!vec)
-            q = plan_outer(A, K, B, 1, q.splits, TPS);
+            q = plan_outer(A, K, B, 1, q.splits);
         auto *partial = (typename Rd::Acc *)ws;
         dim3 grid((unsigned)(q.tiles < 0x7fffffff ? q.tiles : 0x7fffffff), q.splits);
         dim3 block(q.bx, q.by);
