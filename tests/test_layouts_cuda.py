@@ -295,8 +295,8 @@ def test_pair_transposes_misaligned_and_offset(dtype):
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "int16", "float32", "int32"])
 def test_quad_transposes(dtype):
-    """2- and 4-byte transposes of whole tiles (128 and 64) move words of
-    four elements when both sides are aligned to a word (8 and 16 bytes)
+    """2- and 4-byte transposes of whole tiles (128 and 64 source rows) move
+    words of four elements when both sides are aligned to a word (8 and 16 bytes)
     and every stride is a multiple of 4; starts and strides that are only
     even take the pairs path; both agree with NumPy, in 2-D, in 3-D permutes
     and into a preallocated strided destination."""
@@ -306,7 +306,8 @@ def test_quad_transposes(dtype):
     for r0, c0, r1, c1 in ((0, 0, 256, 384),    # aligned: quads
                            (0, 4, 256, 388),    # start 4 elements in: quads
                            (0, 2, 256, 386),    # start 2 elements in: pairs
-                           (2, 8, 130, 264)):   # 128 x 256 whole tiles, row stride 392
+                           (2, 8, 130, 264),    # 128 x 256 whole tiles, row stride 392
+                           (0, 0, 192, 384)):   # 192 rows: quads for 4 bytes, not for 2
         got = _np(x[r0:r1, c0:c1].t().contiguous())
         np.testing.assert_array_equal(got, vals[r0:r1, c0:c1].T.astype(got.dtype))
     y = torch.tensor((vals[:256, :386] % 13).tolist(), dtype=dt, device="cuda")
