@@ -16,10 +16,10 @@
 //             warp at a time so their loads overlap.
 //             (vwarp, tiny and warp are in softmax_short.cuh.)
 //   regs      B == 1, K > 1024, rows read as RowParts of at most 4 packs a
-//             thread of a 512-thread block for float16 and bfloat16 (K <=
-//             16384), or of at most 16 packs when the rows are one wave (K
-//             <= 65536 in 16 bits, 32768 in float32): one block a row, the
-//             row in registers, read once.
+//             thread of a 512-thread block for float16, bfloat16 (K <=
+//             16384) and float32 (K <= 8192), or of at most 16 packs when
+//             the rows are one wave (K <= 65536 in 16 bits, 32768 in
+//             float32): one block a row, the row in registers, read once.
 //   block     B == 1, the other long rows. Each thread keeps an online
 //             (max, sum) pair over its strided share of the row, the pairs
 //             are merged across the block, and a second pass writes. A row
@@ -275,13 +275,6 @@ constexpr int regs_per_sm(size_t elem, int ppt) { return ppt <= 4 || (ppt <= 8 &
 
 // Packs kept as four 32-bit words: kept as an array of Pack<__nv_bfloat16, 8>,
 // bfloat16 rows of 8 and 16 packs a thread spilled (180 and 204 bytes).
-__device__ __forceinline__ uint4 as_words(const void *pack)
-{
-    uint4 w;
-    memcpy(&w, pack, 16);
-    return w;
-}
-
 template <class P> __device__ __forceinline__ P from_words(uint4 w)
 {
     static_assert(sizeof(P) == 16, "a 16-byte pack");
@@ -321,15 +314,20 @@ __global__ void __launch_bounds__(BLOCK, regs_per_sm(sizeof(T), PPT)) softmax_re
         const int64_t e = pt.extra(threadIdx.x);
         A ev = e >= 0 ? to_c<A>(xr[e]) : neg_inf<A>(), m = ev;
         A v[KEPT ? PPT : 1][VEC]; // the values, when kept
-        uint4 raw[KEPT ? 1 : PPT]; // the packs as loaded, otherwise (read only where i < nvec)
+        uint4 raw[PPT];           // the packs as loaded (read only where i < nvec)
+        // Every load first, into its own registers, then the values: with
+        // each pack converted as it was loaded, ptxas gave all the loads of
+        // 8 and 16 packs the same registers, so each waited for the one
+        // before it (a row read one 16-byte pack a thread at a time).
+#pragma unroll
+        for (int p = 0; p < PPT; p++) { // past the row's packs: pack 0 again, unused
+            const int i = threadIdx.x + BLOCK * p;
+            raw[p] = *reinterpret_cast<const uint4 *>(x + (i < nvec ? i : 0));
+        }
 #pragma unroll
         for (int p = 0; p < PPT; p++) {
             const int i = threadIdx.x + BLOCK * p;
-            P pk;
-            if (i < nvec)
-                pk = x[i];
-            if constexpr (!KEPT)
-                raw[p] = as_words(&pk);
+            const P pk = from_words<P>(raw[p]);
 #pragma unroll
             for (int j = 0; j < VEC; j++) {
                 const A a = i < nvec ? to_c<A>(pk.v[j]) : neg_inf<A>();
@@ -525,11 +523,12 @@ void launch_block(T *out, const T *in, int64_t rows, int64_t K, cudaStream_t st)
         const int64_t ppt = (K / VEC + BLOCK - 1) / BLOCK; // packs a thread, at most
         // 16-bit rows of up to 16384 values stay in registers (at most 4 packs,
         // 32 values as float, a thread): float16 [16384, 16384] went from 0.81x
-        // torch to 1.00x (log_softmax 0.74x to 1.14x). A float32 row as long
-        // held in registers lets two blocks share an SM where the shared-memory
-        // kernel fits three; the two measured the same on the H100, so float32
-        // and float64 rows of more than a wave keep the shared-memory kernel.
-        if (VEC >= 8 && ppt <= 4) {
+        // torch to 1.00x (log_softmax 0.74x to 1.14x). float32 rows of up to
+        // 8192 too: the two kernels measured the same on the H100, but on the
+        // H200 [2048, 4096] float32 softmax took 62.7 us in the shared-memory
+        // kernel (0.50x torch) and 23.5 us here (1.32x); [4096, 4096] 1.35x,
+        // [16384, 8192] 2.03x torch. float64 keeps the shared-memory kernel.
+        if (VEC >= 4 && ppt <= 4) {
             pow2_class<1, 4>(ppt, [&](auto p) {
                 launch_kernel(softmax_regs<T, p.value, LOG>, grid, BLOCK, st, out, in, rows, (int)K);
             });
