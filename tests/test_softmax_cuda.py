@@ -68,6 +68,21 @@ def test_block_path(dtype, log, K):
     check(make((5, K), dtype, seed=K), -1, log)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("rows,K", [(300, 1025), (300, 1500), (300, 3000), (300, 6000), (300, 8192),
+                                    (300, 12000), (5000, 1500), (100, 6000)])
+def test_rows_in_registers_by_block_size(dtype, log, rows, K):
+    # rows kept as 4 packs a thread of the smallest block of 64 to 512
+    # threads that holds them (1024 for float64 rows of 4097 to 8192 values
+    # when there are more than a wave of them: 300 rows; 100 rows take 8
+    # packs a thread); 5000 rows loop over the grid's blocks; a view one
+    # element in reads each row as a scalar head, packs and a scalar tail
+    check(make((rows, K), dtype, seed=K + rows), -1, log)
+    base = make((rows * K + 1,), dtype, seed=K)
+    check(base[1:].view(rows, K), 1, log)
+
+
 @pytest.mark.parametrize("log", [False, True])
 def test_block_path_misaligned_rows(log):
     # a contiguous view that starts one element in: rows are not 16-byte aligned

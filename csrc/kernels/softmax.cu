@@ -16,10 +16,13 @@
 //             warp at a time so their loads overlap.
 //             (vwarp, tiny and warp are in softmax_short.cuh.)
 //   regs      B == 1, K > 1024, rows read as RowParts of at most 4 packs a
-//             thread of a 512-thread block for float16, bfloat16 (K <=
-//             16384) and float32 (K <= 8192), or of at most 16 packs when
-//             the rows are one wave (K <= 65536 in 16 bits, 32768 in
-//             float32): one block a row, the row in registers, read once.
+//             thread of the smallest block of 64 to 512 threads that holds
+//             them (K <= 16384 in 16 bits, 8192 in float32, 4096 in
+//             float64, or 8192 in blocks of 1024 threads when there are
+//             more float64 rows than a wave), or of at most 16 packs of a
+//             512-thread block when the rows are one wave (K <= 65536 in 16
+//             bits, 32768 in float32): one block a row, the row in
+//             registers, read once.
 //   block     B == 1, the other long rows. Each thread keeps an online
 //             (max, sum) pair over its strided share of the row, the pairs
 //             are merged across the block, and a second pass writes. A row
@@ -270,7 +273,9 @@ void launch_split(T *out, const T *in, int64_t rows, int64_t K, int64_t S, void 
 }
 
 // Blocks of softmax_regs an SM holds, for elements of `elem` bytes and PPT
-// packs a thread: two while a thread's values fit in 64 registers.
+// packs a thread, counted in blocks of BLOCK threads (a kernel of NT threads
+// a block asks for BLOCK / NT times as many): two while a thread's values
+// fit in 64 registers.
 constexpr int regs_per_sm(size_t elem, int ppt) { return ppt <= 4 || (ppt <= 8 && elem <= 4) ? 2 : 1; }
 
 // Packs kept as four 32-bit words: kept as an array of Pack<__nv_bfloat16, 8>,
@@ -283,8 +288,9 @@ template <class P> __device__ __forceinline__ P from_words(uint4 w)
     return p;
 }
 
-// regs: B == 1, K > 1024, rows of at most PPT packs a thread: the row
-// stays in registers, read once with all of a thread's loads in flight
+// regs: B == 1, K > 1024, rows of at most PPT packs a thread of NT
+// threads, a block a row (its max and sum reduced over NT / 32 warps): the
+// row stays in registers, read once with all of a thread's loads in flight
 // together, and written from there. The shared-memory kernel below made
 // three passes over shared memory and two exps an element for softmax:
 // float16 [16384, 16384] ran at 0.81x torch. Rows that are not whole packs
@@ -298,14 +304,15 @@ template <class P> __device__ __forceinline__ P from_words(uint4 w)
 // kernel's four loads in flight a thread made it four to eight, one after
 // another ([128, 65536] float16 log_softmax 0.76x torch, float32
 // [128, 32000] 0.89x).
-template <class T, int PPT, bool LOG>
-__global__ void __launch_bounds__(BLOCK, regs_per_sm(sizeof(T), PPT)) softmax_regs(T *out, const T *in, int64_t rows, int K)
+template <class T, int PPT, bool LOG, int NT = BLOCK>
+__global__ void __launch_bounds__(NT, regs_per_sm(sizeof(T), PPT) * BLOCK / NT)
+    softmax_regs(T *out, const T *in, int64_t rows, int K)
 {
     using A = compute_t<T>;
     constexpr int VEC = 16 / sizeof(T);
     using P = Pack<T, VEC>;
     constexpr bool KEPT = !(is_lowp<T> && PPT > 4); // values kept as A (exp(x - max) for softmax)
-    __shared__ A red[BLOCK / 32];
+    __shared__ A red[NT / 32];
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const T *xr = in + row * K;
         const RowParts<T, VEC> pt(xr, K);
@@ -321,12 +328,12 @@ __global__ void __launch_bounds__(BLOCK, regs_per_sm(sizeof(T), PPT)) softmax_re
         // before it (a row read one 16-byte pack a thread at a time).
 #pragma unroll
         for (int p = 0; p < PPT; p++) { // past the row's packs: pack 0 again, unused
-            const int i = threadIdx.x + BLOCK * p;
+            const int i = threadIdx.x + NT * p;
             raw[p] = *reinterpret_cast<const uint4 *>(x + (i < nvec ? i : 0));
         }
 #pragma unroll
         for (int p = 0; p < PPT; p++) {
-            const int i = threadIdx.x + BLOCK * p;
+            const int i = threadIdx.x + NT * p;
             const P pk = from_words<P>(raw[p]);
 #pragma unroll
             for (int j = 0; j < VEC; j++) {
@@ -336,14 +343,14 @@ __global__ void __launch_bounds__(BLOCK, regs_per_sm(sizeof(T), PPT)) softmax_re
                 m = nan_max(m, a);
             }
         }
-        m = block_reduce<0>(m, red);
+        m = block_reduce<0, NT / 32>(m, red);
         const RowExp<T> ex(m);
         A s = A(0);
         if (e >= 0)
             add_exp<LOG>(ev, ex, s);
 #pragma unroll
         for (int p = 0; p < PPT; p++) {
-            if (threadIdx.x + BLOCK * p < nvec) {
+            if (threadIdx.x + NT * p < nvec) {
 #pragma unroll
                 for (int j = 0; j < VEC; j++) {
                     if constexpr (KEPT) {
@@ -355,7 +362,7 @@ __global__ void __launch_bounds__(BLOCK, regs_per_sm(sizeof(T), PPT)) softmax_re
                 }
             }
         }
-        s = block_reduce<1>(s, red);
+        s = block_reduce<1, NT / 32>(s, red);
         const A k_ = row_k(s, LOG);
         T *yr = out + row * K;
         P *y = reinterpret_cast<P *>(yr + pt.h);
@@ -363,7 +370,7 @@ __global__ void __launch_bounds__(BLOCK, regs_per_sm(sizeof(T), PPT)) softmax_re
             yr[e] = from_c<T>(finish_kept<A, LOG>(ev, m, k_));
 #pragma unroll
         for (int p = 0; p < PPT; p++) {
-            const int i = threadIdx.x + BLOCK * p;
+            const int i = threadIdx.x + NT * p;
             if (i < nvec) {
                 P o;
 #pragma unroll
@@ -521,16 +528,32 @@ void launch_block(T *out, const T *in, int64_t rows, int64_t K, cudaStream_t st)
     dim3 grid((unsigned)(rows < cap ? rows : cap));
     if (VEC > 1 && same_offset(in, out)) { // any K, any view: RowParts
         const int64_t ppt = (K / VEC + BLOCK - 1) / BLOCK; // packs a thread, at most
-        // 16-bit rows of up to 16384 values stay in registers (at most 4 packs,
-        // 32 values as float, a thread): float16 [16384, 16384] went from 0.81x
-        // torch to 1.00x (log_softmax 0.74x to 1.14x). float32 rows of up to
-        // 8192 too: the two kernels measured the same on the H100, but on the
-        // H200 [2048, 4096] float32 softmax took 62.7 us in the shared-memory
-        // kernel (0.50x torch) and 23.5 us here (1.32x); [4096, 4096] 1.35x,
-        // [16384, 8192] 2.03x torch. float64 keeps the shared-memory kernel.
-        if (VEC >= 4 && ppt <= 4) {
-            pow2_class<1, 4>(ppt, [&](auto p) {
-                launch_kernel(softmax_regs<T, p.value, LOG>, grid, BLOCK, st, out, in, rows, (int)K);
+        // Rows of up to 4 packs a thread of a 512-thread block stay in
+        // registers, in the smallest block that holds them in 4 packs a
+        // thread (64 to 512 threads; 1024 for float64 rows of more than a
+        // wave, which the shared-memory kernel below read at 0.57x to 0.95x
+        // torch). 16-bit rows of up to 16384 values: float16 [16384, 16384]
+        // went from 0.81x torch to 1.00x (log_softmax 0.74x to 1.14x) in
+        // 512-thread blocks. With 512 threads for every row, a row of 2048
+        // float32 values was one pack a thread, two blocks an SM (16 KiB in
+        // flight, two block reductions a row): on the H200 against the same
+        // kernel in 512-thread blocks, [8192, 2048] float32 softmax 57.6 ->
+        // 37.1 us (0.77x -> 1.19x torch), [4096, 1536] 28.8 -> 14.2 us,
+        // float16 [8192, 2048] 52.5 -> 19.5 us (0.83x -> 2.23x), float64
+        // [8192, 2048] (from the shared-memory kernel) 485.8 -> 71.5 us
+        // (0.27x -> 1.84x). 1024 threads for float32 and 16-bit rows measured
+        // mixed (float32 [4096, 12000] log_softmax 152 -> 161 us, float16
+        // [4096, 32768] 190 -> 198 us), so those keep the kernels below.
+        const int64_t packs = (K + VEC - 1) / VEC;
+        constexpr int NT_LO = sizeof(T) >= 8 ? 256 : sizeof(T) == 4 ? 128 : 64; // K > 1024: packs > 4 * NT_LO / 2
+        constexpr int NT_HI = sizeof(T) >= 8 ? 1024 : BLOCK;
+        const int nt_hi = NT_HI > BLOCK && rows > (int64_t)regs_per_sm(sizeof(T), 8) * sm_count() ? NT_HI : BLOCK;
+        if (packs <= 4 * nt_hi) {
+            int nt = NT_LO;
+            while (nt < nt_hi && packs > 4 * nt)
+                nt *= 2;
+            pow2_class<NT_LO, NT_HI>(nt, [&](auto n) {
+                launch_kernel(softmax_regs<T, 4, LOG, n.value>, grid, n.value, st, out, in, rows, (int)K);
             });
             return;
         }

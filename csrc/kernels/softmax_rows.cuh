@@ -113,7 +113,7 @@ template <class A> __device__ MS<A> block_merge(MS<A> p)
 }
 
 // All threads get op over every thread's v (op: 0 NaN-first max, 1 sum).
-template <int OP, class A> __device__ __forceinline__ A block_reduce(A v, A *red)
+template <int OP, int NW = BLOCK / 32, class A> __device__ __forceinline__ A block_reduce(A v, A *red)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     v = OP == 0 ? warp_nan_max(v) : warp_sum(v);
@@ -122,7 +122,7 @@ template <int OP, class A> __device__ __forceinline__ A block_reduce(A v, A *red
     __syncthreads();
     A r = red[0];
 #pragma unroll
-    for (int w = 1; w < BLOCK / 32; w++)
+    for (int w = 1; w < NW; w++)
         r = OP == 0 ? nan_max(r, red[w]) : r + red[w];
     __syncthreads(); // read before the next reduction overwrites
     return r;
