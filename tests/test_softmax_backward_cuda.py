@@ -92,6 +92,22 @@ def test_rows_of_whole_16_byte_packs(dtype, log, packs):
     check(pcs._C._softmax_backward(g, y, -1, log), g, y, log)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("rows,K", [(300, 1025), (300, 1500), (300, 3000), (300, 6000), (300, 12000),
+                                    (5000, 1500), (300, 16384)])
+def test_rows_in_registers_by_block_size(dtype, log, rows, K):
+    # rows held in registers, 4 packs of g and y a thread of the smallest
+    # block of 64 to 512 threads that holds them (float64 past 4096 values,
+    # float32 past 8192 and 16-bit past 16384 take the block kernel); 5000
+    # rows loop over the grid; K = 1025 (and 1500 in 16 bits) start rows off
+    # the 16-byte grid, so each has a scalar head and tail
+    x = rand((rows, K), dtype, seed=K + rows)
+    y = (pcs.log_softmax if log else pcs.softmax)(x, -1)
+    g = rand((rows, K), dtype, seed=K + 1)
+    check(pcs._C._softmax_backward(g, y, -1, log), g, y, log)
+
+
 @pytest.mark.parametrize("log", [False, True])
 @pytest.mark.parametrize("shape", [(70001, 50), (4099, 300), (130, 20000)])
 def test_many_rows_over_the_grid(log, shape):

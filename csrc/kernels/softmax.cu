@@ -278,16 +278,6 @@ void launch_split(T *out, const T *in, int64_t rows, int64_t K, int64_t S, void 
 // fit in 64 registers.
 constexpr int regs_per_sm(size_t elem, int ppt) { return ppt <= 4 || (ppt <= 8 && elem <= 4) ? 2 : 1; }
 
-// Packs kept as four 32-bit words: kept as an array of Pack<__nv_bfloat16, 8>,
-// bfloat16 rows of 8 and 16 packs a thread spilled (180 and 204 bytes).
-template <class P> __device__ __forceinline__ P from_words(uint4 w)
-{
-    static_assert(sizeof(P) == 16, "a 16-byte pack");
-    P p;
-    memcpy(&p, &w, 16);
-    return p;
-}
-
 // regs: B == 1, K > 1024, rows of at most PPT packs a thread of NT
 // threads, a block a row (its max and sum reduced over NT / 32 warps): the
 // row stays in registers, read once with all of a thread's loads in flight
@@ -549,10 +539,7 @@ void launch_block(T *out, const T *in, int64_t rows, int64_t K, cudaStream_t st)
         constexpr int NT_HI = sizeof(T) >= 8 ? 1024 : BLOCK;
         const int nt_hi = NT_HI > BLOCK && rows > (int64_t)regs_per_sm(sizeof(T), 8) * sm_count() ? NT_HI : BLOCK;
         if (packs <= 4 * nt_hi) {
-            int nt = NT_LO;
-            while (nt < nt_hi && packs > 4 * nt)
-                nt *= 2;
-            pow2_class<NT_LO, NT_HI>(nt, [&](auto n) {
+            pow2_class<NT_LO, NT_HI>(threads_for_packs(packs, NT_LO, nt_hi), [&](auto n) {
                 launch_kernel(softmax_regs<T, 4, LOG, n.value>, grid, n.value, st, out, in, rows, (int)K);
             });
             return;

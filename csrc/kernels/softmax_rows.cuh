@@ -72,6 +72,27 @@ template <class T> inline bool same_offset(const T *in, const T *out)
 
 constexpr int BLOCK = 512;
 
+// Packs kept as four 32-bit words: kept as an array of Pack<__nv_bfloat16, 8>,
+// bfloat16 rows of 8 and 16 packs a thread spilled (180 and 204 bytes).
+template <class P> __device__ __forceinline__ P from_words(uint4 w)
+{
+    static_assert(sizeof(P) == 16, "a 16-byte pack");
+    P p;
+    memcpy(&p, &w, 16);
+    return p;
+}
+
+// The threads of a block that holds a row of `packs` 16-byte packs in at
+// most 4 packs a thread: the smallest power of two from lo to hi that does
+// (hi when none does).
+inline int threads_for_packs(int64_t packs, int lo, int hi)
+{
+    int nt = lo;
+    while (nt < hi && packs > 4 * (int64_t)nt)
+        nt *= 2;
+    return nt;
+}
+
 // The launchers' dtype switch: f(T{}, std::bool_constant<LOG>{}) for a
 // floating dtype, returning 0; -1 (nothing called) for the others.
 template <class F> inline int dispatch_float_log(int dtype, int log, F &&f)
