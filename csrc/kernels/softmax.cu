@@ -535,11 +535,10 @@ void launch_block(T *out, const T *in, int64_t rows, int64_t K, cudaStream_t st)
         // mixed (float32 [4096, 12000] log_softmax 152 -> 161 us, float16
         // [4096, 32768] 190 -> 198 us), so those keep the kernels below.
         const int64_t packs = (K + VEC - 1) / VEC;
-        constexpr int NT_LO = sizeof(T) >= 8 ? 256 : sizeof(T) == 4 ? 128 : 64; // K > 1024: packs > 4 * NT_LO / 2
         constexpr int NT_HI = sizeof(T) >= 8 ? 1024 : BLOCK;
         const int nt_hi = NT_HI > BLOCK && rows > (int64_t)regs_per_sm(sizeof(T), 8) * sm_count() ? NT_HI : BLOCK;
         if (packs <= 4 * nt_hi) {
-            pow2_class<NT_LO, NT_HI>(threads_for_packs(packs, NT_LO, nt_hi), [&](auto n) {
+            pow2_class<regs_threads_lo<T>(), NT_HI>(threads_for_packs<T>(packs, nt_hi), [&](auto n) {
                 launch_kernel(softmax_regs<T, 4, LOG, n.value>, grid, n.value, st, out, in, rows, (int)K);
             });
             return;

@@ -499,10 +499,9 @@ void launch_bwd(T *gx, const T *g, const T *y, int64_t rows, int64_t K, int64_t 
     // torch; float32 [8192, 2048] 74.7 -> 50.3 us, 0.68x -> 1.01x; softmax
     // float16 [32768, 1025] 209.4 -> 52.6 us, 0.73x -> 2.90x)
     if (packs <= 4 * BLOCK) {
-        constexpr int NT_LO = sizeof(T) >= 8 ? 256 : sizeof(T) == 4 ? 128 : 64; // K > 1024: packs > 4 * NT_LO / 2
         const int64_t rcap = (int64_t)sm_count() * 32;
         const dim3 rgrid((unsigned)(rows < rcap ? rows : rcap));
-        softmax_short::pow2_class<NT_LO, BLOCK>(threads_for_packs(packs, NT_LO, BLOCK), [&](auto nt) {
+        softmax_short::pow2_class<regs_threads_lo<T>(), BLOCK>(threads_for_packs<T>(packs, BLOCK), [&](auto nt) {
             launch_kernel(bwd_regs<T, LOG, nt.value>, rgrid, nt.value, st, gx, g, y, rows, K);
         });
         return;

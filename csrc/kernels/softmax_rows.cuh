@@ -72,8 +72,10 @@ template <class T> inline bool same_offset(const T *in, const T *out)
 
 constexpr int BLOCK = 512;
 
-// Packs kept as four 32-bit words: kept as an array of Pack<__nv_bfloat16, 8>,
-// bfloat16 rows of 8 and 16 packs a thread spilled (180 and 204 bytes).
+// A pack loaded as four 32-bit words, seen as its values. The registers
+// kernels keep loaded packs as words: kept as an array of
+// Pack<__nv_bfloat16, 8>, bfloat16 rows of 8 and 16 packs a thread spilled
+// (180 and 204 bytes).
 template <class P> __device__ __forceinline__ P from_words(uint4 w)
 {
     static_assert(sizeof(P) == 16, "a 16-byte pack");
@@ -82,12 +84,17 @@ template <class P> __device__ __forceinline__ P from_words(uint4 w)
     return p;
 }
 
-// The threads of a block that holds a row of `packs` 16-byte packs in at
-// most 4 packs a thread: the smallest power of two from lo to hi that does
-// (hi when none does).
-inline int threads_for_packs(int64_t packs, int lo, int hi)
+// The fewest threads a block of the registers kernels (forward and
+// backward) takes for a row of T: its rows are longer than 1024 values, so
+// more than 2 * lo packs, and fewer threads would hold more than 4 packs.
+template <class T> constexpr int regs_threads_lo() { return sizeof(T) >= 8 ? 256 : sizeof(T) == 4 ? 128 : 64; }
+
+// The threads of a block that holds a row of `packs` 16-byte packs of T in
+// at most 4 packs a thread: the smallest power of two from
+// regs_threads_lo<T>() to hi that does (hi when none does).
+template <class T> inline int threads_for_packs(int64_t packs, int hi)
 {
-    int nt = lo;
+    int nt = regs_threads_lo<T>();
     while (nt < hi && packs > 4 * (int64_t)nt)
         nt *= 2;
     return nt;
