@@ -207,6 +207,29 @@ def test_flip_matches_numpy(dtype):
         np.testing.assert_array_equal(host(t.flipud()), np.flipud(a))
 
 
+@pytest.mark.parametrize("dtype", [pcs.uint8, pcs.bool, pcs.int16, pcs.float16, pcs.bfloat16, pcs.float32,
+                                   pcs.int64, pcs.float64, pcs.complex64, pcs.complex128])
+def test_flip_last_dim_as_reversed_words(dtype):
+    """flip of the last dim moves 16-, 8- or 4-byte words and reverses the
+    elements inside each (copy.cu's widen) when the row width, the row
+    stride and the first word's address allow; the widths and column
+    offsets here land on each word size and on the element path."""
+    for width in (64, 60, 62, 63, 2048):
+        for off in (0, 1, 2, 3, 4):
+            t = make((5, width + off), dtype, width + off)[:, off:]
+            a = host(t)
+            for dims in ([1], [-1], [0, 1]):
+                np.testing.assert_array_equal(host(pcs.flip(t, dims)), np.flip(a, dims),
+                                              err_msg="width %d offset %d dims %s" % (width, off, dims))
+    t = make((2, 3, 8, 16), dtype, 5)
+    a = host(t)
+    for dims in ([3], [1, 3], [0, 2, 3]):
+        np.testing.assert_array_equal(host(t.flip(dims)), np.flip(a, dims), err_msg=str(dims))
+    out = pcs.empty((8, 16), dtype=dtype, device="cuda")
+    out.copy_(t[1, 2].flip(-1))  # into an existing tensor
+    np.testing.assert_array_equal(host(out), np.flip(a[1, 2], -1))
+
+
 @pytest.mark.parametrize("dtype", [pcs.float32, pcs.int64, pcs.bool, pcs.complex128, pcs.float16])
 def test_roll_matches_numpy(dtype):
     for name, t in layouts((9, 40, 3), dtype, 11):

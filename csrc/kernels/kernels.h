@@ -63,6 +63,13 @@ typedef struct {
 int pcs_launch_copy(void *dst, int dst_dtype, const void *src, int src_dtype, int64_t n,
                     const pcs_ew_geom *geom, cudaStream_t stream);
 
+/* A same-dtype copy (geom as above) whose two fastest dims differ, moved
+ * through shared-memory tiles as raw words of `itemsize` bytes (1, 2, 4, 8
+ * or 16) (transpose.cu). Returns 1 when it launched, 0 when geom is not a
+ * transpose worth tiling (nothing is launched; the caller copies it). */
+int pcs_launch_transpose(void *dst, const void *src, int itemsize, const pcs_ew_geom *geom,
+                         cudaStream_t stream);
+
 /* Writes the `itemsize`-byte pattern `value` (1, 2, 4, 8 or 16 bytes) into n
  * elements of dst; geom (only strides[0] used) NULL means contiguous. */
 int pcs_launch_fill(void *dst, int itemsize, const void *value, int64_t n,
