@@ -83,6 +83,22 @@ def test_rows_in_registers_by_block_size(dtype, log, rows, K):
     check(base[1:].view(rows, K), 1, log)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("K", [10000, 20000, 26000, 32000])
+def test_many_long_rows_in_registers(dtype, log, K):
+    # 300 rows, more than one wave of the 512-thread registers kernel on a
+    # GPU of up to 150 SMs, 16-byte packs a thread: float32 rows of 5 (10000)
+    # and of 13 and 16 (26000, 32000), float64 rows of 10 (10000) and 16-bit
+    # rows of 5 to 8 (20000 to 32000) stay in registers; float32 rows of 10
+    # (20000) and float64 rows past 16 packs take the shared-memory kernel,
+    # 16-bit rows of 10000 the 4-packs kernel. A view one element in reads
+    # each row with a scalar head and tail.
+    check(make((300, K), dtype, seed=K), -1, log)
+    base = make((300 * K + 1,), dtype, seed=K + 1)
+    check(base[1:].view(300, K), 1, log)
+
+
 @pytest.mark.parametrize("log", [False, True])
 def test_block_path_misaligned_rows(log):
     # a contiguous view that starts one element in: rows are not 16-byte aligned

@@ -289,11 +289,11 @@ constexpr int regs_per_sm(size_t elem, int ppt) { return ppt <= 4 || (ppt <= 8 &
 // exp once), except 16-bit rows of more than 4 packs a thread, which keep
 // the packs as loaded (half the registers) and convert them in each pass.
 // Rows of 8 and 16 packs a thread (up to 65536 16-bit values, 32768
-// float32, 16384 float64) are for rows few enough for one wave: a row of
+// float32, 16384 float64) came for rows few enough for one wave: a row of
 // an SM read at once is one memory round trip, where the shared-memory
 // kernel's four loads in flight a thread made it four to eight, one after
 // another ([128, 65536] float16 log_softmax 0.76x torch, float32
-// [128, 32000] 0.89x).
+// [128, 32000] 0.89x); launch_block says which many rows take them too.
 template <class T, int PPT, bool LOG, int NT = BLOCK>
 __global__ void __launch_bounds__(NT, regs_per_sm(sizeof(T), PPT) * BLOCK / NT)
     softmax_regs(T *out, const T *in, int64_t rows, int K)
@@ -543,10 +543,22 @@ void launch_block(T *out, const T *in, int64_t rows, int64_t K, cudaStream_t st)
             });
             return;
         }
-        // Rows of up to 8 or 16 packs a thread, one wave of them at most
-        // (regs_per_sm blocks an SM): a row's write does not overlap the
-        // next row's read in the block, so a second wave would wait twice.
-        if (ppt <= 16 && rows <= (int64_t)regs_per_sm(sizeof(T), ppt <= 8 ? 8 : 16) * sm_count()) {
+        // Rows of up to 8 or 16 packs a thread of 512 threads. A block then
+        // reads its row, reduces and writes with nothing of its own to
+        // overlap (regs_per_sm blocks an SM, one for 16 packs), so this was
+        // kept to rows of one wave; but for many rows of float32 (and 16-bit
+        // rows of at most 8 packs) and of float64 it still beats the
+        // shared-memory kernel below, which made two passes over shared
+        // memory. On the H200 against it, in one process: float32 [4096,
+        // 12000] softmax 160.7 -> 113.3 us (0.78x -> 1.11x torch), [16384,
+        // 16384] 712.7 -> 529.1 us (0.91x -> 1.22x), [4096, 32000] 372.9 ->
+        // 333.2 us (1.15x -> 1.29x); float16 [2048, 20000] log_softmax 82.6 ->
+        // 56.1 us (0.81x -> 1.20x); float64 [8192, 9000] 707.1 -> 481.8 us
+        // (0.92x -> 1.35x). 16-bit rows of 9 to 16 packs a thread were 1.2x to
+        // 1.4x slower (float16 [4096, 50257]) and float32 rows of 9 to 11
+        // about even ([1024, 20000]), so those keep the one-wave limit.
+        const bool many = ppt <= 8 ? sizeof(T) <= 4 : sizeof(T) == 8 || (sizeof(T) == 4 && ppt >= 12);
+        if (ppt <= 16 && (many || rows <= (int64_t)regs_per_sm(sizeof(T), ppt <= 8 ? 8 : 16) * sm_count())) {
             pow2_class<8, 16>(ppt, [&](auto p) {
                 launch_kernel(softmax_regs<T, p.value, LOG>, grid, BLOCK, st, out, in, rows, (int)K);
             });
