@@ -18,20 +18,18 @@
 
 #include <type_traits>
 
-#include "kernels.h"
-#include "launch.cuh"
+#include "ew_common.cuh"
 #include "pdl.cuh"
 
 namespace {
+
+using pcs::Pack;
 
 // The 16-byte carrier (complex128): a transpose only moves bytes.
 struct alignas(16) b16 {
     uint64_t lo, hi;
 };
 
-template <typename T, int N> struct alignas(sizeof(T) * N) Pack {
-    T v[N];
-};
 // Transposing copies: the source's fastest dim j is not the destination's
 // fastest dim i, so one side would be read or written a stride apart. A
 // block moves TILE x TILE tiles through shared memory (+1 column so that the
