@@ -230,6 +230,38 @@ def test_flip_last_dim_as_reversed_words(dtype):
     np.testing.assert_array_equal(host(out), np.flip(a[1, 2], -1))
 
 
+@pytest.mark.parametrize("dtype", [pcs.uint8, pcs.int16, pcs.bfloat16, pcs.float32, pcs.int64, pcs.complex128])
+def test_long_row_copies_match_numpy(dtype):
+    """Copies whose innermost dim is a block long or more (copy.cu's
+    copy_rows): misaligned slices, odd-width flips, stepped rows, permuted
+    outer dims and strided destinations, with row widths on both sides of
+    each tile size (256 threads times 1 to 16 elements)."""
+    for width in (256, 257, 511, 600, 1030, 2049, 4100, 8191):
+        t = make((3, width + 5), dtype, width)
+        a = host(t)
+        cases = [("[:, 1:]", lambda x: x[:, 1:], None), ("[:, :-1]", lambda x: x[:, :-1], None),
+                 ("[1:, 3:-2]", lambda x: x[1:, 3:-2], None),
+                 ("flip", lambda x: x[:, 1:].flip(-1), lambda x: x[:, 1:][:, ::-1]),
+                 ("flip all", lambda x: x[:, 2:].flip((0, 1)), lambda x: x[::-1, 2:][:, ::-1]),
+                 ("[:, 1::2]", lambda x: x[:, 1::2], None),
+                 ("flip [:, ::3]", lambda x: x.flip(-1)[:, ::3], lambda x: x[:, ::-1][:, ::3])]
+        for name, f, g in cases:
+            np.testing.assert_array_equal(host(f(t).contiguous()), (g or f)(a),
+                                          err_msg="%s width %d" % (name, width))
+        out = pcs.zeros((3, width + 5), dtype=dtype, device="cuda")
+        out[:, 2:].copy_(t[:, :-2].flip(-1))  # a misaligned destination
+        ref = np.zeros_like(a)
+        ref[:, 2:] = a[:, :-2][:, ::-1]
+        np.testing.assert_array_equal(host(out), ref, err_msg="into a slice, width %d" % width)
+    t = make((4, 3, 1030), dtype, 3)  # outer dims permuted: row offsets from both outer strides
+    a = host(t)
+    np.testing.assert_array_equal(host(t.permute(1, 0, 2)[:, :, 1:].contiguous()),
+                                  np.ascontiguousarray(a.transpose(1, 0, 2)[:, :, 1:]))
+    np.testing.assert_array_equal(host(t.flatten()[3:].clone()), a.flatten()[3:])
+    big = pcs.arange(70000 * 301, device="cuda").reshape(70000, 301).to(dtype)  # more tiles than blocks
+    np.testing.assert_array_equal(host(big[:, 1:].flip(-1).contiguous()), host(big)[:, 1:][:, ::-1])
+
+
 @pytest.mark.parametrize("dtype", [pcs.float32, pcs.int64, pcs.bool, pcs.complex128, pcs.float16])
 def test_roll_matches_numpy(dtype):
     for name, t in layouts((9, 40, 3), dtype, 11):
