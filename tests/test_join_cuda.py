@@ -232,11 +232,11 @@ def test_flip_last_dim_as_reversed_words(dtype):
 
 @pytest.mark.parametrize("dtype", [pcs.uint8, pcs.int16, pcs.bfloat16, pcs.float32, pcs.int64, pcs.complex128])
 def test_long_row_copies_match_numpy(dtype):
-    """Copies whose innermost dim is a block long or more (copy.cu's
+    """Copies whose innermost dim is a warp long or more (copy.cu's
     copy_rows): misaligned slices, odd-width flips, stepped rows, permuted
     outer dims and strided destinations, with row widths on both sides of
-    each tile size (256 threads times 1 to 16 elements)."""
-    for width in (256, 257, 511, 600, 1030, 2049, 4100, 8191):
+    each tile size (32 lanes times 1 to 16 elements)."""
+    for width in (32, 33, 63, 100, 224, 255, 256, 257, 511, 600, 1030, 2049, 4100, 8191):
         t = make((3, width + 5), dtype, width)
         a = host(t)
         cases = [("[:, 1:]", lambda x: x[:, 1:], None), ("[:, :-1]", lambda x: x[:, :-1], None),
@@ -258,7 +258,7 @@ def test_long_row_copies_match_numpy(dtype):
     np.testing.assert_array_equal(host(t.permute(1, 0, 2)[:, :, 1:].contiguous()),
                                   np.ascontiguousarray(a.transpose(1, 0, 2)[:, :, 1:]))
     np.testing.assert_array_equal(host(t.flatten()[3:].clone()), a.flatten()[3:])
-    big = pcs.arange(70000 * 301, device="cuda").reshape(70000, 301).to(dtype)  # more tiles than blocks
+    big = pcs.arange(600000 * 41, device="cuda").reshape(600000, 41).to(dtype)  # more tiles than warps
     np.testing.assert_array_equal(host(big[:, 1:].flip(-1).contiguous()), host(big)[:, 1:][:, ::-1])
 
 

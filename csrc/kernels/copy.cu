@@ -202,26 +202,29 @@ __global__ void __launch_bounds__(THREADS) copy_strided(D *dst, const S *src, ty
     }
 }
 
-// Geometries whose innermost dim is at least a block long (a slice of rows,
-// x[:, 1:] or x.flip(-1) of an odd width, rows of a cat): a tile is THREADS
-// * U neighbouring elements of one row. The tile's row offsets come from the
-// outer dims once (g holds only those), and its elements from there by the
-// inner strides, where copy_strided divides per element: on the H200,
-// x[:, 1:].contiguous() of [8192, 8192] float16 issued about 80
-// instructions an element, read at 18 % of the DRAM bandwidth and ran at
-// 0.70x torch; through this kernel 1.57x (float32 0.87x -> 1.42x, uint8
-// 0.67x -> 1.39x, flip(1) of [8192, 8191] float16 0.73x -> 1.64x). U grows
-// as the element narrows so that a thread keeps 16 bytes of loads in flight
-// (4 KiB a block).
+// Geometries whose innermost dim is at least a warp long (a slice of rows,
+// x[:, 1:] or x.flip(-1) of an odd width, an image crop, rows of a cat): a
+// tile is 32 * U neighbouring elements of one row, a warp's. The tile's row
+// offsets come from the outer dims once (g holds only those), and its
+// elements from there by the inner strides, where copy_strided divides per
+// element: on the H200, x[:, 1:].contiguous() of [8192, 8192] float16
+// issued about 80 instructions an element, read at 18 % of the DRAM
+// bandwidth and ran at 0.70x torch; through this kernel 1.57x (float32
+// 0.87x -> 1.42x, uint8 0.67x -> 1.39x, flip(1) of [8192, 8191] float16
+// 0.73x -> 1.64x). U grows as the element narrows so that a thread keeps
+// 16 bytes of loads in flight (4 KiB a block).
+constexpr int kWarps = THREADS / 32;
+
 template <typename T, typename Off, int U, int REV>
 __global__ void __launch_bounds__(THREADS)
     copy_rows(T *dst, const T *src, uint32_t tiles, pcs::FastDiv tpr, int64_t W, int64_t dstep, int64_t sstep, Off g)
 {
     pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
-    constexpr int kTile = THREADS * U;
-    for (uint32_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    constexpr int kTile = 32 * U;
+    const uint32_t lane = threadIdx.x & 31, step = gridDim.x * kWarps;
+    for (uint32_t t = blockIdx.x * kWarps + threadIdx.x / 32; t < tiles; t += step) {
         const uint32_t r = tpr.div(t);
-        const int64_t c0 = (int64_t)(t - r * tpr.d) * kTile + threadIdx.x;
+        const int64_t c0 = (int64_t)(t - r * tpr.d) * kTile + lane;
         int64_t off[2];
         g.get((typename Off::index_t)r, off);
         const T *s = src + off[1] + c0 * sstep;
@@ -229,15 +232,15 @@ __global__ void __launch_bounds__(THREADS)
         T v[U];
 #pragma unroll
         for (int u = 0; u < U; u++)
-            if (c0 + u * THREADS < W)
-                v[u] = s[(int64_t)u * THREADS * sstep];
+            if (c0 + u * 32 < W)
+                v[u] = s[(int64_t)u * 32 * sstep];
 #pragma unroll
         for (int u = 0; u < U; u++)
-            if (c0 + u * THREADS < W) {
+            if (c0 + u * 32 < W) {
                 if constexpr (REV > 0)
-                    d[(int64_t)u * THREADS * dstep] = reverse_elems<REV>(v[u]);
+                    d[(int64_t)u * 32 * dstep] = reverse_elems<REV>(v[u]);
                 else
-                    d[(int64_t)u * THREADS * dstep] = v[u];
+                    d[(int64_t)u * 32 * dstep] = v[u];
             }
     }
 }
@@ -261,26 +264,37 @@ unsigned blocks_for(int64_t work)
     return (unsigned)(b < 1 ? 1 : b > 65536 ? 65536 : b);
 }
 
-// copy_rows for a same-dtype geometry with an inner dim of at least THREADS
+// copy_rows for a same-dtype geometry with an inner dim of at least 32
 // elements; false (nothing launched) otherwise. launch_strided takes it for
 // elements and words of up to 4 bytes: 8- and 16-byte words (int64 rows, and
 // the rows widen gave 16-byte words) measured the same or up to 4 % slower
 // in it than in copy_strided (int64 x[:, 1:] of [4096, 8192] 128.8 ->
-// 134.3 us). U is the largest power of
-// two up to 16 / sizeof(T) (at least 4) whose tile is at most the row:
-// wider tiles would run mostly past the end of shorter rows.
+// 134.3 us). U is the largest power of two up to 16 / sizeof(T) (at least
+// 4) whose tile is at most the row and keeps the lanes busy: wider tiles
+// would run mostly past the end of shorter rows. With warp tiles, on the
+// H200 against torch: crops x[..., 13:237, 13:237] of [64, 3, 256, 256]
+// uint8 0.53x -> 1.17x, float16 0.55x -> 1.20x, float32 0.76x -> 1.43x;
+// float16 x[:, 1:] of [262144, 100] 0.74x -> 0.89x (still below: a tile's
+// row offsets cost about as much as its one or two elements).
 template <typename T, int REV>
 bool launch_rows(void *dst, const void *src, int64_t n, const pcs_ew_geom *g, cudaStream_t st)
 {
     const int in = g->ndim - 1;
-    if (in < 0 || g->sizes[in] < THREADS)
+    if (in < 0 || g->sizes[in] < 32)
         return false;
     constexpr int UMAX = 16 / (int)sizeof(T) > 4 ? 16 / (int)sizeof(T) : 4;
     const int64_t W = g->sizes[in], rows = n / W;
+    // At least three quarters of the lanes of a row's tiles busy: rows of 33
+    // to 47 values (or 65 to 71) in tiles of 32 left warps nearly idle
+    // (float32 x[:, 1:] of [1048576, 40] 0.90x -> 0.60x torch), so those
+    // stay with copy_strided.
+    auto busy = [W](int64_t tile) { return 4 * W >= 3 * tile * ((W + tile - 1) / tile); };
     int u = UMAX;
-    while (u > 1 && (int64_t)THREADS * u > W)
+    while (u > 1 && (32 * (int64_t)u > W || !busy(32 * (int64_t)u)))
         u /= 2;
-    const int64_t tpr = (W + (int64_t)THREADS * u - 1) / ((int64_t)THREADS * u);
+    if (!busy(32 * (int64_t)u))
+        return false;
+    const int64_t tpr = (W + 32 * (int64_t)u - 1) / (32 * (int64_t)u);
     if (rows * tpr > INT32_MAX || (!g->index32 && u != UMAX))
         return false;
     pcs_ew_geom outer = *g;
@@ -288,7 +302,8 @@ bool launch_rows(void *dst, const void *src, int64_t n, const pcs_ew_geom *g, cu
     pcs::FastDiv div;
     div.init((uint32_t)tpr);
     const uint32_t tiles = (uint32_t)(rows * tpr);
-    const unsigned grid = tiles < 65536u ? tiles : 65536u;
+    const uint32_t blocks = (tiles + kWarps - 1) / kWarps;
+    const unsigned grid = blocks < 65536u ? blocks : 65536u;
     const int64_t ds = g->strides[0][in], ss = g->strides[1][in];
     auto go = [&](auto uc) {
         constexpr int UC = decltype(uc)::value;
