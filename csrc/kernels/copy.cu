@@ -13,8 +13,8 @@
 // same-dtype copy whose two sides have different fastest dims -> the tiled
 // transposes of transpose.cu; otherwise the strided paths compute offsets
 // from the geometry the iteration core planned (32-bit where it fits,
-// offsets.cuh): per row for rows at least a block long (copy_rows), per
-// element for the rest.
+// offsets.cuh): per row for rows of at least a warp of elements
+// (copy_rows), per element for the rest.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
