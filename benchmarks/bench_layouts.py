@@ -91,6 +91,9 @@ def copy_cases(dt):
         _big("x.t().contiguous() (transposed copy)", "x.t().contiguous()", _setup(dt, {"x": SQ}),
              2 * N * s, "cupy.ascontiguousarray(x.T)", dt),
         _big("y.fill_(3) (contiguous fill)", "y.fill_(3)", _setup(dt, {"y": SQ}), N * s, "y.fill(3)", dt),
+        _big("y[:, 1:].fill_(3) (sliced fill)", "y[:, 1:].fill_(3)", _setup(dt, {"y": SQ}),
+             N * s * (SQ[1] - 1) // SQ[1], "y[:, 1:].fill(3)", dt),
+        _big("y.t().fill_(3) (transposed fill)", "y.t().fill_(3)", _setup(dt, {"y": SQ}), N * s, "y.T.fill(3)", dt),
         _big("x.permute(2,0,1).contiguous() (3-D)", "x.permute(2, 0, 1).contiguous()",
              _setup(dt, {"x": CUBE}), 2 * N * s, "cupy.ascontiguousarray(x.transpose(2, 0, 1))", dt),
         _big("y.copy_(x.t()) (differently ordered)", "y.copy_(x.t())", _setup(dt, {"x": SQ, "y": SQ}),
@@ -180,7 +183,7 @@ def factory_cases():
 def cases(quick=False):
     if quick:
         s = SIZE["float32"]
-        rows = copy_cases("float32")[:2]
+        rows = copy_cases("float32")[:2] + [r for r in copy_cases("float16") if "fill" in r.name]
         rows += [r for r in elementwise_cases("float32") if "row" in r.name or "stepped" in r.name
                  or "contiguous" in r.name]
         x = _setup("float32", {"x": SQ})

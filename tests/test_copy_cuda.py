@@ -333,3 +333,40 @@ def test_short_transposes_of_expanded_and_offset_views(dt):
             back = torch.empty(want.shape[::-1], dtype=dt, device="cuda")
             back.t().copy_(got)
             np.testing.assert_array_equal(back.cpu().numpy(), np.ascontiguousarray(want.T))
+
+# Views a fill takes by rows of aligned words (unit inner stride, rows from a
+# few bytes up, at every offset into a word), by stepped warp tiles, by
+# element, or as one range (dense in another memory order).
+FILL_VIEWS = [
+    ((64, 200), lambda x: x[:, 1:]), ((64, 200), lambda x: x[:, :-1]), ((64, 200), lambda x: x[3:, 5:-7]),
+    ((300, 33), lambda x: x[:, 1:]), ((300, 17), lambda x: x[:, 1:-1]), ((500, 9), lambda x: x[:, 2:7]),
+    ((257, 40), lambda x: x[::3, 1:]), ((6, 5, 40, 40), lambda x: x[..., 13:37, 3:29]),
+    ((64, 200), lambda x: x[:, ::2]), ((64, 200), lambda x: x[1:, 1::3]), ((100, 70, 4), lambda x: x[:, :, 1]),
+    ((64, 200), lambda x: x[:, 7]), ((64, 200), lambda x: x.swapaxes(1, 0)),
+    ((4, 6, 5, 7), lambda x: x.swapaxes(0, 2).swapaxes(1, 3)),
+    ((2, 70000), lambda x: x[:, 3:]), ((3, 4, 5), lambda x: x[:, 1:3]), ((1 << 20,), lambda x: x[5:-3]),
+]
+
+
+@pytest.mark.parametrize("dt,value", [(torch.uint8, 201), (torch.int16, -12345), (torch.float16, -1.5),
+                                      (torch.float32, 3.25), (torch.int64, 0x0102030405060708),
+                                      (torch.float64, -7.125), (torch.complex128, 1.5 - 2.5j)], ids=str)
+@pytest.mark.parametrize("case", range(len(FILL_VIEWS)))
+def test_strided_fills_match_numpy(dt, value, case):
+    """Each view is filled with a value whose bytes do not repeat within the
+    element (so a word written with the wrong phase shows), over random
+    contents: the view holds the value and every element outside it is as
+    it was."""
+    shape, view = FILL_VIEWS[case]
+    np_dt = torch.tensor([], dtype=dt).numpy().dtype
+    base = rng.integers(1, 100, size=shape)
+    ref = (base + 1j * base if dt.is_complex else base).astype(np_dt)
+    x = torch.from_numpy(ref.copy()).cuda()
+    view(x).fill_(value)
+    view(ref)[...] = value
+    got = x.cpu().numpy()
+    np.testing.assert_array_equal(got, ref)
+    # a zero goes the same way when the view is not dense (no memset)
+    view(x).fill_(0)
+    view(ref)[...] = 0
+    np.testing.assert_array_equal(x.cpu().numpy(), ref)

@@ -1,4 +1,4 @@
-// copy.cu: strided copies, dtype casts and fills on the GPU.
+// copy.cu: strided copies and dtype casts on the GPU (fills: fill.cu).
 //
 // One kernel template covers every (destination, source) dtype pair; the
 // host-side dispatch below instantiates all 144 pairs from the dtype list
@@ -26,6 +26,7 @@
 #include "launch.cuh"
 #include "pdl.cuh"
 #include "offsets.cuh"
+#include "row_tiles.cuh"
 
 namespace {
 
@@ -169,8 +170,13 @@ template <int E> __device__ __forceinline__ b16 reverse_elems(b16 x)
 }
 
 // Any geometry the core planned, UNROLL elements a thread a block-wide tile
-// apart, every load issued before the stores; offsets from offsets.cuh.
-// REV > 0: D == S are words of REV-byte elements whose order each word
+// apart, every load issued before the stores; offsets from offsets.cuh,
+// with the dims loop unrolled in 32 bits (get_unrolled; rolled, the kernel
+// queued on constant loads: on the H200 against torch, x.t().half() of
+// [8192, 8192] float32 0.63x -> 0.88x, x.t().float() of float16 1.23x ->
+// 1.71x, float32 x[:, 1:].contiguous() of [1048576, 17] 0.90x -> 1.37x;
+// copy_rows' one get a tile measured 5 to 15 % slower unrolled, so it
+// keeps the rolled loop). REV > 0: D == S are words of REV-byte elements whose order each word
 // reverses on the way.
 constexpr int UNROLL = 4;
 
@@ -187,7 +193,7 @@ __global__ void __launch_bounds__(THREADS) copy_strided(D *dst, const S *src, ty
         for (int u = 0; u < UNROLL; u++) {
             I i = base + u * THREADS + threadIdx.x;
             if (i < n) {
-                g.get(i, off[u]);
+                g.get_unrolled(i, off[u]);
                 v[u] = src[off[u][1]];
             }
         }
@@ -203,30 +209,20 @@ __global__ void __launch_bounds__(THREADS) copy_strided(D *dst, const S *src, ty
 }
 
 // Geometries whose innermost dim is at least a warp long (a slice of rows,
-// x[:, 1:] or x.flip(-1) of an odd width, an image crop, rows of a cat): a
-// tile is 32 * U neighbouring elements of one row, a warp's. The tile's row
-// offsets come from the outer dims once (g holds only those), and its
-// elements from there by the inner strides, where copy_strided divides per
-// element: on the H200, x[:, 1:].contiguous() of [8192, 8192] float16
-// issued about 80 instructions an element, read at 18 % of the DRAM
-// bandwidth and ran at 0.70x torch; through this kernel 1.57x (float32
-// 0.87x -> 1.42x, uint8 0.67x -> 1.39x, flip(1) of [8192, 8191] float16
-// 0.73x -> 1.64x). U grows as the element narrows so that a thread keeps
-// 16 bytes of loads in flight (4 KiB a block).
-constexpr int kWarps = THREADS / 32;
-
+// x[:, 1:] or x.flip(-1) of an odd width, an image crop, rows of a cat) go
+// by warp tiles (row_tiles.cuh), where copy_strided divides per element:
+// on the H200, x[:, 1:].contiguous() of [8192, 8192] float16 issued about
+// 80 instructions an element, read at 18 % of the DRAM bandwidth and ran at
+// 0.70x torch; through this kernel 1.57x (float32 0.87x -> 1.42x, uint8
+// 0.67x -> 1.39x, flip(1) of [8192, 8191] float16 0.73x -> 1.64x). U grows
+// as the element narrows so that a thread keeps 16 bytes of loads in flight
+// (4 KiB a block).
 template <typename T, typename Off, int U, int REV>
 __global__ void __launch_bounds__(THREADS)
     copy_rows(T *dst, const T *src, uint32_t tiles, pcs::FastDiv tpr, int64_t W, int64_t dstep, int64_t sstep, Off g)
 {
     pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
-    constexpr int kTile = 32 * U;
-    const uint32_t lane = threadIdx.x & 31, step = gridDim.x * kWarps;
-    for (uint32_t t = blockIdx.x * kWarps + threadIdx.x / 32; t < tiles; t += step) {
-        const uint32_t r = tpr.div(t);
-        const int64_t c0 = (int64_t)(t - r * tpr.d) * kTile + lane;
-        int64_t off[2];
-        g.get((typename Off::index_t)r, off);
+    pcs::row_tiles<THREADS, 2>(U, tiles, tpr, g, [&](const int64_t *off, int64_t c0) {
         const T *s = src + off[1] + c0 * sstep;
         T *d = dst + off[0] + c0 * dstep;
         T v[U];
@@ -242,19 +238,7 @@ __global__ void __launch_bounds__(THREADS)
                 else
                     d[(int64_t)u * 32 * dstep] = v[u];
             }
-    }
-}
-
-template <typename T, typename Off>
-__global__ void fill_kernel(T *dst, T value, typename Off::index_t n, Off g)
-{
-    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
-    using I = typename Off::index_t;
-    for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (I)gridDim.x * blockDim.x) {
-        int64_t off[1];
-        g.get(i, off);
-        dst[off[0]] = value;
-    }
+    });
 }
 
 unsigned blocks_for(int64_t work)
@@ -284,15 +268,9 @@ bool launch_rows(void *dst, const void *src, int64_t n, const pcs_ew_geom *g, cu
         return false;
     constexpr int UMAX = 16 / (int)sizeof(T) > 4 ? 16 / (int)sizeof(T) : 4;
     const int64_t W = g->sizes[in], rows = n / W;
-    // At least three quarters of the lanes of a row's tiles busy: rows of 33
-    // to 47 values (or 65 to 71) in tiles of 32 left warps nearly idle
-    // (float32 x[:, 1:] of [1048576, 40] 0.90x -> 0.60x torch), so those
-    // stay with copy_strided.
-    auto busy = [W](int64_t tile) { return 4 * W >= 3 * tile * ((W + tile - 1) / tile); };
-    int u = UMAX;
-    while (u > 1 && (32 * (int64_t)u > W || !busy(32 * (int64_t)u)))
-        u /= 2;
-    if (!busy(32 * (int64_t)u))
+    // rows whose tiles would leave lanes idle stay with copy_strided
+    const int u = pcs::row_tile_width(W, UMAX);
+    if (u == 0)
         return false;
     const int64_t tpr = (W + 32 * (int64_t)u - 1) / (32 * (int64_t)u);
     if (rows * tpr > INT32_MAX || (!g->index32 && u != UMAX))
@@ -302,7 +280,7 @@ bool launch_rows(void *dst, const void *src, int64_t n, const pcs_ew_geom *g, cu
     pcs::FastDiv div;
     div.init((uint32_t)tpr);
     const uint32_t tiles = (uint32_t)(rows * tpr);
-    const uint32_t blocks = (tiles + kWarps - 1) / kWarps;
+    const uint32_t blocks = (tiles + THREADS / 32 - 1) / (THREADS / 32);
     const unsigned grid = blocks < 65536u ? blocks : 65536u;
     const int64_t ds = g->strides[0][in], ss = g->strides[1][in];
     auto go = [&](auto uc) {
@@ -435,7 +413,7 @@ template <typename F> bool with_type(int dtype, F &&f)
     }
 }
 
-// Raw-byte carriers for same-dtype copies and fills.
+// Raw-byte carriers for same-dtype copies.
 template <typename F> bool with_carrier(int itemsize, F &&f)
 {
     switch (itemsize) {
@@ -478,24 +456,4 @@ extern "C" int pcs_launch_copy(void *dst, int dst_dtype, const void *src, int sr
         });
     });
     return ok && inner_ok ? 0 : -1;
-}
-
-extern "C" int pcs_launch_fill(void *dst, int itemsize, const void *value, int64_t n,
-                               const pcs_ew_geom *geom, cudaStream_t stream)
-{
-    if (n <= 0)
-        return 0;
-    pcs_ew_geom g = geom ? *geom : pcs::flat_geom(n);
-    bool ok = with_carrier(itemsize, [&](auto t) {
-        using T = typename decltype(t)::type;
-        T v;
-        memcpy(&v, value, sizeof v);
-        if (g.index32 && n <= INT32_MAX)
-            pcs::launch_kernel_pdl(fill_kernel<T, pcs::Off32<1>>, blocks_for(n), THREADS, stream, (T *)dst, v,
-                               (uint32_t)n, pcs::make_off32<1>(g));
-        else
-            pcs::launch_kernel_pdl(fill_kernel<T, pcs::Off64<1>>, blocks_for(n), THREADS, stream, (T *)dst, v, n,
-                               pcs::make_off64<1>(g));
-    });
-    return ok ? 0 : -1;
 }

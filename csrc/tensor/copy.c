@@ -529,7 +529,12 @@ int pcs_fill_bytes(PcsTensor *dst_view, const void *value)
     bool zero = true;
     for (int i = 0; i < isz; i++)
         zero &= ((const unsigned char *)value)[i] == 0;
-    bool contig = pcs_tensor_is_contiguous(dst);
+    /* A dense view in any memory order (x.t(), a permuted image) covers
+     * [data, data + n) exactly, as a contiguous one does: filled as one
+     * range (a memset where the value allows): x.t().fill_(3) of a float16
+     * [8192, 8192] went from 0.33x torch, element by element, to 1.30x on
+     * the H200. */
+    bool contig = pcs_tensor_is_contiguous(dst) || pcs_tensor_is_dense(dst);
     if (dst->device < 0) {
         char *d = pcs_tensor_data(dst);
         if (contig && zero) {
