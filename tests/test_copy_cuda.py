@@ -334,6 +334,7 @@ def test_short_transposes_of_expanded_and_offset_views(dt):
             back.t().copy_(got)
             np.testing.assert_array_equal(back.cpu().numpy(), np.ascontiguousarray(want.T))
 
+
 # Views a fill takes by rows of aligned words (unit inner stride, rows from a
 # few bytes up, at every offset into a word), by stepped warp tiles, by
 # element, or as one range (dense in another memory order).
