@@ -371,3 +371,37 @@ def test_strided_fills_match_numpy(dt, value, case):
     view(x).fill_(0)
     view(ref)[...] = 0
     np.testing.assert_array_equal(x.cpu().numpy(), ref)
+
+
+# torch's preserve_format on the GPU: clone(), to(dtype), half(), cpu() and
+# cuda() of dense and non-dense views give torch's strides (torch itself is
+# the oracle where installed) and the values NumPy gives.
+LAYOUT_VIEWS = [
+    ((64, 80), lambda x: x.t()), ((8, 64, 80), lambda x: x.permute(0, 2, 1)[:, 1:]),
+    ((60, 80), lambda x: x[::2, 1::3]), ((60, 80), lambda x: x[::2, 1::3].t()),
+    ((30, 1), lambda x: x.expand(30, 40)), ((2, 3, 20, 24), lambda x: x.permute(0, 2, 3, 1)[:, :, 1:]),
+    ((64, 80), lambda x: x[:, 1:].t()),
+]
+
+
+@pytest.mark.parametrize("case", range(len(LAYOUT_VIEWS)))
+def test_preserve_format_layouts_match_torch(case):
+    shape, view = LAYOUT_VIEWS[case]
+    a = rng.standard_normal(shape).astype(np.float32)
+    try:
+        import torch as real
+        want = view(real.from_numpy(a).cuda()).clone().stride()
+    except Exception:
+        want = None
+    g = view(torch.from_numpy(a).cuda())
+    h = view(torch.from_numpy(a))
+    ref = h.numpy()
+    results = [g.clone(), g.to(torch.float64), g.half(), g.bfloat16(), g.to(torch.int32), g.cpu(), h.cuda(),
+               g.to("cpu", torch.float64)]
+    for got in results:
+        if want is not None:
+            assert got.stride() == want, (got.stride(), want)
+        else:
+            assert got.stride() == results[0].stride()
+        np.testing.assert_allclose(got.cpu().float().numpy(), ref, rtol=1e-2 if got.dtype in (
+            torch.float16, torch.bfloat16) else 0, atol=1 if got.dtype is torch.int32 else 0)

@@ -232,6 +232,33 @@ def test_contiguous_clone_detach():
     assert t.detach().data_ptr() == t.data_ptr()
 
 
+# torch's preserve_format (the default of clone() and to()): a dense view
+# keeps its strides; one that is not dense gets dense strides in its own
+# memory order; contiguous() always gives row-major strides.
+PRESERVE_CASES = [
+    ((4, 5), lambda x: x.t(), (1, 5)),
+    ((2, 4, 5), lambda x: x.permute(0, 2, 1)[:, 1:], (16, 1, 4)),
+    ((6, 8), lambda x: x[::2, 1::3], (3, 1)),
+    ((6, 8), lambda x: x[::2, 1::3].t(), (1, 3)),
+    ((3, 1), lambda x: x.expand(3, 4), (4, 1)),
+    ((2, 3, 4, 5), lambda x: x.permute(0, 2, 3, 1)[:, :, 1:], (48, 4, 1, 16)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(PRESERVE_CASES)))
+def test_clone_and_to_preserve_the_memory_order(case):
+    shape, view, want = PRESERVE_CASES[case]
+    a = rand(*shape)
+    x = view(T(a))
+    ref = x.numpy()
+    for got in (x.clone(), x.to(torch.float32, copy=True), x.double(), x.half(), x.to(torch.int64),
+                x.to("cpu", torch.float64, copy=True)):
+        assert got.stride() == want, (got.stride(), want)
+        np.testing.assert_array_equal(got.numpy(), ref.astype(got.numpy().dtype, casting="unsafe"))
+    c = x.contiguous()
+    assert c.is_contiguous() and np.array_equal(c.numpy(), ref)
+
+
 # ---- indexing -------------------------------------------------------------
 
 INDICES = [0, -1, (1, 2), slice(None), slice(1, None), slice(None, None, 2),

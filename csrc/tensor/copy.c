@@ -103,6 +103,15 @@ static void make_geom(const PcsTensor *dst, const PcsTensor *src, pcs_ew_geom *g
     *g = plan.geom;
 }
 
+/* Whether the planned geometry is one run of unit stride on both sides:
+ * two dense tensors with the same strides (x.t().half() into a result
+ * that kept x.t()'s strides), which move as flat ranges from their first
+ * elements. */
+static bool geom_flat(const pcs_ew_geom *g)
+{
+    return g->ndim == 0 || (g->ndim == 1 && g->strides[0][0] == 1 && g->strides[1][0] == 1);
+}
+
 /* ------------------------------------------------------------------------ */
 /* CPU                                                                       */
 
@@ -202,16 +211,18 @@ static int copy_same_device(PcsTensor *dst, PcsTensor *src)
         return -1;
     cudaStream_t stream = pcs_current_stream(dev);
     int r = 0;
-    if (dst->dtype == src->dtype && pcs_tensor_is_contiguous(dst) && pcs_tensor_is_contiguous(src)) {
+    pcs_ew_geom g;
+    bool contig = pcs_tensor_is_contiguous(dst) && pcs_tensor_is_contiguous(src);
+    if (!contig) {
+        make_geom(dst, src, &g);
+        contig = geom_flat(&g);
+    }
+    if (dst->dtype == src->dtype && contig) {
         size_t nbytes = (size_t)pcs_tensor_numel(dst) * pcs_itemsize(dst->dtype);
         PCS_CUDA_CHECK_GOTO(cudaMemcpyAsync(pcs_tensor_data(dst), pcs_tensor_data(src), nbytes,
                                             cudaMemcpyDeviceToDevice, stream),
                             fail);
     } else {
-        pcs_ew_geom g;
-        bool contig = pcs_tensor_is_contiguous(dst) && pcs_tensor_is_contiguous(src);
-        if (!contig)
-            make_geom(dst, src, &g);
         clear_stale_error();
         pcs_launch_copy(pcs_tensor_data(dst), dst->dtype, pcs_tensor_data(src), src->dtype,
                         pcs_tensor_numel(dst), contig ? NULL : &g, stream);
@@ -422,6 +433,41 @@ static PcsTensor *empty_like_dtype(PcsTensor *t, int dtype, int device)
     return pcs_tensor_empty(t->ndim, t->sizes, dtype, device, false);
 }
 
+/* t's strides into out when t is dense with none negative (a new tensor
+ * can take them as they are). */
+static bool dense_strides(const PcsTensor *t, int64_t *out)
+{
+    if (!pcs_tensor_is_dense(t))
+        return false;
+    for (int i = 0; i < t->ndim; i++)
+        if ((out[i] = t->strides[i]) < 0)
+            return false;
+    return true;
+}
+
+/* A tensor of `dtype` on `device` laid out as `like` when it is dense,
+ * else contiguous. */
+static PcsTensor *empty_laid_out_as(PcsTensor *like, int dtype, int device)
+{
+    int64_t strides[PCS_MAX_DIMS];
+    if (pcs_tensor_is_contiguous(like) || !dense_strides(like, strides))
+        return empty_like_dtype(like, dtype, device);
+    return pcs_tensor_empty_strided(like->ndim, like->sizes, strides, dtype, device, false);
+}
+
+/* src (on its device) as `dtype` in the layout of `like`: src itself when
+ * it is that already. */
+static PcsTensor *twin_on_own_device(PcsTensor *src, PcsTensor *like, int dtype)
+{
+    if (src->dtype == dtype && same_dense_layout(like, src))
+        return (PcsTensor *)Py_NewRef(src);
+    PcsTensor *t = pcs_tensor_empty_strided(like->ndim, like->sizes, like->strides, dtype,
+                                            src->device, false);
+    if (t && pcs_copy(t, src, false) < 0)
+        Py_CLEAR(t);
+    return t;
+}
+
 static int copy_across(PcsTensor *dst, PcsTensor *src, bool nb)
 {
     if (dst->dtype == src->dtype && same_dense_layout(dst, src)) {
@@ -430,25 +476,19 @@ static int copy_across(PcsTensor *dst, PcsTensor *src, bool nb)
             return copy_device_device_bytes(dst, src, nbytes);
         return copy_host_device_bytes(dst, src, nbytes, nb);
     }
-    /* Temporaries: same dtype, contiguous on both sides, then recurse. */
-    PcsTensor *dst_c, *src_c, *cast = NULL;
-    bool same = dst->dtype == src->dtype;
-    if (dst->device >= 0 || nb) {
-        dst_c = pcs_tensor_is_contiguous(dst) ? (PcsTensor *)Py_NewRef(dst)
-                                              : empty_like_dtype(dst, dst->dtype, dst->device);
-        if (!dst_c)
-            return -1;
-        cast = pcs_tensor_to(src, dst->dtype, src->device, false, false, false);
-        src_c = cast ? pcs_tensor_contiguous(cast, false) : NULL;
-    } else {
-        dst_c = (pcs_tensor_is_contiguous(dst) && same)
-                    ? (PcsTensor *)Py_NewRef(dst)
-                    : empty_like_dtype(dst, src->dtype, dst->device);
-        if (!dst_c)
-            return -1;
-        src_c = pcs_tensor_contiguous(src, false);
-    }
-    Py_XDECREF(cast);
+    /* Temporaries of one dtype and one dense layout (dst's when dst is
+     * dense: a transposed result gets its bytes without a transpose on
+     * either side), then recurse into the bytes' copy. The cast runs on the
+     * source device, except for a blocking copy to the host, where it runs
+     * on the CPU (copy_cpu) once the bytes are there. */
+    int dtype = dst->device >= 0 || nb ? dst->dtype : src->dtype;
+    int64_t unused[PCS_MAX_DIMS];
+    PcsTensor *dst_c = dst->dtype == dtype && dense_strides(dst, unused)
+                           ? (PcsTensor *)Py_NewRef(dst)
+                           : empty_laid_out_as(dst, dtype, dst->device);
+    if (!dst_c)
+        return -1;
+    PcsTensor *src_c = twin_on_own_device(src, dst_c, dtype);
     int r = src_c ? copy_across(dst_c, src_c, nb) : -1;
     if (r == 0 && dst_c != dst)
         r = pcs_copy(dst, dst_c, nb);
@@ -593,28 +633,45 @@ PcsTensor *pcs_tensor_contiguous(PcsTensor *t, bool force)
     return out;
 }
 
-PcsTensor *pcs_tensor_to(PcsTensor *t, int dtype, int device, bool non_blocking, bool copy,
-                         bool pinned)
+/* The result of t.to(dtype, device): t's strides when t is dense (with
+ * none negative), else dense strides in t's memory order when `infer`,
+ * else contiguous. */
+static PcsTensor *empty_preserving(PcsTensor *t, int dtype, int device, bool pinned, bool infer)
+{
+    if (pcs_tensor_is_contiguous(t))
+        return pcs_tensor_empty(t->ndim, t->sizes, dtype, device, pinned);
+    int64_t strides[PCS_MAX_DIMS];
+    bool dense = dense_strides(t, strides);
+    if (!dense && !infer)
+        return pcs_tensor_empty(t->ndim, t->sizes, dtype, device, pinned);
+    if (!dense) {
+        pcs_iter_operand in = iter_op(t);
+        pcs_iter_output_strides(t->ndim, t->sizes, 1, &in, strides);
+    }
+    return pcs_tensor_empty_strided(t->ndim, t->sizes, strides, dtype, device, pinned);
+}
+
+static PcsTensor *to_impl(PcsTensor *t, int dtype, int device, bool non_blocking, bool copy,
+                          bool pinned, bool infer)
 {
     if (dtype == t->dtype && device == t->device && !copy && (!pinned || pcs_tensor_is_pinned(t)))
         return (PcsTensor *)Py_NewRef(t);
-    PcsTensor *out;
-    if (pcs_tensor_is_dense(t) && !pcs_tensor_is_contiguous(t)) {
-        /* preserve_format: a dense permuted layout keeps its strides */
-        int64_t strides[PCS_MAX_DIMS];
-        bool nonneg = true;
-        for (int i = 0; i < t->ndim; i++) {
-            strides[i] = t->strides[i];
-            nonneg &= strides[i] >= 0;
-        }
-        out = nonneg ? pcs_tensor_empty_strided(t->ndim, t->sizes, strides, dtype, device, pinned)
-                     : pcs_tensor_empty(t->ndim, t->sizes, dtype, device, pinned);
-    } else {
-        out = pcs_tensor_empty(t->ndim, t->sizes, dtype, device, pinned);
-    }
+    PcsTensor *out = empty_preserving(t, dtype, device, pinned, infer);
     if (out && pcs_copy(out, t, non_blocking) < 0)
         Py_CLEAR(out);
     return out;
+}
+
+PcsTensor *pcs_tensor_to(PcsTensor *t, int dtype, int device, bool non_blocking, bool copy,
+                         bool pinned)
+{
+    return to_impl(t, dtype, device, non_blocking, copy, pinned, false);
+}
+
+PcsTensor *pcs_tensor_to_preserving(PcsTensor *t, int dtype, int device, bool non_blocking,
+                                    bool copy)
+{
+    return to_impl(t, dtype, device, non_blocking, copy, false, true);
 }
 
 int pcs_read_element(PcsTensor *t, void *buf)

@@ -22,10 +22,18 @@ int pcs_fill_bytes(PcsTensor *dst, const void *value_bytes);
 PcsTensor *pcs_tensor_contiguous(PcsTensor *t, bool force);
 
 /* t as (dtype, device; -1 is the CPU): t itself when nothing changes and
- * !copy. The result keeps t's strides when t is dense (torch's
- * preserve_format); `pinned` asks for page-locked memory on the CPU. */
+ * !copy. The result keeps t's strides when t is dense, and is contiguous
+ * otherwise (what the ops that call it expect); `pinned` asks for
+ * page-locked memory on the CPU. */
 PcsTensor *pcs_tensor_to(PcsTensor *t, int dtype, int device, bool non_blocking, bool copy,
                          bool pinned);
+
+/* Tensor.to(), .half(), .cuda(), .clone() ...: pcs_tensor_to with torch's
+ * preserve_format in full: a t that is not dense (a slice of a permuted
+ * view) gives a dense result in t's memory order, as torch's
+ * infer_dense_strides does, so the copy reads and writes in one order. */
+PcsTensor *pcs_tensor_to_preserving(PcsTensor *t, int dtype, int device, bool non_blocking,
+                                    bool copy);
 
 /* Reads the first element of t (any device) into buf (itemsize bytes);
  * waits for the device. */

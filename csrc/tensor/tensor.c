@@ -456,7 +456,8 @@ static PyObject *m_clone(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     PCS_UNUSED(args);
     PCS_UNUSED(nargs);
     PCS_UNUSED(kw);
-    return (PyObject *)pcs_tensor_contiguous(T(self), true);
+    return (PyObject *)pcs_tensor_to_preserving(T(self), T(self)->dtype, T(self)->device, false,
+                                                true);
 }
 
 static PyObject *m_item(PyObject *self, PyObject *noargs)
@@ -531,7 +532,7 @@ PyMethodDef pcs_tensor_core_methods[] = {
     {"storage_offset", m_storage_offset, METH_NOARGS, "Offset into the storage, in elements."},
     {"untyped_storage", m_untyped_storage, METH_NOARGS, "The UntypedStorage underneath."},
     {"contiguous", FASTKW(m_contiguous), "self if contiguous, else a contiguous copy."},
-    {"clone", FASTKW(m_clone), "A contiguous copy on the same device."},
+    {"clone", FASTKW(m_clone), "A copy on the same device, laid out as torch's preserve_format lays it."},
     {"item", m_item, METH_NOARGS, "The value of a one-element tensor as a Python number."},
     {"tolist", m_tolist, METH_NOARGS, "Nested lists of Python numbers."},
     {"numpy", FASTKW(m_numpy), "A NumPy array sharing memory (CPU tensors only)."},

@@ -74,7 +74,7 @@ static PyObject *m_to(PyObject *self, PyObject *const *args, Py_ssize_t nargs, P
     bool nb = false, copy = false;
     if (bool_arg(nb_obj, &nb) < 0 || bool_arg(copy_obj, &copy) < 0)
         return NULL;
-    return (PyObject *)pcs_tensor_to(t, dtype, device, nb, copy, false);
+    return (PyObject *)pcs_tensor_to_preserving(t, dtype, device, nb, copy);
 }
 
 static PyObject *m_cuda(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
@@ -96,7 +96,7 @@ static PyObject *m_cuda(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     bool nb = false;
     if (bool_arg(pcs_arg(args, nargs, kw, 1, "non_blocking"), &nb) < 0)
         return NULL;
-    return (PyObject *)pcs_tensor_to(T(self), T(self)->dtype, device, nb, false, false);
+    return (PyObject *)pcs_tensor_to_preserving(T(self), T(self)->dtype, device, nb, false);
 }
 
 static PyObject *m_cpu(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
@@ -104,7 +104,7 @@ static PyObject *m_cpu(PyObject *self, PyObject *const *args, Py_ssize_t nargs, 
     PCS_UNUSED(args);
     PCS_UNUSED(nargs);
     PCS_UNUSED(kw); /* memory_format */
-    return (PyObject *)pcs_tensor_to(T(self), T(self)->dtype, -1, false, false, false);
+    return (PyObject *)pcs_tensor_to_preserving(T(self), T(self)->dtype, -1, false, false);
 }
 
 static PyObject *m_pin_memory(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
@@ -146,8 +146,9 @@ static PyObject *m_pin_memory(PyObject *self, PyObject *const *args, Py_ssize_t 
         PCS_UNUSED(args);                                                      \
         PCS_UNUSED(nargs);                                                     \
         PCS_UNUSED(kw);                                                        \
-        return (PyObject *)pcs_tensor_to(T(self), id, T(self)->device, false,  \
-                                         false, false);                        \
+        return (PyObject *)pcs_tensor_to_preserving(T(self), id,               \
+                                                    T(self)->device, false,    \
+                                                    false);                    \
     }
 DTYPE_SHORTCUTS(SHORTCUT_FN)
 #undef SHORTCUT_FN
@@ -229,15 +230,15 @@ static PyObject *m_type(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     } else if (!cuda) {
         device = -1;
     }
-    return (PyObject *)pcs_tensor_to(t, dtype, device, nb, false, false);
+    return (PyObject *)pcs_tensor_to_preserving(t, dtype, device, nb, false);
 }
 
 static PyObject *m_type_as(PyObject *self, PyObject *other)
 {
     if (!PcsTensor_Check(other))
         return PyErr_Format(PyExc_TypeError, "type_as() expects a tensor");
-    return (PyObject *)pcs_tensor_to(T(self), T(other)->dtype, T(other)->device, false, false,
-                                     false);
+    return (PyObject *)pcs_tensor_to_preserving(T(self), T(other)->dtype, T(other)->device, false,
+                                                false);
 }
 
 /* ------------------------------------------------------------------------ */
