@@ -79,6 +79,14 @@ def elementwise_cases(dt):
         _big("a[:, 1:-1] + b[:, 1:-1] (sliced)", "a[:, 1:-1] + b[:, 1:-1]",
              _setup(dt, {"a": (SQ[0], SQ[1] + 2), "b": (SQ[0], SQ[1] + 2)}), 3 * N * s,
              "a[:, 1:-1] + b[:, 1:-1]", dt),
+        # an image batch against a per-channel vector and a per-pixel mask:
+        # three dims after coalescing, the shapes normalisation layers make
+        _big("x + bias [1, C, 1, 1] (per channel)", "x + c", _setup(dt, {"x": NCHW, "c": (1, NCHW[1], 1, 1)}),
+             2 * N * s, "x + c", dt),
+        _big("x * m [N, 1, H, W] (per pixel)", "x * m",
+             _setup(dt, {"x": NCHW, "m": (NCHW[0], 1) + NCHW[2:]}), 2 * N * s + N * s // NCHW[1], "x * m", dt),
+        _big("x[..., 1:-1, 1:-1].relu() (cropped image)", "x[..., 1:-1, 1:-1].relu()",
+             _setup(dt, {"x": NCHW[:2] + (NCHW[2] + 2, NCHW[3] + 2)}), 2 * N * s, None, dt),
     ]
     return rows
 
@@ -185,7 +193,7 @@ def cases(quick=False):
         s = SIZE["float32"]
         rows = copy_cases("float32")[:2] + [r for r in copy_cases("float16") if "fill" in r.name]
         rows += [r for r in elementwise_cases("float32") if "row" in r.name or "stepped" in r.name
-                 or "contiguous" in r.name]
+                 or "contiguous" in r.name or "image" in r.name or "per " in r.name]
         x = _setup("float32", {"x": SQ})
         rows += [_big("x.sum(0) outer square", "x.sum(0)", x, N * s, "x.sum(axis=0)"),
                  _big("x.sum(1) inner square", "x.sum(1)", x, N * s, "x.sum(axis=1)")]

@@ -108,6 +108,44 @@ def test_dense_rows_at_any_alignment(dtype):
     close(host(out), an + bn, dtype)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "int64", "uint8", "float64"])
+def test_image_broadcasts_by_rows(dtype):
+    """Broadcasts whose plan keeps two to four dims with every operand's
+    rows contiguous or stride 0 (a per-channel bias of an image batch, a
+    mask shared by the channels, a row shared by a dim in the middle), at
+    row lengths that are and are not whole 16-byte packs, with offset
+    operands, in binary, ternary and comparison ops."""
+    rng = np.random.default_rng(29 + len(dtype))
+    ints = dtype in ("int64", "uint8")
+
+    def make(shape):
+        v = rng.integers(0, 9, size=shape) if ints else rng.standard_normal(shape)
+        return torch.tensor(np.asarray(v).tolist(), dtype=getattr(torch, dtype), device="cuda")
+
+    for n, c, h, w in [(3, 5, 4, 16), (2, 7, 8, 8), (2, 3, 5, 7), (4, 6, 1, 32), (2, 3, 4, 48)]:
+        x = make((n, c, h, w))
+        xn = host(x)
+        for other in [(1, c, 1, 1), (n, 1, h, w), (n, c, 1, w), (1, c, h, 1), (n, 1, 1, w), (1, 1, h, w)]:
+            b = make(other)
+            close(host(x + b), xn + host(b), dtype)
+            close(host(b * x), host(b) * xn, dtype)
+            np.testing.assert_array_equal(host(x > b), (xn > host(b)).astype(np.float64))
+        bias, scale = make((1, c, 1, 1)), make((1, c, 1, 1))
+        if not ints:
+            close(host(torch.addcmul(bias, x, scale)), host(bias) + xn * host(scale), dtype)
+            m = make((n, 1, h, w))
+            close(host(torch.where(m > 0, x, bias)), np.where(host(m) > 0, xn, host(bias)), dtype)
+        big = make((n, c, h, w + 8))
+        off = big[..., 8:]  # rows that start one pack in: still whole packs for narrow types
+        close(host(off + bias), host(big)[..., 8:] + host(bias), dtype)
+        odd = big[..., 1:w + 1]  # rows that start mid-pack: the element-wise path
+        close(host(odd * scale), host(big)[..., 1:w + 1] * host(scale), dtype)
+    x5, b5 = make((2, 3, 2, 3, 16)), make((1, 3, 1, 3, 1))  # four dims of rows, the most it takes
+    close(host(x5 + b5), host(x5) + host(b5), dtype)
+    x6, b6 = make((2, 3, 2, 3, 2, 16)), make((1, 3, 1, 3, 1, 16))  # five: element by element
+    close(host(x6 + b6), host(x6) + host(b6), dtype)
+
+
 def _np(t):
     """NumPy has no bfloat16: its values exactly, as float32."""
     return (t.float() if t.dtype == torch.bfloat16 else t).cpu().numpy()
