@@ -44,9 +44,9 @@ template <int NOPS> struct Off32 {
     __device__ __forceinline__ void get(uint32_t i, int64_t *off) const
     {
         int32_t o[NOPS] = {};
-        // Not unrolled: with every op and dtype instantiating this, an
-        // unrolled dims loop multiplied the build time, for no measurable gain
-        // in a loop bound by memory.
+        // Not unrolled, which keeps the build short: the kernels that take
+        // plans of any depth fall back to this loop past the dims they
+        // unroll (get_unrolled, below, is the fast one).
 #pragma unroll 1
         for (int d = 0; d < ndim; d++) {
             uint32_t q = d + 1 < ndim ? div[d].div(i) : 0;
