@@ -22,6 +22,7 @@ from ._C import (  # noqa: E402,F401  (dtypes shadow builtins, as in torch)
     empty, zeros, ones, full, empty_strided, arange, linspace, logspace, eye, tril_indices,
     triu_indices, tensor, as_tensor,
     from_numpy, empty_like, zeros_like, ones_like, full_like,
+    memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format,
 )
 from ._tensor_str import set_printoptions, get_printoptions  # noqa: E402,F401
 from . import _legacy  # noqa: E402

@@ -68,10 +68,11 @@ def test_stub_names_only_what_exists():
     assert not extra, "_C.pyi names what _C lacks: %s" % extra
 
 
-def test_dtype_constants_are_annotated_as_dtype():
+def test_constants_are_annotated_with_their_type():
     for node in _tree().body:
         if isinstance(node, ast.AnnAssign):
-            assert isinstance(getattr(C, node.target.id), C.dtype), node.target.id
+            want = {"dtype": C.dtype, "memory_format": C.memory_format}[node.annotation.id]
+            assert isinstance(getattr(C, node.target.id), want), node.target.id
 
 
 def _members(cls_node):

@@ -11,6 +11,7 @@
 #include "tensor/copy.h"
 #include "runtime/device.h"
 #include "ops/factories.h"
+#include "tensor/layout.h"
 #include "tensor/tensor.h"
 
 #include <math.h>
@@ -46,6 +47,7 @@ int pcs_factory_opts_parse(PyObject *const *args, Py_ssize_t nargs, PyObject *kw
     o->dtype = -1;
     o->device = -1;
     o->pinned = false;
+    o->format = -2;
     if (!kw)
         return 0;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kw); i++) {
@@ -71,9 +73,12 @@ int pcs_factory_opts_parse(PyObject *const *args, Py_ssize_t nargs, PyObject *kw
                 PyErr_Format(PyExc_NotImplementedError, "%s(out=...) is not supported", fname);
                 return -1;
             }
-        } else if (PyUnicode_CompareWithASCIIString(k, "layout") == 0 ||
-                   PyUnicode_CompareWithASCIIString(k, "memory_format") == 0) {
-            /* only the strided layout and contiguous format exist */
+        } else if (PyUnicode_CompareWithASCIIString(k, "memory_format") == 0) {
+            /* used by empty() and the *_like factories; row-major elsewhere */
+            if ((o->format = pcs_memory_format_arg(v, -2, fname)) == -1)
+                return -1;
+        } else if (PyUnicode_CompareWithASCIIString(k, "layout") == 0) {
+            /* only the strided layout exists */
         } else {
             bool ok = false;
             for (const char *const *e = extra; e && *e && !ok; e++)
@@ -134,6 +139,17 @@ PcsTensor *pcs_tensor_full(int ndim, const int64_t *sizes, PyObject *value, int 
     return t;
 }
 
+/* Writes a number everywhere in t (a new tensor of any layout). */
+static int fill_number(PcsTensor *t, PyObject *value)
+{
+    pcs_scalar s;
+    if (pcs_number_arg(value, &s) < 0 || pcs_scalar_check_fits(t->dtype, s, PCS_CHECK_FILL) < 0)
+        return -1;
+    unsigned char bytes[16];
+    pcs_scalar_store(t->dtype, bytes, s);
+    return pcs_fill_bytes(t, bytes);
+}
+
 PcsTensor *pcs_tensor_zeros(int ndim, const int64_t *sizes, int dtype, int device, bool pinned)
 {
     PcsTensor *t = pcs_tensor_empty(ndim, sizes, dtype, device, pinned);
@@ -178,7 +194,14 @@ static PyObject *f_empty(PyObject *m, PyObject *const *args, Py_ssize_t nargs, P
     int ndim = parse_shape_factory(args, nargs, kw, "empty", &o, sizes);
     if (ndim < 0)
         return NULL;
-    return (PyObject *)pcs_tensor_empty(ndim, sizes, o.dtype, o.device, o.pinned);
+    if (o.format == PCS_FORMAT_PRESERVE) {
+        PyErr_SetString(PyExc_RuntimeError, "empty(): preserve memory format is unsupported here");
+        return NULL;
+    }
+    int64_t strides[PCS_MAX_DIMS];
+    if (pcs_format_strides(o.format < 0 ? PCS_FORMAT_CONTIGUOUS : o.format, ndim, sizes, strides) < 0)
+        return NULL;
+    return (PyObject *)pcs_tensor_empty_strided(ndim, sizes, strides, o.dtype, o.device, o.pinned);
 }
 
 static PyObject *f_zeros(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
@@ -340,16 +363,16 @@ static PyObject *like(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, con
         if (!fill)
             return PyErr_Format(PyExc_TypeError, "full_like() missing required argument 'fill_value'");
     }
-    switch (kind) {
-    case 0:
-        return (PyObject *)pcs_tensor_empty(t->ndim, t->sizes, dtype, device, o.pinned);
-    case 1:
-        return (PyObject *)pcs_tensor_zeros(t->ndim, t->sizes, dtype, device, o.pinned);
-    case 2:
-        return (PyObject *)pcs_tensor_ones(t->ndim, t->sizes, dtype, device, o.pinned);
-    default:
-        return (PyObject *)pcs_tensor_full(t->ndim, t->sizes, fill, dtype, device, o.pinned);
-    }
+    /* torch's preserve_format by default: the result is laid out as t */
+    PcsTensor *r = pcs_tensor_empty_as(t, o.format < 0 ? PCS_FORMAT_PRESERVE : o.format, dtype, device,
+                                       o.pinned);
+    if (!r || kind == 0)
+        return (PyObject *)r;
+    PyObject *value = kind == 3 ? Py_NewRef(fill) : PyLong_FromLong(kind == 2);
+    if (!value || fill_number(r, value) < 0)
+        Py_CLEAR(r);
+    Py_XDECREF(value);
+    return (PyObject *)r;
 }
 
 static PyObject *f_empty_like(PyObject *m, PyObject *const *a, Py_ssize_t n, PyObject *kw)

@@ -17,6 +17,7 @@ typedef struct {
     int dtype; /* -1 when not given */
     int device;
     bool pinned;
+    int format; /* memory_format= (core/memory_format.h), -2 when not given */
 } pcs_factory_opts;
 int pcs_factory_opts_parse(PyObject *const *args, Py_ssize_t nargs, PyObject *kw,
                            const char *fname, const char *const *extra, pcs_factory_opts *o);

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tensor/layout.h"
 #include "ops/factories.h"
 #include "tensor/copy.h"
 #include "kernels/philox.h"
@@ -399,6 +400,7 @@ PyMethodDef pcs_tensor_random_methods[] = {
 typedef struct {
     int dtype, device;
     bool pinned; /* checked against the device by the caller (the _like forms inherit it) */
+    int format;  /* memory_format= of the _like forms, -2 when not given */
 } rng_opts;
 
 static int parse_opts(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, const char *fname,
@@ -410,6 +412,7 @@ static int parse_opts(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, con
     o->dtype = -1;
     o->device = -1;
     o->pinned = false;
+    o->format = -2;
     if (pcs_check_kwargs(kw, fname, names) < 0 || check_generator(args, nargs, kw) < 0)
         return -1;
     if (!kw)
@@ -432,17 +435,21 @@ static int parse_opts(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, con
         PyErr_Format(PyExc_NotImplementedError, "%s(out=...) is not supported", fname);
         return -1;
     }
+    if ((v = pcs_arg(args, nargs, kw, -1, "memory_format")) &&
+        (o->format = pcs_memory_format_arg(v, -2, fname)) == -1)
+        return -1;
     return 0;
 }
 
 /* The end of rand/randn and of their _like forms: a new tensor of a
  * floating dtype, filled from U(0, 1) or N(0, 1) (kind). */
-static PyObject *new_float_random(int ndim, const int64_t *sizes, int dtype, int device,
-                                  bool pinned, int kind, const char *fname)
+static PyObject *new_float_random(int ndim, const int64_t *sizes, PcsTensor *like, int fmt, int dtype,
+                                  int device, bool pinned, int kind, const char *fname)
 {
     if (pcs_check_pinned(pinned, device) < 0)
         return NULL;
-    PcsTensor *t = pcs_tensor_empty(ndim, sizes, dtype, device, pinned);
+    PcsTensor *t = like ? pcs_tensor_empty_as(like, fmt, dtype, device, pinned)
+                        : pcs_tensor_empty(ndim, sizes, dtype, device, pinned);
     if (!t)
         return NULL;
     if (require_float(t, fname) < 0) {
@@ -468,7 +475,7 @@ static PyObject *float_factory(PyObject *const *args, Py_ssize_t nargs, PyObject
     if (ndim < 0)
         return NULL;
     int dtype = o.dtype < 0 ? pcs_default_dtype() : o.dtype;
-    return new_float_random(ndim, sizes, dtype, o.device, o.pinned, kind, fname);
+    return new_float_random(ndim, sizes, NULL, 0, dtype, o.device, o.pinned, kind, fname);
 }
 
 static PyObject *f_rand(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
@@ -496,7 +503,9 @@ static PyObject *like_factory(PyObject *const *args, Py_ssize_t nargs, PyObject 
     PyObject *dev = kw ? pcs_arg(args, nargs, kw, -1, "device") : NULL;
     int device = (dev && dev != Py_None) ? o.device : src->device;
     int dtype = o.dtype < 0 ? src->dtype : o.dtype;
-    return new_float_random(src->ndim, src->sizes, dtype, device, o.pinned, kind, fname);
+    /* torch's preserve_format by default: the result is laid out as src */
+    return new_float_random(src->ndim, src->sizes, src, o.format < 0 ? PCS_FORMAT_PRESERVE : o.format,
+                            dtype, device, o.pinned, kind, fname);
 }
 
 static PyObject *f_rand_like(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)

@@ -25,6 +25,7 @@
 
 #include "runtime/memory.h"
 int pcs_dtype_init(PyObject *module);  /* dtype.c */
+int pcs_memory_format_init(PyObject *module); /* memory_format.c */
 int pcs_tensor_type_init(PyObject *module); /* tensor_type.c */
 
 /* ------------------------------------------------------------------------ */
@@ -80,7 +81,7 @@ PyMODINIT_FUNC PyInit__C(void)
         goto fail;
     /* concept files added later register here, in dependency order */
     { extern int pcs_testing_init(PyObject *); if (pcs_testing_init(m) < 0) goto fail; } /* testing.c */
-    if (pcs_dtype_init(m) < 0 || pcs_tensor_type_init(m) < 0) /* tensors */
+    if (pcs_dtype_init(m) < 0 || pcs_memory_format_init(m) < 0 || pcs_tensor_type_init(m) < 0) /* tensors */
         goto fail;
     if (pcs_random_init(m) < 0 || pcs_blas_init(m) < 0 || pcs_fft_init(m) < 0) /* random, matmul, fft */
         goto fail;

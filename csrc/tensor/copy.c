@@ -34,6 +34,7 @@
 #include "runtime/driver.h"
 #include "core/iter.h"
 #include "tensor/copy_pageable.h"
+#include "tensor/layout.h"
 
 #include <string.h>
 
@@ -433,24 +434,12 @@ static PcsTensor *empty_like_dtype(PcsTensor *t, int dtype, int device)
     return pcs_tensor_empty(t->ndim, t->sizes, dtype, device, false);
 }
 
-/* t's strides into out when t is dense with none negative (a new tensor
- * can take them as they are). */
-static bool dense_strides(const PcsTensor *t, int64_t *out)
-{
-    if (!pcs_tensor_is_dense(t))
-        return false;
-    for (int i = 0; i < t->ndim; i++)
-        if ((out[i] = t->strides[i]) < 0)
-            return false;
-    return true;
-}
-
 /* A tensor of `dtype` on `device` laid out as `like` when it is dense,
  * else contiguous. */
 static PcsTensor *empty_laid_out_as(PcsTensor *like, int dtype, int device)
 {
     int64_t strides[PCS_MAX_DIMS];
-    if (pcs_tensor_is_contiguous(like) || !dense_strides(like, strides))
+    if (pcs_tensor_is_contiguous(like) || !pcs_tensor_dense_strides(like, strides))
         return empty_like_dtype(like, dtype, device);
     return pcs_tensor_empty_strided(like->ndim, like->sizes, strides, dtype, device, false);
 }
@@ -483,7 +472,7 @@ static int copy_across(PcsTensor *dst, PcsTensor *src, bool nb)
      * on the CPU (copy_cpu) once the bytes are there. */
     int dtype = dst->device >= 0 || nb ? dst->dtype : src->dtype;
     int64_t unused[PCS_MAX_DIMS];
-    PcsTensor *dst_c = dst->dtype == dtype && dense_strides(dst, unused)
+    PcsTensor *dst_c = dst->dtype == dtype && pcs_tensor_dense_strides(dst, unused)
                            ? (PcsTensor *)Py_NewRef(dst)
                            : empty_laid_out_as(dst, dtype, dst->device);
     if (!dst_c)
@@ -633,30 +622,17 @@ PcsTensor *pcs_tensor_contiguous(PcsTensor *t, bool force)
     return out;
 }
 
-/* The result of t.to(dtype, device): t's strides when t is dense (with
- * none negative), else dense strides in t's memory order when `infer`,
- * else contiguous. */
-static PcsTensor *empty_preserving(PcsTensor *t, int dtype, int device, bool pinned, bool infer)
-{
-    if (pcs_tensor_is_contiguous(t))
-        return pcs_tensor_empty(t->ndim, t->sizes, dtype, device, pinned);
-    int64_t strides[PCS_MAX_DIMS];
-    bool dense = dense_strides(t, strides);
-    if (!dense && !infer)
-        return pcs_tensor_empty(t->ndim, t->sizes, dtype, device, pinned);
-    if (!dense) {
-        pcs_iter_operand in = iter_op(t);
-        pcs_iter_output_strides(t->ndim, t->sizes, 1, &in, strides);
-    }
-    return pcs_tensor_empty_strided(t->ndim, t->sizes, strides, dtype, device, pinned);
-}
-
 static PcsTensor *to_impl(PcsTensor *t, int dtype, int device, bool non_blocking, bool copy,
-                          bool pinned, bool infer)
+                          bool pinned, int fmt)
 {
-    if (dtype == t->dtype && device == t->device && !copy && (!pinned || pcs_tensor_is_pinned(t)))
+    /* torch's to() aliases when nothing changes and the format is
+     * preserve_format or the one t suggests */
+    bool same_format = fmt == PCS_FORMAT_PRESERVE || fmt == PCS_FORMAT_KEEP_DENSE ||
+                       pcs_suggest_format(t->ndim, t->sizes, t->strides) == fmt;
+    if (dtype == t->dtype && device == t->device && !copy && same_format &&
+        (!pinned || pcs_tensor_is_pinned(t)))
         return (PcsTensor *)Py_NewRef(t);
-    PcsTensor *out = empty_preserving(t, dtype, device, pinned, infer);
+    PcsTensor *out = pcs_tensor_empty_as(t, fmt, dtype, device, pinned);
     if (out && pcs_copy(out, t, non_blocking) < 0)
         Py_CLEAR(out);
     return out;
@@ -665,13 +641,13 @@ static PcsTensor *to_impl(PcsTensor *t, int dtype, int device, bool non_blocking
 PcsTensor *pcs_tensor_to(PcsTensor *t, int dtype, int device, bool non_blocking, bool copy,
                          bool pinned)
 {
-    return to_impl(t, dtype, device, non_blocking, copy, pinned, false);
+    return to_impl(t, dtype, device, non_blocking, copy, pinned, PCS_FORMAT_KEEP_DENSE);
 }
 
-PcsTensor *pcs_tensor_to_preserving(PcsTensor *t, int dtype, int device, bool non_blocking,
-                                    bool copy)
+PcsTensor *pcs_tensor_to_format(PcsTensor *t, int dtype, int device, bool non_blocking, bool copy,
+                                int fmt)
 {
-    return to_impl(t, dtype, device, non_blocking, copy, false, true);
+    return to_impl(t, dtype, device, non_blocking, copy, false, fmt);
 }
 
 int pcs_read_element(PcsTensor *t, void *buf)

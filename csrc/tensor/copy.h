@@ -28,12 +28,15 @@ PcsTensor *pcs_tensor_contiguous(PcsTensor *t, bool force);
 PcsTensor *pcs_tensor_to(PcsTensor *t, int dtype, int device, bool non_blocking, bool copy,
                          bool pinned);
 
-/* Tensor.to(), .half(), .cuda(), .clone() ...: pcs_tensor_to with torch's
- * preserve_format in full: a t that is not dense (a slice of a permuted
- * view) gives a dense result in t's memory order, as torch's
- * infer_dense_strides does, so the copy reads and writes in one order. */
-PcsTensor *pcs_tensor_to_preserving(PcsTensor *t, int dtype, int device, bool non_blocking,
-                                    bool copy);
+/* Tensor.to(), .half(), .cuda(), .clone() ...: pcs_tensor_to with a
+ * memory format (core/memory_format.h), torch's preserve_format in full
+ * by default: a t that is not dense (a slice of a permuted view) gives a
+ * dense result in t's memory order, as torch's infer_dense_strides does,
+ * so the copy reads and writes in one order (tensor/layout.h). t itself
+ * when nothing changes, !copy and fmt is preserve_format or the format t
+ * is in. */
+PcsTensor *pcs_tensor_to_format(PcsTensor *t, int dtype, int device, bool non_blocking, bool copy,
+                                int fmt);
 
 /* Reads the first element of t (any device) into buf (itemsize bytes);
  * waits for the device. */

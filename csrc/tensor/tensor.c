@@ -6,6 +6,7 @@
  * Views, indexing, data interop and copying methods live in their own files
  * (see tensor.h); their method tables are merged into the type at init. */
 #include "tensor/copy.h"
+#include "tensor/layout.h"
 #include "tensor/tensor.h"
 
 #include <string.h>
@@ -387,13 +388,32 @@ static PyObject *m_element_size(PyObject *self, PyObject *noargs)
     return PyLong_FromLong(pcs_itemsize(T(self)->dtype));
 }
 
+/* The memory_format argument of contiguous(), is_contiguous() and clone():
+ * the only one they take, by keyword or first position. -1 with an
+ * exception. */
+static int format_arg(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, const char *fname, int dflt)
+{
+    static const char *const kwl[] = {"memory_format", NULL};
+    if (pcs_check_kwargs(kw, fname, kwl) < 0)
+        return -1;
+    if (nargs > 1) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most 1 argument (%zd given)", fname, nargs);
+        return -1;
+    }
+    return pcs_memory_format_arg(pcs_arg(args, nargs, kw, 0, "memory_format"), dflt, fname);
+}
+
 static PyObject *m_is_contiguous(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                  PyObject *kw)
 {
-    PCS_UNUSED(args);
-    PCS_UNUSED(nargs);
-    PCS_UNUSED(kw); /* memory_format: only the contiguous format exists */
-    return PyBool_FromLong(pcs_tensor_is_contiguous(T(self)));
+    int fmt = format_arg(args, nargs, kw, "is_contiguous", PCS_FORMAT_CONTIGUOUS);
+    if (fmt < 0)
+        return NULL;
+    if (fmt == PCS_FORMAT_PRESERVE) {
+        PyErr_SetString(PyExc_RuntimeError, "is_contiguous: preserve memory format is unsupported");
+        return NULL;
+    }
+    return PyBool_FromLong(pcs_tensor_in_format(T(self), fmt));
 }
 
 static PyObject *m_is_pinned(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
@@ -444,20 +464,27 @@ static PyObject *m_untyped_storage(PyObject *self, PyObject *noargs)
 static PyObject *m_contiguous(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                               PyObject *kw)
 {
-    PCS_UNUSED(args);
-    PCS_UNUSED(nargs);
-    PCS_UNUSED(kw);
-    return (PyObject *)pcs_tensor_contiguous(T(self), false);
+    int fmt = format_arg(args, nargs, kw, "contiguous", PCS_FORMAT_CONTIGUOUS);
+    if (fmt < 0)
+        return NULL;
+    if (fmt == PCS_FORMAT_CONTIGUOUS)
+        return (PyObject *)pcs_tensor_contiguous(T(self), false);
+    if (fmt == PCS_FORMAT_PRESERVE) {
+        PyErr_SetString(PyExc_RuntimeError, "preserve memory format is unsupported by the contiguous operator");
+        return NULL;
+    }
+    if (pcs_tensor_in_format(T(self), fmt))
+        return Py_NewRef(self);
+    return (PyObject *)pcs_tensor_to_format(T(self), T(self)->dtype, T(self)->device, false, true, fmt);
 }
 
 static PyObject *m_clone(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                          PyObject *kw)
 {
-    PCS_UNUSED(args);
-    PCS_UNUSED(nargs);
-    PCS_UNUSED(kw);
-    return (PyObject *)pcs_tensor_to_preserving(T(self), T(self)->dtype, T(self)->device, false,
-                                                true);
+    int fmt = format_arg(args, nargs, kw, "clone", PCS_FORMAT_PRESERVE);
+    if (fmt < 0)
+        return NULL;
+    return (PyObject *)pcs_tensor_to_format(T(self), T(self)->dtype, T(self)->device, false, true, fmt);
 }
 
 static PyObject *m_item(PyObject *self, PyObject *noargs)
@@ -523,7 +550,7 @@ PyMethodDef pcs_tensor_core_methods[] = {
     {"numel", m_numel, METH_NOARGS, "Number of elements."},
     {"nelement", m_numel, METH_NOARGS, "Number of elements."},
     {"element_size", m_element_size, METH_NOARGS, "Bytes per element."},
-    {"is_contiguous", FASTKW(m_is_contiguous), "True if laid out in row-major order."},
+    {"is_contiguous", FASTKW(m_is_contiguous), "is_contiguous(memory_format=contiguous_format): True if laid out in that format (row-major by default)."},
     {"is_pinned", FASTKW(m_is_pinned), "True if in page-locked host memory."},
     {"is_floating_point", m_is_floating_point, METH_NOARGS, "dtype.is_floating_point"},
     {"is_complex", m_is_complex, METH_NOARGS, "dtype.is_complex"},
@@ -531,8 +558,8 @@ PyMethodDef pcs_tensor_core_methods[] = {
     {"get_device", m_get_device, METH_NOARGS, "CUDA ordinal, or -1 on the CPU."},
     {"storage_offset", m_storage_offset, METH_NOARGS, "Offset into the storage, in elements."},
     {"untyped_storage", m_untyped_storage, METH_NOARGS, "The UntypedStorage underneath."},
-    {"contiguous", FASTKW(m_contiguous), "self if contiguous, else a contiguous copy."},
-    {"clone", FASTKW(m_clone), "A copy on the same device, laid out as torch's preserve_format lays it."},
+    {"contiguous", FASTKW(m_contiguous), "contiguous(memory_format=contiguous_format): self if laid out in that format, else a copy that is."},
+    {"clone", FASTKW(m_clone), "clone(memory_format=preserve_format): a copy on the same device, in that format (preserve: as self is laid out)."},
     {"item", m_item, METH_NOARGS, "The value of a one-element tensor as a Python number."},
     {"tolist", m_tolist, METH_NOARGS, "Nested lists of Python numbers."},
     {"numpy", FASTKW(m_numpy), "A NumPy array sharing memory (CPU tensors only)."},

@@ -6,6 +6,7 @@
  * rules about streams and waiting live in copy.c only. */
 #include "tensor/copy.h"
 #include "tensor/tensor.h"
+#include "core/memory_format.h"
 
 #include <string.h>
 
@@ -74,7 +75,11 @@ static PyObject *m_to(PyObject *self, PyObject *const *args, Py_ssize_t nargs, P
     bool nb = false, copy = false;
     if (bool_arg(nb_obj, &nb) < 0 || bool_arg(copy_obj, &copy) < 0)
         return NULL;
-    return (PyObject *)pcs_tensor_to_preserving(t, dtype, device, nb, copy);
+    int fmt = pcs_memory_format_arg(kw ? pcs_arg(args, nargs, kw, -1, "memory_format") : NULL,
+                                    PCS_FORMAT_PRESERVE, "to");
+    if (fmt < 0)
+        return NULL;
+    return (PyObject *)pcs_tensor_to_format(t, dtype, device, nb, copy, fmt);
 }
 
 static PyObject *m_cuda(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
@@ -96,15 +101,34 @@ static PyObject *m_cuda(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     bool nb = false;
     if (bool_arg(pcs_arg(args, nargs, kw, 1, "non_blocking"), &nb) < 0)
         return NULL;
-    return (PyObject *)pcs_tensor_to_preserving(T(self), T(self)->dtype, device, nb, false);
+    int fmt = pcs_memory_format_arg(pcs_arg(args, nargs, kw, 2, "memory_format"), PCS_FORMAT_PRESERVE,
+                                    "cuda");
+    if (fmt < 0)
+        return NULL;
+    return (PyObject *)pcs_tensor_to_format(T(self), T(self)->dtype, device, nb, false, fmt);
+}
+
+/* A method's only argument memory_format= (cpu(), half(), ...): its
+ * format, preserve_format when absent; -1 with an exception. */
+static int format_only_arg(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, const char *fname)
+{
+    static const char *const kwl[] = {"memory_format", NULL};
+    if (pcs_check_kwargs(kw, fname, kwl) < 0)
+        return -1;
+    if (nargs > 0) {
+        PyErr_Format(PyExc_TypeError, "%s() takes no positional arguments", fname);
+        return -1;
+    }
+    return pcs_memory_format_arg(pcs_arg(args, nargs, kw, -1, "memory_format"), PCS_FORMAT_PRESERVE,
+                                 fname);
 }
 
 static PyObject *m_cpu(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
-    PCS_UNUSED(args);
-    PCS_UNUSED(nargs);
-    PCS_UNUSED(kw); /* memory_format */
-    return (PyObject *)pcs_tensor_to_preserving(T(self), T(self)->dtype, -1, false, false);
+    int fmt = format_only_arg(args, nargs, kw, "cpu");
+    if (fmt < 0)
+        return NULL;
+    return (PyObject *)pcs_tensor_to_format(T(self), T(self)->dtype, -1, false, false, fmt);
 }
 
 static PyObject *m_pin_memory(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
@@ -143,12 +167,11 @@ static PyObject *m_pin_memory(PyObject *self, PyObject *const *args, Py_ssize_t 
     static PyObject *m_as_##name(PyObject *self, PyObject *const *args,        \
                                  Py_ssize_t nargs, PyObject *kw)               \
     {                                                                          \
-        PCS_UNUSED(args);                                                      \
-        PCS_UNUSED(nargs);                                                     \
-        PCS_UNUSED(kw);                                                        \
-        return (PyObject *)pcs_tensor_to_preserving(T(self), id,               \
-                                                    T(self)->device, false,    \
-                                                    false);                    \
+        int fmt = format_only_arg(args, nargs, kw, #name);                     \
+        if (fmt < 0)                                                           \
+            return NULL;                                                       \
+        return (PyObject *)pcs_tensor_to_format(T(self), id, T(self)->device,  \
+                                                false, false, fmt);            \
     }
 DTYPE_SHORTCUTS(SHORTCUT_FN)
 #undef SHORTCUT_FN
@@ -230,15 +253,15 @@ static PyObject *m_type(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     } else if (!cuda) {
         device = -1;
     }
-    return (PyObject *)pcs_tensor_to_preserving(t, dtype, device, nb, false);
+    return (PyObject *)pcs_tensor_to_format(t, dtype, device, nb, false, PCS_FORMAT_PRESERVE);
 }
 
 static PyObject *m_type_as(PyObject *self, PyObject *other)
 {
     if (!PcsTensor_Check(other))
         return PyErr_Format(PyExc_TypeError, "type_as() expects a tensor");
-    return (PyObject *)pcs_tensor_to_preserving(T(self), T(other)->dtype, T(other)->device, false,
-                                                false);
+    return (PyObject *)pcs_tensor_to_format(T(self), T(other)->dtype, T(other)->device, false, false,
+                                            PCS_FORMAT_PRESERVE);
 }
 
 /* ------------------------------------------------------------------------ */

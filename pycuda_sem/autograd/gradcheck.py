@@ -249,7 +249,7 @@ def _vjp(outputs, diff_inputs, j, grad_output):
 
 
 def _one_hot(o, k, value):
-    go = _C.zeros_like(o)
+    go = _C.zeros_like(o, memory_format=_C.contiguous_format)  # written through reshape(-1)
     go.reshape(-1)[k] = value
     return go
 

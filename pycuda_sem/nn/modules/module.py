@@ -484,16 +484,19 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
-        """to(device=None, dtype=None, non_blocking=False), to(dtype), to(tensor):
-        moves and/or casts parameters and buffers in place; integer tensors
-        keep their dtype."""
-        device, dtype, non_blocking = _parse_to(*args, **kwargs)
+        """to(device=None, dtype=None, non_blocking=False, memory_format=None),
+        to(dtype), to(tensor): moves and/or casts parameters and buffers in
+        place; integer tensors keep their dtype. memory_format= (channels_last,
+        channels_last_3d) lays out the 4-D (5-D) ones in it, as torch's."""
+        device, dtype, non_blocking, fmt = _parse_to(*args, **kwargs)
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
                             "desired dtype=%s" % dtype)
 
         def convert(t):
             cast = dtype if (t.is_floating_point() or t.is_complex()) else None
+            if fmt is not None and t.dim() in (4, 5):
+                return t.to(device, cast, non_blocking, memory_format=fmt)
             return t.to(device, cast, non_blocking)
 
         return self._apply(convert)
@@ -713,12 +716,14 @@ class Module:
 
 
 def _parse_to(*args, **kwargs):
-    """(device, dtype, non_blocking) from Module.to's argument forms."""
+    """(device, dtype, non_blocking, memory_format) from Module.to's argument forms."""
     device = kwargs.pop("device", None)
     dtype = kwargs.pop("dtype", None)
     non_blocking = kwargs.pop("non_blocking", False)
     kwargs.pop("copy", None)
-    kwargs.pop("memory_format", None)
+    fmt = kwargs.pop("memory_format", None)
+    if fmt is not None and not isinstance(fmt, _C.memory_format):
+        raise TypeError("to(): memory_format must be a memory_format, not %s" % type(fmt).__name__)
     if kwargs:
         raise TypeError("to() received an invalid combination of arguments: %s" % sorted(kwargs))
     rest = list(args)
@@ -739,4 +744,4 @@ def _parse_to(*args, **kwargs):
         raise TypeError("to() received an invalid combination of arguments")
     if device is not None:
         device = _C.device(device)
-    return device, dtype, non_blocking
+    return device, dtype, non_blocking, fmt
