@@ -346,6 +346,22 @@ def view_like(p, t):
     return "%s.%s(%s)" % (p.name(t), fn, p.name(other)), lambda: getattr(t, fn)(other)
 
 
+def gen_format(r, p):
+    return r.pick([p.torch.channels_last, p.torch.contiguous_format, p.torch.preserve_format,
+                   p.torch.channels_last_3d, None, "channels_last", 4, p.torch.float32, BadIndex()])
+
+
+def view_format(p, t):
+    """A copy in a memory format (or something that is not one)."""
+    fmt = gen_format(p.r, p)
+    fn = p.r.pick(["contiguous", "clone", "to", "half", "cpu", "empty_like", "zeros_like", "rand_like"])
+    if fn.endswith("_like"):
+        return ("torch.%s(%s, memory_format=%r)" % (fn, p.name(t), fmt),
+                lambda: getattr(p.torch, fn)(t, memory_format=fmt))
+    return ("%s.%s(memory_format=%r)" % (p.name(t), fn, fmt),
+            lambda: getattr(t, fn)(memory_format=fmt))
+
+
 def view_unbind(p, t):
     d, k = gen_dim(p.r, p), p.r.pick([0, 1, -1])
     return "%s.unbind(%r)[%r]" % (p.name(t), d, k), lambda: t.unbind(d)[k]
@@ -359,7 +375,7 @@ VIEWS = [_method("reshape", gen_shape), _method("view", gen_shape), _method("exp
          _method("narrow", gen_dim, gen_small_int, gen_small_int), _method("select", gen_dim, gen_int),
          view_as_strided, _attr("real"), _attr("imag"), _method("flatten", gen_dim, gen_dim),
          view_unbind, view_like, _method("contiguous"), _method("clone"), _method("detach"),
-         _attr("data"), _method("to", gen_dtype), _method("type", gen_dtype)]
+         _attr("data"), _method("to", gen_dtype), _method("type", gen_dtype), view_format]
 
 
 # ---- ACTIONS: everything a program does -------------------------------------------------
