@@ -434,16 +434,6 @@ static PcsTensor *empty_like_dtype(PcsTensor *t, int dtype, int device)
     return pcs_tensor_empty(t->ndim, t->sizes, dtype, device, false);
 }
 
-/* A tensor of `dtype` on `device` laid out as `like` when it is dense,
- * else contiguous. */
-static PcsTensor *empty_laid_out_as(PcsTensor *like, int dtype, int device)
-{
-    int64_t strides[PCS_MAX_DIMS];
-    if (pcs_tensor_is_contiguous(like) || !pcs_tensor_dense_strides(like, strides))
-        return empty_like_dtype(like, dtype, device);
-    return pcs_tensor_empty_strided(like->ndim, like->sizes, strides, dtype, device, false);
-}
-
 /* src (on its device) as `dtype` in the layout of `like`: src itself when
  * it is that already. */
 static PcsTensor *twin_on_own_device(PcsTensor *src, PcsTensor *like, int dtype)
@@ -474,7 +464,7 @@ static int copy_across(PcsTensor *dst, PcsTensor *src, bool nb)
     int64_t unused[PCS_MAX_DIMS];
     PcsTensor *dst_c = dst->dtype == dtype && pcs_tensor_dense_strides(dst, unused)
                            ? (PcsTensor *)Py_NewRef(dst)
-                           : empty_laid_out_as(dst, dtype, dst->device);
+                           : pcs_tensor_empty_as(dst, PCS_FORMAT_KEEP_DENSE, dtype, dst->device, false);
     if (!dst_c)
         return -1;
     PcsTensor *src_c = twin_on_own_device(src, dst_c, dtype);
