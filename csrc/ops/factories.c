@@ -119,6 +119,16 @@ int pcs_number_arg(PyObject *o, pcs_scalar *s)
     return pcs_scalar_from_py(o, s);
 }
 
+/* Writes s everywhere in t (a tensor of any layout). */
+static int fill_scalar(PcsTensor *t, pcs_scalar s)
+{
+    if (pcs_scalar_check_fits(t->dtype, s, PCS_CHECK_FILL) < 0)
+        return -1;
+    unsigned char bytes[16];
+    pcs_scalar_store(t->dtype, bytes, s);
+    return pcs_fill_bytes(t, bytes);
+}
+
 PcsTensor *pcs_tensor_full(int ndim, const int64_t *sizes, PyObject *value, int dtype, int device,
                            bool pinned)
 {
@@ -127,27 +137,12 @@ PcsTensor *pcs_tensor_full(int ndim, const int64_t *sizes, PyObject *value, int 
         return NULL;
     if (dtype < 0)
         dtype = pcs_scalar_default_dtype(s.kind);
-    if (pcs_scalar_check_fits(dtype, s, PCS_CHECK_FILL) < 0)
+    if (pcs_scalar_check_fits(dtype, s, PCS_CHECK_FILL) < 0) /* before allocating */
         return NULL;
     PcsTensor *t = pcs_tensor_empty(ndim, sizes, dtype, device, pinned);
-    if (!t)
-        return NULL;
-    unsigned char bytes[16];
-    pcs_scalar_store(dtype, bytes, s);
-    if (pcs_fill_bytes(t, bytes) < 0)
+    if (t && fill_scalar(t, s) < 0)
         Py_CLEAR(t);
     return t;
-}
-
-/* Writes a number everywhere in t (a new tensor of any layout). */
-static int fill_number(PcsTensor *t, PyObject *value)
-{
-    pcs_scalar s;
-    if (pcs_number_arg(value, &s) < 0 || pcs_scalar_check_fits(t->dtype, s, PCS_CHECK_FILL) < 0)
-        return -1;
-    unsigned char bytes[16];
-    pcs_scalar_store(t->dtype, bytes, s);
-    return pcs_fill_bytes(t, bytes);
 }
 
 PcsTensor *pcs_tensor_zeros(int ndim, const int64_t *sizes, int dtype, int device, bool pinned)
@@ -368,10 +363,9 @@ static PyObject *like(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, con
                                        o.pinned);
     if (!r || kind == 0)
         return (PyObject *)r;
-    PyObject *value = kind == 3 ? Py_NewRef(fill) : PyLong_FromLong(kind == 2);
-    if (!value || fill_number(r, value) < 0)
+    pcs_scalar s = {.kind = PCS_SK_INT, .i = kind == 2}; /* zeros 0, ones 1 */
+    if ((kind == 3 && pcs_number_arg(fill, &s) < 0) || fill_scalar(r, s) < 0)
         Py_CLEAR(r);
-    Py_XDECREF(value);
     return (PyObject *)r;
 }
 
