@@ -109,6 +109,22 @@ def copy_cases(dt):
     ]
 
 
+def float32_view_copies():
+    """Casts and clones of transposed and sliced views, float32: the result
+    keeps the view's memory order (torch's preserve_format), so none of
+    these transposes; the bytes are the read plus the write."""
+    x, cube = _setup("float32", {"x": SQ}), _setup("float32", {"x": (64, 1024, 1024)})
+    sliced = 64 * 1023 * 1024
+    return [
+        _big("x.t().half() (cast of a transposed view)", "x.t().half()", x, N * 6,
+             "x.T.astype(cupy.float16)"),
+        _big("x.t().clone() (clone of a transposed view)", "x.t().clone()", x, N * 8, "x.T.copy(order='K')"),
+        _big("x.permute(0,2,1)[:, 1:].half() (cast of a sliced permuted view)",
+             "x.permute(0, 2, 1)[:, 1:].half()", cube, sliced * 6,
+             "x.transpose(0, 2, 1)[:, 1:].astype(cupy.float16)"),
+    ]
+
+
 def reduction_cases(dt, ops=("sum",)):
     s = SIZE[dt]
     rows = []
@@ -203,12 +219,13 @@ def cases(quick=False):
                  _big("x.sum((0, 2)) two dims", "x.sum((0, 2))", cube, N * s, "x.sum(axis=(0, 2))")]
         rows += [r for r in elementwise_cases("float16") if "row" in r.name or "sliced" in r.name
                  or "stepped" in r.name]
+        rows += float32_view_copies()
         rows += host_cases()[:3] + factory_cases()
         return rows
     rows = []
     for dt in ("float32", "float16", "bfloat16", "int64"):
         rows += copy_cases(dt) + elementwise_cases(dt) + reduction_cases(dt)
-    rows += float32_extra_reductions() + host_cases() + factory_cases()
+    rows += float32_extra_reductions() + float32_view_copies() + host_cases() + factory_cases()
     return rows
 
 
