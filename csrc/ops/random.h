@@ -9,8 +9,10 @@
 /* rand_, normal_, uniform_, bernoulli_, exponential_, random_ */
 extern PyMethodDef pcs_tensor_random_methods[];
 
-/* Module functions: seeds, states, rand/randn/randint/randperm/..._like. */
+/* Module functions: rand/randn/randint/randperm/..._like, and (through
+ * pcs_random_state_init, random_state.c) seeds and states. */
 int pcs_random_init(PyObject *module);
+int pcs_random_state_init(PyObject *module);
 
 /* Reserves `blocks` Philox blocks of `device`'s generator (-1: the CPU) for a
  * caller that draws its own numbers (dropout): *seed and *offset are where
