@@ -8,6 +8,7 @@
  * (stride_outer == size_inner * stride_inner). A transposed or stepped
  * operand keeps its dims; a contiguous one collapses to a single dim. */
 #include "core/iter.h"
+#include "core/memory_format.h"
 
 #include <string.h>
 
@@ -155,43 +156,6 @@ static int faster_first(int nin, int64_t (*st)[PCS_MAX_DIMS], const int64_t *sha
     return 0;
 }
 
-/* torch's is_contiguous: row-major strides over the dims of size > 1. */
-static bool row_major(const pcs_iter_operand *t)
-{
-    int64_t expect = 1;
-    for (int d = t->ndim - 1; d >= 0; d--) {
-        if (t->sizes[d] == 1)
-            continue;
-        if (t->sizes[d] == 0)
-            return true;
-        if (t->strides[d] != expect)
-            return false;
-        expect *= t->sizes[d];
-    }
-    return true;
-}
-
-
-/* torch's channels-last test for 4-D tensors (NHWC in memory: C fastest,
- * then W, H, N), over the dims of size > 1. */
-static const int cl_order[4] = {1, 3, 2, 0};
-
-static bool channels_last(const pcs_iter_operand *t)
-{
-    if (t->ndim != 4)
-        return false;
-    int64_t expect = 1;
-    for (int i = 0; i < 4; i++) {
-        int d = cl_order[i];
-        if (t->sizes[d] == 1)
-            continue;
-        if (t->strides[d] != expect)
-            return false;
-        expect *= t->sizes[d];
-    }
-    return true;
-}
-
 /* torch's fast set-up: inputs of the result's shape that are all
  * contiguous give a contiguous result, all channels-last (4-D) a
  * channels-last one, all dense with the very same strides those strides.
@@ -208,8 +172,8 @@ static bool same_layout(int ndim, const int64_t *shape, int nin, const pcs_iter_
         if (ins[k].ndim != ndim || memcmp(ins[k].sizes, shape, ndim * sizeof(int64_t)) != 0)
             return false;
         n++;
-        contig = contig && row_major(&ins[k]);
-        cl = cl && channels_last(&ins[k]);
+        contig = contig && pcs_format_matches(PCS_FORMAT_CONTIGUOUS, ndim, shape, ins[k].strides);
+        cl = cl && pcs_format_matches(PCS_FORMAT_CHANNELS_LAST, ndim, shape, ins[k].strides);
         if (!first)
             first = &ins[k];
         else
@@ -217,22 +181,10 @@ static bool same_layout(int ndim, const int64_t *shape, int nin, const pcs_iter_
     }
     if (!n)
         return false;
-    if (contig) {
-        int64_t next = 1;
-        for (int d = ndim - 1; d >= 0; d--) {
-            strides[d] = next;
-            next *= shape[d] > 1 ? shape[d] : 1;
-        }
-        return true;
-    }
-    if (cl) {
-        int64_t next = 1;
-        for (int i = 0; i < 4; i++) {
-            strides[cl_order[i]] = next;
-            next *= shape[cl_order[i]] > 1 ? shape[cl_order[i]] : 1;
-        }
-        return true;
-    }
+    /* neither format can fail here: channels-last was only matched at 4 dims */
+    if (contig || cl)
+        return pcs_format_strides(contig ? PCS_FORMAT_CONTIGUOUS : PCS_FORMAT_CHANNELS_LAST, ndim, shape,
+                                  strides) == 0;
     if (same && pcs_iter_dense(first)) {
         memcpy(strides, first->strides, ndim * sizeof(int64_t));
         return true;
