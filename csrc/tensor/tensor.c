@@ -388,25 +388,10 @@ static PyObject *m_element_size(PyObject *self, PyObject *noargs)
     return PyLong_FromLong(pcs_itemsize(T(self)->dtype));
 }
 
-/* The memory_format argument of contiguous(), is_contiguous() and clone():
- * the only one they take, by keyword or first position. -1 with an
- * exception. */
-static int format_arg(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, const char *fname, int dflt)
-{
-    static const char *const kwl[] = {"memory_format", NULL};
-    if (pcs_check_kwargs(kw, fname, kwl) < 0)
-        return -1;
-    if (nargs > 1) {
-        PyErr_Format(PyExc_TypeError, "%s() takes at most 1 argument (%zd given)", fname, nargs);
-        return -1;
-    }
-    return pcs_memory_format_arg(pcs_arg(args, nargs, kw, 0, "memory_format"), dflt, fname);
-}
-
 static PyObject *m_is_contiguous(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                  PyObject *kw)
 {
-    int fmt = format_arg(args, nargs, kw, "is_contiguous", PCS_FORMAT_CONTIGUOUS);
+    int fmt = pcs_memory_format_only_arg(args, nargs, kw, "is_contiguous", 1, PCS_FORMAT_CONTIGUOUS);
     if (fmt < 0)
         return NULL;
     if (fmt == PCS_FORMAT_PRESERVE) {
@@ -464,7 +449,7 @@ static PyObject *m_untyped_storage(PyObject *self, PyObject *noargs)
 static PyObject *m_contiguous(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                               PyObject *kw)
 {
-    int fmt = format_arg(args, nargs, kw, "contiguous", PCS_FORMAT_CONTIGUOUS);
+    int fmt = pcs_memory_format_only_arg(args, nargs, kw, "contiguous", 1, PCS_FORMAT_CONTIGUOUS);
     if (fmt < 0)
         return NULL;
     if (fmt == PCS_FORMAT_CONTIGUOUS)
@@ -481,7 +466,7 @@ static PyObject *m_contiguous(PyObject *self, PyObject *const *args, Py_ssize_t 
 static PyObject *m_clone(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                          PyObject *kw)
 {
-    int fmt = format_arg(args, nargs, kw, "clone", PCS_FORMAT_PRESERVE);
+    int fmt = pcs_memory_format_only_arg(args, nargs, kw, "clone", 1, PCS_FORMAT_PRESERVE);
     if (fmt < 0)
         return NULL;
     return (PyObject *)pcs_tensor_to_format(T(self), T(self)->dtype, T(self)->device, false, true, fmt);

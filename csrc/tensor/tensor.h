@@ -104,6 +104,12 @@ PyObject *pcs_arg(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, Py
                   const char *name);
 /* -1 with TypeError if a keyword is not in the NULL-terminated `names`. */
 int pcs_check_kwargs(PyObject *kwnames, const char *fname, const char *const *names);
+/* The memory format of a method whose only argument is memory_format=
+ * (clone, contiguous, half, cpu ...), taken by keyword or, up to
+ * `max_pos`, by position; `dflt` when absent. The format (core/
+ * memory_format.h), or -1 with TypeError. */
+int pcs_memory_format_only_arg(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                               const char *fname, Py_ssize_t max_pos, int dflt);
 
 /* The device an argument names; None -> dflt. CUDA with no index -> the
  * current device; validated. Returns the ordinal, -1 for the CPU, or -2

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "runtime/device.h"
+#include "core/memory_format.h"
 
 /* ------------------------------------------------------------------------ */
 /* pycuda_sem.Size: a tuple that prints like torch.Size                      */
@@ -252,6 +253,20 @@ int pcs_check_kwargs(PyObject *kwnames, const char *fname, const char *const *na
         }
     }
     return 0;
+}
+
+int pcs_memory_format_only_arg(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                               const char *fname, Py_ssize_t max_pos, int dflt)
+{
+    static const char *const names[] = {"memory_format", NULL};
+    if (pcs_check_kwargs(kwnames, fname, names) < 0)
+        return -1;
+    if (nargs > max_pos) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most %zd positional argument(s) (%zd given)", fname,
+                     max_pos, nargs);
+        return -1;
+    }
+    return pcs_memory_format_arg(pcs_arg(args, nargs, kwnames, 0, "memory_format"), dflt, fname);
 }
 
 int pcs_size_init(PyObject *m)

@@ -108,24 +108,9 @@ static PyObject *m_cuda(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     return (PyObject *)pcs_tensor_to_format(T(self), T(self)->dtype, device, nb, false, fmt);
 }
 
-/* A method's only argument memory_format= (cpu(), half(), ...): its
- * format, preserve_format when absent; -1 with an exception. */
-static int format_only_arg(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, const char *fname)
-{
-    static const char *const kwl[] = {"memory_format", NULL};
-    if (pcs_check_kwargs(kw, fname, kwl) < 0)
-        return -1;
-    if (nargs > 0) {
-        PyErr_Format(PyExc_TypeError, "%s() takes no positional arguments", fname);
-        return -1;
-    }
-    return pcs_memory_format_arg(pcs_arg(args, nargs, kw, -1, "memory_format"), PCS_FORMAT_PRESERVE,
-                                 fname);
-}
-
 static PyObject *m_cpu(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
-    int fmt = format_only_arg(args, nargs, kw, "cpu");
+    int fmt = pcs_memory_format_only_arg(args, nargs, kw, "cpu", 0, PCS_FORMAT_PRESERVE);
     if (fmt < 0)
         return NULL;
     return (PyObject *)pcs_tensor_to_format(T(self), T(self)->dtype, -1, false, false, fmt);
@@ -167,7 +152,8 @@ static PyObject *m_pin_memory(PyObject *self, PyObject *const *args, Py_ssize_t 
     static PyObject *m_as_##name(PyObject *self, PyObject *const *args,        \
                                  Py_ssize_t nargs, PyObject *kw)               \
     {                                                                          \
-        int fmt = format_only_arg(args, nargs, kw, #name);                     \
+        int fmt = pcs_memory_format_only_arg(args, nargs, kw, #name, 0,        \
+                                             PCS_FORMAT_PRESERVE);             \
         if (fmt < 0)                                                           \
             return NULL;                                                       \
         return (PyObject *)pcs_tensor_to_format(T(self), id, T(self)->device,  \
