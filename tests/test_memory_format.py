@@ -101,6 +101,24 @@ def test_errors():
     assert not torch.randn(3, 4).is_contiguous(memory_format=torch.channels_last)
 
 
+def test_only_empty_and_the_like_factories_take_a_format():
+    # torch takes memory_format= in empty() and the *_like factories and
+    # refuses it in the others, naming the argument
+    x, _ = nchw()
+    cl = torch.channels_last
+    for call in (lambda: torch.zeros(2, 3, 4, 5, memory_format=cl), lambda: torch.ones(2, 3, 4, 5, memory_format=cl),
+                 lambda: torch.full((2, 3, 4, 5), 1.0, memory_format=cl),
+                 lambda: torch.rand(2, 3, 4, 5, memory_format=cl), lambda: torch.randn(2, 3, 4, 5, memory_format=cl),
+                 lambda: torch.randint(0, 5, (2, 3, 4, 5), memory_format=cl),
+                 lambda: torch.arange(5, memory_format=cl)):
+        with pytest.raises(TypeError, match="memory_format"):
+            call()
+    assert torch.empty(2, 3, 4, 5, memory_format=cl).stride() == (60, 1, 15, 3)
+    for f in (torch.empty_like, torch.zeros_like, torch.ones_like, torch.rand_like, torch.randn_like):
+        assert f(x, memory_format=cl).stride() == (60, 1, 15, 3)
+    assert torch.full_like(x, 2.0, memory_format=cl).stride() == (60, 1, 15, 3)
+
+
 def test_module_to_channels_last_and_gradients():
     m = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.BatchNorm2d(8), torch.nn.Flatten(),
                             torch.nn.Linear(8 * 6 * 6, 4))

@@ -11,6 +11,7 @@
 // of the dims after it). Elements move as 1/2/4/8/16-byte words: cat never
 // looks at values, so the kernel is instantiated per element size, not per dtype.
 #include "ew_common.cuh"
+#include "pdl.cuh"
 
 using namespace pcs;
 
@@ -22,6 +23,7 @@ struct alignas(16) Bytes16 {
 
 template <class E> __global__ void __launch_bounds__(256) cat_kernel(E *out, int64_t out_cols, int64_t outer, pcs_cat_batch b)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     const int i = blockIdx.y;
     const E *src = (const E *)b.src[i];
     const int64_t cols = b.cols[i], n = outer * cols, step = (int64_t)gridDim.x * blockDim.x;
@@ -39,7 +41,7 @@ template <class E> void launch(void *out, int64_t out_cols, int64_t outer, const
         most = outer * b->cols[i] > most ? outer * b->cols[i] : most;
     int64_t blocks = (most + 255) / 256, cap = (int64_t)sm_count() * 8;
     dim3 grid((unsigned)(blocks < 1 ? 1 : blocks < cap ? blocks : cap), (unsigned)b->n);
-    launch_kernel(cat_kernel<E>, grid, 256, st, (E *)out, out_cols, outer, *b);
+    launch_kernel_pdl(cat_kernel<E>, grid, 256, st, (E *)out, out_cols, outer, *b);
 }
 
 } // namespace

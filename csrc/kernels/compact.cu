@@ -19,6 +19,7 @@
 
 #include "ew_common.cuh"
 #include "index.h"
+#include "pdl.cuh"
 
 using namespace pcs;
 
@@ -67,6 +68,7 @@ template <class Flag, class Put>
 __global__ void __launch_bounds__(kOneBlockThreads)
 select_one_block(Flag flag, Put put, int64_t *count, unsigned *done, int n)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using Scan = cub::BlockScan<int, kOneBlockThreads>;
     __shared__ typename Scan::TempStorage tmp;
     const int base = threadIdx.x * kOneBlockItems;
@@ -97,7 +99,7 @@ static_assert(kOneBlockItems <= 32, "the hits of a thread are one 32-bit word");
 template <class Flag, class Put>
 void launch_one_block(Flag flag, Put put, int64_t *count, unsigned *done, int64_t n, cudaStream_t st)
 {
-    launch_kernel(select_one_block<Flag, Put>, 1, kOneBlockThreads, st, flag, put, count, done, (int)n);
+    launch_kernel_pdl(select_one_block<Flag, Put>, 1, kOneBlockThreads, st, flag, put, count, done, (int)n);
 }
 
 template <class W, int H>
@@ -143,6 +145,7 @@ struct Dims {
 
 __global__ void unravel_kernel(int64_t *out, const int64_t *lin, int64_t count, int ndim, Dims sz)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     const int64_t step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += step) {
         int64_t rem = lin[i];
@@ -192,7 +195,7 @@ extern "C" int pcs_launch_index_unravel(int64_t *out, const int64_t *lin, int64_
     for (int i = 0; i < ndim && i < PCS_MAX_DIMS; i++)
         d.s[i] = sizes[i];
     int64_t blocks = (count + 255) / 256, cap = (int64_t)sm_count() * 32;
-    launch_kernel(unravel_kernel, (unsigned)(blocks < cap ? blocks : cap), 256, stream, out, lin, count,
+    launch_kernel_pdl(unravel_kernel, (unsigned)(blocks < cap ? blocks : cap), 256, stream, out, lin, count,
                   ndim, d);
     return 0;
 }

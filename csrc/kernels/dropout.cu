@@ -7,6 +7,7 @@
 // the gradient (dropout is linear in x), so no mask is stored.
 #include "ew_common.cuh"
 #include "philox.h"
+#include "pdl.cuh"
 
 using namespace pcs;
 
@@ -18,6 +19,7 @@ template <class T, bool VEC>
 __global__ void dropout_kernel(T *y, const T *x, int64_t n, uint64_t seed, uint64_t offset,
                                float keep, compute_t<T> scale)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using A = compute_t<T>;
     const int64_t blocks = (n + 3) / 4;
     for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < blocks;
@@ -66,10 +68,10 @@ extern "C" int pcs_launch_dropout(int dtype, void *y, const void *x, int64_t n, 
                              (uintptr_t)y % sizeof(Pack<T, 4>) == 0;
             dim3 g((unsigned)(grid < cap ? grid : cap));
             if (vec)
-                launch_kernel(dropout_kernel<T, true>, g, dim3(256), stream, (T *)y, (const T *)x, n,
+                launch_kernel_pdl(dropout_kernel<T, true>, g, dim3(256), stream, (T *)y, (const T *)x, n,
                               seed, offset, keep, (A)scale);
             else
-                launch_kernel(dropout_kernel<T, false>, g, dim3(256), stream, (T *)y, (const T *)x,
+                launch_kernel_pdl(dropout_kernel<T, false>, g, dim3(256), stream, (T *)y, (const T *)x,
                               n, seed, offset, keep, (A)scale);
             return 0;
         }

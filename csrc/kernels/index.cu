@@ -20,6 +20,7 @@
 #include "ew_common.cuh"
 #include "index.h"
 #include "offsets.cuh"
+#include "pdl.cuh"
 
 using namespace pcs;
 
@@ -174,6 +175,7 @@ constexpr int UNROLL = 4;
 template <class I, bool ONE>
 __global__ void __launch_bounds__(256) offsets_kernel(Geom<ONE> g, int64_t *out, I n, pcs_index_report rep)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     const I step = (I)gridDim.x * blockDim.x;
     for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
         out[i] = index_offset<I, ONE>(g, i, rep.rec);
@@ -189,6 +191,7 @@ __global__ void __launch_bounds__(256) offsets_kernel(Geom<ONE> g, int64_t *out,
 template <class E, class I, bool ONE>
 __global__ void __launch_bounds__(256) gather_fused(Geom<ONE> g, E *out, const E *src, I n, pcs_index_report rep)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     const I step = (I)gridDim.x * blockDim.x * UNROLL;
     for (I i0 = (I)blockIdx.x * blockDim.x * UNROLL + threadIdx.x; i0 < n; i0 += step) {
         int64_t off[UNROLL];
@@ -223,10 +226,10 @@ void gather_geom(const pcs_index_geom *g, void *out, const void *src, int64_t n,
     by_nidx(*g, [&](auto one) {
         constexpr bool ONE = decltype(one)::value;
         if (n <= INT32_MAX - 4 * 256 * UNROLL)
-            launch_kernel(gather_fused<E, uint32_t, ONE>, grid_unrolled(n, 256), 256, st,
+            launch_kernel_pdl(gather_fused<E, uint32_t, ONE>, grid_unrolled(n, 256), 256, st,
                           make_geom<ONE>(*g), (E *)out, (const E *)src, (uint32_t)n, rep);
         else
-            launch_kernel(gather_fused<E, int64_t, ONE>, grid_unrolled(n, 256), 256, st,
+            launch_kernel_pdl(gather_fused<E, int64_t, ONE>, grid_unrolled(n, 256), 256, st,
                           make_geom<ONE>(*g), (E *)out, (const E *)src, n, rep);
     });
 }
@@ -240,6 +243,7 @@ __global__ void __launch_bounds__(256) gather_rows_kernel(const int64_t *__restr
                                                           int64_t base, int64_t wbytes, int64_t per,
                                                           int64_t total, pcs_index_report rep)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     const int64_t step = (int64_t)gridDim.x * blockDim.x * UNROLL;
     for (int64_t e0 = (int64_t)blockIdx.x * blockDim.x * UNROLL + threadIdx.x; e0 < total; e0 += step) {
         const V *p[UNROLL];
@@ -274,10 +278,10 @@ void gather_rows(const int64_t *idx, int64_t nrows, int64_t isize, int64_t lo, v
 {
     int64_t per = rowbytes / (int64_t)sizeof(V), total = nrows * per;
     if (per == 1)
-        launch_kernel(gather_rows_kernel<V, true>, grid_unrolled(total, 256), 256, st, idx, isize, lo,
+        launch_kernel_pdl(gather_rows_kernel<V, true>, grid_unrolled(total, 256), 256, st, idx, isize, lo,
                       (V *)out, (const char *)src, base, wbytes, per, total, rep);
     else
-        launch_kernel(gather_rows_kernel<V, false>, grid_unrolled(total, 256), 256, st, idx, isize, lo,
+        launch_kernel_pdl(gather_rows_kernel<V, false>, grid_unrolled(total, 256), 256, st, idx, isize, lo,
                       (V *)out, (const char *)src, base, wbytes, per, total, rep);
 }
 
@@ -292,6 +296,7 @@ template <class T, class I, bool ONE>
 __global__ void __launch_bounds__(256) scatter_atomic_kernel(Geom<ONE> g, T *dst, const T *vals, I n,
                                                              int add, pcs_index_report rep)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     const I step = (I)gridDim.x * blockDim.x * UNROLL;
     for (I i0 = (I)blockIdx.x * blockDim.x * UNROLL + threadIdx.x; i0 < n; i0 += step) {
         int64_t off[UNROLL];
@@ -328,10 +333,10 @@ void scatter_atomic(const pcs_index_geom *g, void *dst, const void *vals, int64_
     by_nidx(*g, [&](auto one) {
         constexpr bool ONE = decltype(one)::value;
         if (n <= INT32_MAX - 4 * 256 * UNROLL)
-            launch_kernel(scatter_atomic_kernel<T, uint32_t, ONE>, grid_unrolled(n, 256), 256, st,
+            launch_kernel_pdl(scatter_atomic_kernel<T, uint32_t, ONE>, grid_unrolled(n, 256), 256, st,
                           make_geom<ONE>(*g), (T *)dst, (const T *)vals, (uint32_t)n, add, rep);
         else
-            launch_kernel(scatter_atomic_kernel<T, int64_t, ONE>, grid_unrolled(n, 256), 256, st,
+            launch_kernel_pdl(scatter_atomic_kernel<T, int64_t, ONE>, grid_unrolled(n, 256), 256, st,
                           make_geom<ONE>(*g), (T *)dst, (const T *)vals, n, add, rep);
     });
 }
@@ -346,6 +351,7 @@ void scatter_atomic(const pcs_index_geom *g, void *dst, const void *vals, int64_
 template <class I, bool ONE>
 __global__ void __launch_bounds__(256) set_claim(Geom<ONE> g, int32_t *win, I n, pcs_index_err *err)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     const I step = (I)gridDim.x * blockDim.x;
     for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
         const int64_t o = index_offset<I, ONE>(g, i, err);
@@ -358,6 +364,7 @@ template <class E, class I, bool ONE>
 __global__ void __launch_bounds__(256) set_write(Geom<ONE> g, E *dst, const E *vals, const int32_t *win, I n,
                                                  pcs_index_report rep)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     const I step = (I)gridDim.x * blockDim.x;
     for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
         const int64_t o = index_offset<I, ONE>(g, i, rep.rec);
@@ -377,6 +384,7 @@ template <class E, bool ONE>
 __global__ void __launch_bounds__(ONE_BLOCK_THREADS) set_last_block(Geom<ONE> g, E *dst, const E *vals, int32_t *win,
                                                                     uint32_t n, pcs_index_report rep)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     int64_t o[ONE_BLOCK_ITEMS];
 #pragma unroll
     for (int u = 0; u < ONE_BLOCK_ITEMS; u++) {
@@ -408,13 +416,13 @@ void set_last(const pcs_index_geom *g, void *dst, const void *vals, int64_t n, i
         constexpr bool ONE = decltype(one)::value;
         const Geom<ONE> f = make_geom<ONE>(*g);
         if (n <= PCS_SET_LAST_ONE_BLOCK) {
-            launch_kernel(set_last_block<E, ONE>, 1, ONE_BLOCK_THREADS, st, f, (E *)dst, (const E *)vals, win,
+            launch_kernel_pdl(set_last_block<E, ONE>, 1, ONE_BLOCK_THREADS, st, f, (E *)dst, (const E *)vals, win,
                           (uint32_t)n, rep);
             return;
         }
-        launch_kernel(set_claim<uint32_t, ONE>, grid_for(n, 256), 256, st, f, win, (uint32_t)n,
+        launch_kernel_pdl(set_claim<uint32_t, ONE>, grid_for(n, 256), 256, st, f, win, (uint32_t)n,
                       rep.rec); // set_write, after it, marks the record final
-        launch_kernel(set_write<E, uint32_t, ONE>, grid_for(n, 256), 256, st, f, (E *)dst, (const E *)vals,
+        launch_kernel_pdl(set_write<E, uint32_t, ONE>, grid_for(n, 256), 256, st, f, (E *)dst, (const E *)vals,
                       (const int32_t *)win, (uint32_t)n, rep);
     });
 }
@@ -475,6 +483,7 @@ __global__ void __launch_bounds__(256) scatter_apply(T *dst, const int64_t *key,
                                                      const RunAcc<compute_t<T>> *agg,
                                                      const int64_t *nruns, int mode, int self)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using C = compute_t<T>;
     const int64_t n = *nruns, step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
@@ -529,12 +538,13 @@ int scatter_sorted(T *dst, const int64_t *key, const int64_t *pos, const T *vals
     if (cub::DeviceReduce::ReduceByKey((char *)temp + head, cub_bytes, key, uniq, in, agg, nruns,
                                        RunOp<compute_t<T>>{mode}, n, st) != cudaSuccess)
         return -1;
-    launch_kernel(scatter_apply<T>, grid_for(n, 256), 256, st, dst, uniq, agg, nruns, mode, self);
+    launch_kernel_pdl(scatter_apply<T>, grid_for(n, 256), 256, st, dst, uniq, agg, nruns, mode, self);
     return 0;
 }
 
 __global__ void iota_kernel(int64_t *out, int64_t n)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     const int64_t step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
         out[i] = i;
@@ -550,10 +560,10 @@ extern "C" int pcs_launch_index_offsets(const pcs_index_geom *g, int64_t *out, i
     by_nidx(*g, [&](auto one) {
         constexpr bool ONE = decltype(one)::value;
         if (n <= INT32_MAX)
-            launch_kernel(offsets_kernel<uint32_t, ONE>, grid_for(n, 256), 256, stream, make_geom<ONE>(*g),
+            launch_kernel_pdl(offsets_kernel<uint32_t, ONE>, grid_for(n, 256), 256, stream, make_geom<ONE>(*g),
                           out, (uint32_t)n, rep);
         else
-            launch_kernel(offsets_kernel<int64_t, ONE>, grid_for(n, 256), 256, stream, make_geom<ONE>(*g),
+            launch_kernel_pdl(offsets_kernel<int64_t, ONE>, grid_for(n, 256), 256, stream, make_geom<ONE>(*g),
                           out, n, rep);
     });
     return 0;
@@ -652,7 +662,7 @@ extern "C" int pcs_index_sort(void *temp, size_t *bytes, const int64_t *off, int
                               cudaStream_t stream)
 {
     if (temp && n > 0)
-        launch_kernel(iota_kernel, grid_for(n, 256), 256, stream, pos_in, n);
+        launch_kernel_pdl(iota_kernel, grid_for(n, 256), 256, stream, pos_in, n);
     cudaError_t e = cub::DeviceRadixSort::SortPairs(temp, *bytes, off, off_sorted, pos_in, pos_sorted,
                                                     n, 0, bits, stream);
     return e == cudaSuccess ? 0 : -1;

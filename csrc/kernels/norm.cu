@@ -15,6 +15,7 @@
 // block a fixed slice of rows for 32 columns. No atomics, so the result is
 // bit-identical from run to run.
 #include "ew_common.cuh"
+#include "pdl.cuh"
 
 using namespace pcs;
 
@@ -45,6 +46,7 @@ __global__ void __launch_bounds__(BLOCK) norm_fwd(T *y, compute_t<T> *mean, comp
                                                   const T *x, const T *w, const T *b, int64_t rows,
                                                   int64_t N, int rms, double eps)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using A = compute_t<T>;
     __shared__ A sh[32];
     const A inv_n = A(1) / A(N);
@@ -126,6 +128,7 @@ __global__ void __launch_bounds__(BLOCK) norm_fwd_group(T *y, compute_t<T> *mean
                                                         const T *x, const T *w, const T *b,
                                                         int64_t rows, int64_t N, int rms, double eps)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using A = compute_t<T>;
     constexpr int VEC = 16 / sizeof(T);
     using P = Pack<T, VEC>;
@@ -201,6 +204,7 @@ __global__ void __launch_bounds__(BLOCK) norm_bwd_x(T *gx, const T *gy, const T 
                                                     const compute_t<T> *rstd, const T *w,
                                                     int64_t rows, int64_t N)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using A = compute_t<T>;
     __shared__ A sh[32];
     const A inv_n = A(1) / A(N);
@@ -264,6 +268,7 @@ __global__ void __launch_bounds__(BLOCK) norm_bwd_fused(T *gx, compute_t<T> *wor
                                                         const compute_t<T> *rstd, const T *w,
                                                         int64_t rows, int64_t N)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using A = compute_t<T>;
     __shared__ A sh[32];
     const A inv_n = A(1) / A(N);
@@ -324,6 +329,7 @@ __global__ void __launch_bounds__(32 * TY) norm_bwd_wb_part(compute_t<T> *work, 
                                                             int64_t N, int parts, int want_w,
                                                             int want_b)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using A = compute_t<T>;
     __shared__ A sw[TY][33], sb[TY][33];
     const int tx = threadIdx.x, ty = threadIdx.y;
@@ -360,6 +366,7 @@ __global__ void __launch_bounds__(32 * TY) norm_bwd_wb_part(compute_t<T> *work, 
 template <class T>
 __global__ void norm_bwd_wb_final(T *gw, T *gb, const compute_t<T> *work, int64_t N, int parts)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using A = compute_t<T>;
     for (int64_t col = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; col < N;
          col += (int64_t)gridDim.x * blockDim.x) {
@@ -454,7 +461,7 @@ extern "C" int pcs_launch_norm_fwd(int dtype, int rms, void *y, void *mean, void
                 const int64_t need = (rows + block.y - 1) / block.y, cap = (int64_t)sm_count() * 16;
                 const dim3 grid((unsigned)(need < cap ? need : cap));
                 pow2_upto<GROUP_MAX_PPL>((np + g - 1) / g, [&](auto pc) {
-                    launch_kernel(norm_fwd_group<T, decltype(pc)::value>, grid, block, stream, (T *)y,
+                    launch_kernel_pdl(norm_fwd_group<T, decltype(pc)::value>, grid, block, stream, (T *)y,
                                   (A *)mean, (A *)rstd, (const T *)x, (const T *)w, (const T *)b, rows,
                                   N, rms, eps);
                 });
@@ -462,7 +469,7 @@ extern "C" int pcs_launch_norm_fwd(int dtype, int rms, void *y, void *mean, void
             }
             by_vpt(N, [&](auto vc) {
                 constexpr int VPT = decltype(vc)::value;
-                launch_kernel(norm_fwd<T, VPT>, dim3(row_grid<T>(rows)), dim3(BLOCK), stream, (T *)y,
+                launch_kernel_pdl(norm_fwd<T, VPT>, dim3(row_grid<T>(rows)), dim3(BLOCK), stream, (T *)y,
                               (A *)mean, (A *)rstd, (const T *)x, (const T *)w, (const T *)b, rows,
                               N, rms, eps);
             });
@@ -490,30 +497,30 @@ extern "C" int pcs_launch_norm_bwd(int dtype, int rms, void *gx, void *gw, void 
                 by_vpt(N, [&](auto vc) {
                     constexpr int VPT = decltype(vc)::value;
                     if constexpr (VPT > 0 && VPT <= 16)
-                        launch_kernel(norm_bwd_fused<T, VPT>, dim3((unsigned)parts), dim3(BLOCK),
+                        launch_kernel_pdl(norm_bwd_fused<T, VPT>, dim3((unsigned)parts), dim3(BLOCK),
                                       stream, (T *)gx, (A *)work, (const T *)gy, (const T *)x, mu,
                                       (const A *)rstd, (const T *)w, rows, N);
                 });
                 int64_t blocks = (N + 255) / 256, cap = (int64_t)sm_count() * 8;
-                launch_kernel(norm_bwd_wb_final<T>, dim3((unsigned)(blocks < cap ? blocks : cap)),
+                launch_kernel_pdl(norm_bwd_wb_final<T>, dim3((unsigned)(blocks < cap ? blocks : cap)),
                               dim3(256), stream, (T *)gw, (T *)gb, (const A *)work, N, parts);
                 return 0;
             }
             if (gx) {
                 by_vpt(N, [&](auto vc) {
                     constexpr int VPT = decltype(vc)::value;
-                    launch_kernel(norm_bwd_x<T, VPT>, dim3(row_grid<T>(rows)), dim3(BLOCK), stream,
+                    launch_kernel_pdl(norm_bwd_x<T, VPT>, dim3(row_grid<T>(rows)), dim3(BLOCK), stream,
                                   (T *)gx, (const T *)gy, (const T *)x, mu, (const A *)rstd,
                                   (const T *)w, rows, N);
                 });
             }
             if (gw || gb) {
                 dim3 grid((unsigned)((N + 31) / 32), (unsigned)parts), block(32, TY);
-                launch_kernel(norm_bwd_wb_part<T>, grid, block, stream, (A *)work, (const T *)gy,
+                launch_kernel_pdl(norm_bwd_wb_part<T>, grid, block, stream, (A *)work, (const T *)gy,
                               (const T *)x, mu, (const A *)rstd, rows, N, parts, gw != nullptr,
                               gb != nullptr);
                 int64_t blocks = (N + 255) / 256, cap = (int64_t)sm_count() * 8;
-                launch_kernel(norm_bwd_wb_final<T>, dim3((unsigned)(blocks < cap ? blocks : cap)),
+                launch_kernel_pdl(norm_bwd_wb_final<T>, dim3((unsigned)(blocks < cap ? blocks : cap)),
                               dim3(256), stream, (T *)gw, (T *)gb, (const A *)work, N, parts);
             }
             return 0;

@@ -23,6 +23,7 @@
 
 #include "ew_common.cuh"
 #include "optim.h"
+#include "pdl.cuh"
 
 using namespace pcs;
 
@@ -156,6 +157,7 @@ template <class C> struct RmspropRule {
 template <class T, class Rule>
 __global__ void __launch_bounds__(kThreads, kMinBlocks<T>) multi_tensor(pcs_optim_batch b, Rule rule)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using C = compute_t<T>;
     constexpr int V = 16 / sizeof(T); // elements of a 16-byte pack
     // packs in flight per list: 8 elements (4 for double) a thread, which
@@ -258,7 +260,7 @@ template <class T, class Rule> int run(const pcs_optim_batch *in, Rule rule, cud
         per_sm = k < 1 ? 1 : k;
     }
     const int cap = sm_count() * per_sm;
-    launch_kernel(multi_tensor<T, Rule>, dim3(at < cap ? at : cap), dim3(kThreads), st, b, rule);
+    launch_kernel_pdl(multi_tensor<T, Rule>, dim3(at < cap ? at : cap), dim3(kThreads), st, b, rule);
     return 0;
 }
 

@@ -13,10 +13,11 @@
 #include "kernels.h"
 #include "launch.cuh"
 #include "philox.h"
+#include "pdl.cuh"
 
 namespace {
 
-using pcs::launch_kernel;
+using pcs::launch_kernel_pdl;
 using pcs::sm_count;
 
 template <typename T, int N>
@@ -123,6 +124,7 @@ __device__ __forceinline__ void store_block(T *out, const pcs_rng_params &p, con
 template <typename T, int PER, int KIND, typename I>
 __global__ void rng_fill_kernel(T *__restrict__ out, I n, pcs_rng_params p, bool vec)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     const I nfull = n / PER;
     const I stride = (I)gridDim.x * blockDim.x;
     I j = (I)blockIdx.x * blockDim.x + threadIdx.x;
@@ -159,19 +161,19 @@ void launch(void *out, int64_t n, const pcs_rng_params &p, cudaStream_t stream)
     const bool small = n + (int64_t)grid * threads < INT32_MAX;
     if (wide) {
         bool vec = addr % sizeof(Pack<T, 2>) == 0;
-        launch_kernel(rng_fill_kernel<T, 2, -1, int64_t>, (unsigned)grid, threads, stream, o, n, p, vec);
+        launch_kernel_pdl(rng_fill_kernel<T, 2, -1, int64_t>, (unsigned)grid, threads, stream, o, n, p, vec);
     } else {
         bool vec = addr % sizeof(Pack<T, 4>) == 0;
         if (p.kind == PCS_RNG_NORMAL && small)
-            launch_kernel(rng_fill_kernel<T, 4, PCS_RNG_NORMAL, int32_t>, (unsigned)grid, threads, stream, o, (int32_t)n, p, vec);
+            launch_kernel_pdl(rng_fill_kernel<T, 4, PCS_RNG_NORMAL, int32_t>, (unsigned)grid, threads, stream, o, (int32_t)n, p, vec);
         else if (p.kind == PCS_RNG_NORMAL)
-            launch_kernel(rng_fill_kernel<T, 4, PCS_RNG_NORMAL, int64_t>, (unsigned)grid, threads, stream, o, n, p, vec);
+            launch_kernel_pdl(rng_fill_kernel<T, 4, PCS_RNG_NORMAL, int64_t>, (unsigned)grid, threads, stream, o, n, p, vec);
         else if (p.kind == PCS_RNG_UNIFORM && small)
-            launch_kernel(rng_fill_kernel<T, 4, PCS_RNG_UNIFORM, int32_t>, (unsigned)grid, threads, stream, o, (int32_t)n, p, vec);
+            launch_kernel_pdl(rng_fill_kernel<T, 4, PCS_RNG_UNIFORM, int32_t>, (unsigned)grid, threads, stream, o, (int32_t)n, p, vec);
         else if (p.kind == PCS_RNG_UNIFORM)
-            launch_kernel(rng_fill_kernel<T, 4, PCS_RNG_UNIFORM, int64_t>, (unsigned)grid, threads, stream, o, n, p, vec);
+            launch_kernel_pdl(rng_fill_kernel<T, 4, PCS_RNG_UNIFORM, int64_t>, (unsigned)grid, threads, stream, o, n, p, vec);
         else
-            launch_kernel(rng_fill_kernel<T, 4, -1, int64_t>, (unsigned)grid, threads, stream, o, n, p, vec);
+            launch_kernel_pdl(rng_fill_kernel<T, 4, -1, int64_t>, (unsigned)grid, threads, stream, o, n, p, vec);
     }
 }
 

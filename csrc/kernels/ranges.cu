@@ -4,6 +4,7 @@
 // CPU path of ops/ranges.c evaluates, in the same precision, so a factory
 // gives the same values on both devices.
 #include "ew_common.cuh"
+#include "pdl.cuh"
 
 namespace {
 
@@ -18,6 +19,7 @@ inline unsigned blocks_for(int64_t n)
 template <class T>
 __global__ void arange_kernel(T *out, int64_t n, pcs_range_params p)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x) {
         if (p.is_int)
@@ -30,6 +32,7 @@ __global__ void arange_kernel(T *out, int64_t n, pcs_range_params p)
 template <class T>
 __global__ void linspace_kernel(T *out, int64_t n, pcs_range_params p)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x) {
         out[i] = pcs::from_c<T>(pcs_spaced_value(&p, i, n));
@@ -39,6 +42,7 @@ __global__ void linspace_kernel(T *out, int64_t n, pcs_range_params p)
 template <class T>
 __global__ void eye_kernel(T *out, int64_t rows, int64_t cols)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     int64_t n = rows * cols;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x)
@@ -51,6 +55,7 @@ template <class T>
 __global__ void tri_kernel(T *out, int64_t rows, int64_t cols, int64_t offset, int upper,
                            int64_t total)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     for (int64_t r = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; r < rows;
          r += (int64_t)gridDim.x * blockDim.x) {
         int64_t k = pcs_tri_prefix(r, cols, offset, upper);
@@ -77,9 +82,9 @@ extern "C" int pcs_launch_range(int kind, void *out, int dtype, int64_t n,
             return -1; // complex ranges are refused by the host
         } else {
             if (kind == PCS_RANGE_ARANGE)
-                pcs::launch_kernel(arange_kernel<T>, blocks_for(n), THREADS, stream, (T *)out, n, q);
+                pcs::launch_kernel_pdl(arange_kernel<T>, blocks_for(n), THREADS, stream, (T *)out, n, q);
             else
-                pcs::launch_kernel(linspace_kernel<T>, blocks_for(n), THREADS, stream, (T *)out, n, q);
+                pcs::launch_kernel_pdl(linspace_kernel<T>, blocks_for(n), THREADS, stream, (T *)out, n, q);
             return 0;
         }
     });
@@ -91,7 +96,7 @@ extern "C" int pcs_launch_eye(void *out, int dtype, int64_t rows, int64_t cols, 
         return 0;
     return pcs::dispatch_dtype(dtype, [&](auto t) {
         using T = decltype(t);
-        pcs::launch_kernel(eye_kernel<T>, blocks_for(rows * cols), THREADS, stream, (T *)out, rows,
+        pcs::launch_kernel_pdl(eye_kernel<T>, blocks_for(rows * cols), THREADS, stream, (T *)out, rows,
                            cols);
         return 0;
     });
@@ -108,7 +113,7 @@ extern "C" int pcs_launch_tri_indices(void *out, int dtype, int64_t rows, int64_
         if constexpr (pcs::is_flt<T> || pcs::is_cx<T> || std::is_same_v<T, bool>) {
             return -1; // torch: integer index dtypes only
         } else {
-            pcs::launch_kernel(tri_kernel<T>, blocks_for(rows), THREADS, stream, (T *)out, rows,
+            pcs::launch_kernel_pdl(tri_kernel<T>, blocks_for(rows), THREADS, stream, (T *)out, rows,
                                cols, offset, upper, total);
             return 0;
         }

@@ -23,6 +23,7 @@
 // An op is a small struct (identity, map, combine, store); float16 and
 // bfloat16 accumulate in float, integers in int64, as torch does.
 #include "reduce_kernels.cuh"
+#include "pdl.cuh"
 
 namespace {
 
@@ -48,6 +49,7 @@ int run_reduce(void *out, int64_t *idx, const void *in, int64_t A, int64_t K, in
 template <class T, bool PROD>
 __global__ void scan_lines(const T *in, T *out, int64_t K, int64_t B)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using C = std::conditional_t<is_lowp<T>, float, compute_t<T>>;
     __shared__ char warp_raw[sizeof(C) * 32];
     __shared__ char carry_raw[sizeof(C)];
@@ -112,6 +114,7 @@ template <class A> __device__ __forceinline__ A shfl_last(A v)
 template <class T, bool PROD>
 __global__ void scan_rows_warp(const T *__restrict__ in, T *__restrict__ out, int64_t A, int64_t K)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using C = std::conditional_t<is_lowp<T>, float, compute_t<T>>;
     const int lane = threadIdx.x & 31;
     const int64_t warps = (int64_t)gridDim.x * (blockDim.x / 32);
@@ -151,6 +154,7 @@ __global__ void scan_rows_warp(const T *__restrict__ in, T *__restrict__ out, in
 template <class T, bool PROD>
 __global__ void scan_cols(const T *__restrict__ in, T *__restrict__ out, int64_t A, int64_t K, int64_t B)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using C = std::conditional_t<is_lowp<T>, float, compute_t<T>>;
     for (int64_t line = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; line < A * B;
          line += (int64_t)gridDim.x * blockDim.x) {
@@ -182,13 +186,13 @@ template <class T, bool PROD> void run_scan(const T *in, T *out, int64_t A, int6
     const int64_t lines = A * B, cap = (int64_t)sm_count() * 16;
     if (B == 1 && (K <= 8192 || A >= (int64_t)sm_count() * 64)) {
         const int64_t blocks = (A + 7) / 8; // 8 warps a block
-        launch_kernel(scan_rows_warp<T, PROD>, (unsigned)(blocks < cap ? blocks : cap), 256, s, in, out, A, K);
+        launch_kernel_pdl(scan_rows_warp<T, PROD>, (unsigned)(blocks < cap ? blocks : cap), 256, s, in, out, A, K);
     } else if (B > 1 && (lines >= 65536 || (K <= 1024 && lines >= 4096))) {
         const int64_t blocks = (lines + 255) / 256;
-        launch_kernel(scan_cols<T, PROD>, (unsigned)(blocks < cap ? blocks : cap), 256, s, in, out, A, K, B);
+        launch_kernel_pdl(scan_cols<T, PROD>, (unsigned)(blocks < cap ? blocks : cap), 256, s, in, out, A, K, B);
     } else {
         const int threads = K >= 1024 ? 1024 : K > 256 ? 512 : 128;
-        launch_kernel(scan_lines<T, PROD>, (unsigned)lines, threads, s, in, out, K, B);
+        launch_kernel_pdl(scan_lines<T, PROD>, (unsigned)lines, threads, s, in, out, K, B);
     }
 }
 

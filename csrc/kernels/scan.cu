@@ -22,6 +22,7 @@
 #include <thrust/iterator/zip_iterator.h>
 
 #include "ew_common.cuh"
+#include "pdl.cuh"
 
 using namespace pcs;
 
@@ -119,6 +120,7 @@ constexpr int BLOCK_ROWS_MAX_LEN = 2048, BLOCK_ROWS_MAX_N = 1 << 16, SCAN_THREAD
 template <int ITEMS, class V, class O, class Op>
 __global__ void __launch_bounds__(SCAN_THREADS) scan_block_rows(V vals, O out, Op op, int64_t nseg, int64_t len)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using E = typename std::iterator_traits<V>::value_type;
     using Scan = cub::BlockScan<E, SCAN_THREADS>;
     __shared__ typename Scan::TempStorage tmp;
@@ -143,11 +145,11 @@ void launch_block_rows(V vals, O out, Op op, int64_t nseg, int64_t len, cudaStre
     int64_t cap = (int64_t)sm_count() * 8;
     dim3 grid((unsigned)(nseg < cap ? nseg : cap));
     if (len <= SCAN_THREADS)
-        launch_kernel(scan_block_rows<1, V, O, Op>, grid, SCAN_THREADS, s, vals, out, op, nseg, len);
+        launch_kernel_pdl(scan_block_rows<1, V, O, Op>, grid, SCAN_THREADS, s, vals, out, op, nseg, len);
     else if (len <= 4 * SCAN_THREADS)
-        launch_kernel(scan_block_rows<4, V, O, Op>, grid, SCAN_THREADS, s, vals, out, op, nseg, len);
+        launch_kernel_pdl(scan_block_rows<4, V, O, Op>, grid, SCAN_THREADS, s, vals, out, op, nseg, len);
     else
-        launch_kernel(scan_block_rows<8, V, O, Op>, grid, SCAN_THREADS, s, vals, out, op, nseg, len);
+        launch_kernel_pdl(scan_block_rows<8, V, O, Op>, grid, SCAN_THREADS, s, vals, out, op, nseg, len);
 }
 
 // One inclusive scan of every row: vals (an iterator over the elements)

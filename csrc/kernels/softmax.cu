@@ -53,6 +53,7 @@
 #include "softmax_lines.cuh"
 #include "softmax_rows.cuh"
 #include "softmax_short.cuh"
+#include "pdl.cuh"
 
 using namespace pcs;
 using namespace pcs::softmax_rows;
@@ -98,6 +99,7 @@ constexpr int UNROLL = 4;
 template <class T, int VEC, bool CACHE, bool LOG>
 __global__ void __launch_bounds__(BLOCK) softmax_block(T *out, const T *in, int64_t rows, int64_t K)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using A = compute_t<T>;
     using P = Pack<T, VEC>;
     // softmax of float32/float64 keeps exp(x - max) in the cached row for
@@ -220,6 +222,7 @@ template <class T, int VEC>
 __global__ void __launch_bounds__(BLOCK, SPLIT_BLOCKS_PER_SM)
     softmax_split_pairs(MS<compute_t<T>> *ws, const T *in, int64_t K, int64_t S)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using A = compute_t<T>;
     const Chunk<T, VEC> ch(in, K, S);
     const T *xr = in + ch.row * K;
@@ -238,6 +241,7 @@ template <class T, int VEC, bool LOG>
 __global__ void __launch_bounds__(BLOCK, SPLIT_BLOCKS_PER_SM)
     softmax_split_write(T *out, const T *in, const MS<compute_t<T>> *ws, int64_t K, int64_t S)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using A = compute_t<T>;
     using P = Pack<T, VEC>;
     const Chunk<T, VEC> ch(in, K, S);
@@ -263,8 +267,8 @@ void launch_split(T *out, const T *in, int64_t rows, int64_t K, int64_t S, void 
     const dim3 grid((unsigned)(rows * S));
     auto go = [&](auto vc) {
         constexpr int V = decltype(vc)::value;
-        launch_kernel(softmax_split_pairs<T, V>, grid, BLOCK, st, (M *)ws, in, K, S);
-        launch_kernel(softmax_split_write<T, V, LOG>, grid, BLOCK, st, out, in, (const M *)ws, K, S);
+        launch_kernel_pdl(softmax_split_pairs<T, V>, grid, BLOCK, st, (M *)ws, in, K, S);
+        launch_kernel_pdl(softmax_split_write<T, V, LOG>, grid, BLOCK, st, out, in, (const M *)ws, K, S);
     };
     if (VEC > 1 && same_offset(in, out))
         go(std::integral_constant<int, VEC>{});
@@ -298,6 +302,7 @@ template <class T, int PPT, bool LOG, int NT = BLOCK>
 __global__ void __launch_bounds__(NT, regs_per_sm(sizeof(T), PPT) * BLOCK / NT)
     softmax_regs(T *out, const T *in, int64_t rows, int K)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using A = compute_t<T>;
     constexpr int VEC = 16 / sizeof(T);
     using P = Pack<T, VEC>;
@@ -387,6 +392,7 @@ template <class T, int Y, bool LOG>
 __global__ void __launch_bounds__(32 * Y) softmax_strided(T *out, const T *in, int64_t A_, int64_t K,
                                                           int64_t B)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using A = compute_t<T>;
     __shared__ A sm[Y][33], ss[Y][33];
     const int tx = threadIdx.x, ty = threadIdx.y;
@@ -433,6 +439,7 @@ template <class T, int Y, int KPT, int V, bool LOG>
 __global__ void __launch_bounds__(softmax_lines::LINES_BLOCK)
     softmax_lines_k(T *__restrict__ out, const T *__restrict__ in, int64_t lines, int64_t K, int64_t B)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using A = compute_t<T>;
     using L = softmax_lines::LaneLines<Y, V>;
     softmax_lines::for_warp_chunks<Y, V>(lines, [&](int64_t c) {
@@ -547,7 +554,7 @@ void launch_block(T *out, const T *in, int64_t rows, int64_t K, cudaStream_t st)
             // the rows of 8 and 16 packs below (within 2 % either way).
             const dim3 g1 = sizeof(T) <= 4 ? dim3((unsigned)(rows < INT32_MAX ? rows : INT32_MAX)) : grid;
             pow2_class<regs_threads_lo<T>(), NT_HI>(threads_for_packs<T>(packs, nt_hi), [&](auto n) {
-                launch_kernel(softmax_regs<T, 4, LOG, n.value>, g1, n.value, st, out, in, rows, (int)K);
+                launch_kernel_pdl(softmax_regs<T, 4, LOG, n.value>, g1, n.value, st, out, in, rows, (int)K);
             });
             return;
         }
@@ -568,7 +575,7 @@ void launch_block(T *out, const T *in, int64_t rows, int64_t K, cudaStream_t st)
         const bool many = ppt <= 8 ? sizeof(T) <= 4 : sizeof(T) == 8 || (sizeof(T) == 4 && ppt >= 12);
         if (ppt <= 16 && (many || rows <= (int64_t)regs_per_sm(sizeof(T), ppt <= 8 ? 8 : 16) * sm_count())) {
             pow2_class<8, 16>(ppt, [&](auto p) {
-                launch_kernel(softmax_regs<T, p.value, LOG>, grid, BLOCK, st, out, in, rows, (int)K);
+                launch_kernel_pdl(softmax_regs<T, p.value, LOG>, grid, BLOCK, st, out, in, rows, (int)K);
             });
             return;
         }
@@ -593,7 +600,7 @@ void launch_all(T *out, const T *in, int64_t A_, int64_t K, int64_t B, void *ws,
         if (sizeof(T) == 8 && K > 16 && K <= 27 &&
             softmax_lines::launch_lines<T, 16>(A_, K, 1, (uintptr_t)in | (uintptr_t)out,
                                                [&](auto yc, auto kc, auto vc, dim3 grid) {
-                                                   launch_kernel(softmax_lines_k<T, yc.value, kc.value, vc.value, LOG>,
+                                                   launch_kernel_pdl(softmax_lines_k<T, yc.value, kc.value, vc.value, LOG>,
                                                                  grid, dim3(softmax_lines::LINES_BLOCK), st, out, in,
                                                                  A_, K, (int64_t)1);
                                                }))
@@ -608,7 +615,7 @@ void launch_all(T *out, const T *in, int64_t A_, int64_t K, int64_t B, void *ws,
         // float64 202 -> 72; [65536, 32, 2] float16 613 -> 12.2)
         if (softmax_lines::launch_lines<T, 16>(A_ * B, K, B, (uintptr_t)in | (uintptr_t)out,
                                                [&](auto yc, auto kc, auto vc, dim3 grid) {
-                                                   launch_kernel(softmax_lines_k<T, yc.value, kc.value, vc.value, LOG>,
+                                                   launch_kernel_pdl(softmax_lines_k<T, yc.value, kc.value, vc.value, LOG>,
                                                                  grid, dim3(softmax_lines::LINES_BLOCK), st, out, in,
                                                                  A_ * B, K, B);
                                                }))
@@ -616,11 +623,11 @@ void launch_all(T *out, const T *in, int64_t A_, int64_t K, int64_t B, void *ws,
         const int64_t chunks = A_ * ((B + 31) / 32), full = (int64_t)sm_count() * 8;
         if (chunks < full) {
             dim3 grid((unsigned)chunks), block(32, 32);
-            launch_kernel(softmax_strided<T, 32, LOG>, grid, block, st, out, in, A_, K, B);
+            launch_kernel_pdl(softmax_strided<T, 32, LOG>, grid, block, st, out, in, A_, K, B);
         } else {
             int64_t cap = full * 4;
             dim3 grid((unsigned)(chunks < cap ? chunks : cap)), block(32, 8);
-            launch_kernel(softmax_strided<T, 8, LOG>, grid, block, st, out, in, A_, K, B);
+            launch_kernel_pdl(softmax_strided<T, 8, LOG>, grid, block, st, out, in, A_, K, B);
         }
     }
 }

@@ -36,6 +36,7 @@
 #include "softmax_lines.cuh"
 #include "softmax_rows.cuh"
 #include "softmax_short.cuh"
+#include "pdl.cuh"
 
 using namespace pcs;
 using namespace pcs::softmax_rows;
@@ -69,6 +70,7 @@ template <class T, bool LOG> __device__ __forceinline__ compute_t<T> bwd_grad(co
 template <class T, int VPT, int ROWS, bool LOG>
 __global__ void __launch_bounds__(128) bwd_warp(T *gx, const T *g, const T *y, int64_t rows, int K)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using A = compute_t<T>;
     const int lane = threadIdx.x & 31;
     const int64_t warps = (int64_t)gridDim.x * (blockDim.x >> 5);
@@ -117,6 +119,7 @@ __global__ void __launch_bounds__(128) bwd_warp(T *gx, const T *g, const T *y, i
 template <class T, int G, int ROWS, bool LOG>
 __global__ void __launch_bounds__(128) bwd_vwarp(T *gx, const T *g, const T *y, int64_t rows, int K)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using A = compute_t<T>;
     constexpr int VEC = 16 / sizeof(T), RPW = 32 / G;
     using P = Pack<T, VEC>;
@@ -168,6 +171,7 @@ __global__ void __launch_bounds__(128) bwd_vwarp(T *gx, const T *g, const T *y, 
 template <class T, int VEC, bool LOG, bool CACHE>
 __global__ void __launch_bounds__(BLOCK) bwd_block(T *gx, const T *g, const T *y, int64_t rows, int64_t K)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using A = compute_t<T>;
     using P = Pack<T, VEC>;
     __shared__ A red[BLOCK / 32];
@@ -225,6 +229,7 @@ __global__ void __launch_bounds__(BLOCK) bwd_block(T *gx, const T *g, const T *y
 template <class T, bool LOG, int NT>
 __global__ void __launch_bounds__(NT, 1024 / NT) bwd_regs(T *gx, const T *g, const T *y, int64_t rows, int64_t K)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using A = compute_t<T>;
     constexpr int VEC = 16 / sizeof(T), PPT = 4;
     using P = Pack<T, VEC>;
@@ -311,6 +316,7 @@ template <class T, int Y, bool LOG>
 __global__ void __launch_bounds__(32 * Y) bwd_strided(T *gx, const T *g, const T *y, int64_t A_, int64_t K,
                                                       int64_t B)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using A = compute_t<T>;
     __shared__ A sm[Y][33];
     const int ty = threadIdx.y;
@@ -340,6 +346,7 @@ template <class T, int Y, int KPT, bool LOG>
 __global__ void __launch_bounds__(32 * Y) bwd_strided_reg(T *__restrict__ gx, const T *__restrict__ g,
                                                           const T *__restrict__ y, int64_t A_, int64_t K, int64_t B)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using A = compute_t<T>;
     __shared__ A sm[Y][33];
     const int ty = threadIdx.y;
@@ -377,6 +384,7 @@ __global__ void __launch_bounds__(softmax_lines::LINES_BLOCK)
     bwd_lines(T *__restrict__ gx, const T *__restrict__ g, const T *__restrict__ y, int64_t lines, int64_t K,
               int64_t B)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using A = compute_t<T>;
     using L = softmax_lines::LaneLines<Y, V>;
     softmax_lines::for_warp_chunks<Y, V>(lines, [&](int64_t c) {
@@ -428,7 +436,7 @@ void launch_bwd(T *gx, const T *g, const T *y, int64_t rows, int64_t K, int64_t 
         constexpr int YCAP = sizeof(T) == 2 ? 8 : 4;
         if (softmax_lines::launch_lines<T, 8, YCAP>(rows * B, K, B, (uintptr_t)g | (uintptr_t)y | (uintptr_t)gx,
                                               [&](auto yc, auto kc, auto vc, dim3 grid) {
-                                                  launch_kernel(bwd_lines<T, yc.value, kc.value, vc.value, LOG>, grid,
+                                                  launch_kernel_pdl(bwd_lines<T, yc.value, kc.value, vc.value, LOG>, grid,
                                                                 dim3(softmax_lines::LINES_BLOCK), st, gx, g, y,
                                                                 rows * B, K, B);
                                               }))
@@ -440,16 +448,16 @@ void launch_bwd(T *gx, const T *g, const T *y, int64_t rows, int64_t K, int64_t 
         // 55.2 us).
         if (chunks < full && K <= YF * 4) {
             softmax_short::pow2_class<1, 4>((K + YF - 1) / YF, [&](auto kp) {
-                launch_kernel(bwd_strided_reg<T, YF, kp.value, LOG>, dim3((unsigned)chunks), dim3(32, YF), st, gx, g,
+                launch_kernel_pdl(bwd_strided_reg<T, YF, kp.value, LOG>, dim3((unsigned)chunks), dim3(32, YF), st, gx, g,
                               y, rows, K, B);
             });
             return;
         }
         if (chunks < full) {
-            launch_kernel(bwd_strided<T, YF, LOG>, dim3((unsigned)chunks), dim3(32, YF), st, gx, g, y, rows, K, B);
+            launch_kernel_pdl(bwd_strided<T, YF, LOG>, dim3((unsigned)chunks), dim3(32, YF), st, gx, g, y, rows, K, B);
         } else {
             const int64_t cap = full * 4;
-            launch_kernel(bwd_strided<T, 8, LOG>, dim3((unsigned)(chunks < cap ? chunks : cap)), dim3(32, 8), st, gx,
+            launch_kernel_pdl(bwd_strided<T, 8, LOG>, dim3((unsigned)(chunks < cap ? chunks : cap)), dim3(32, 8), st, gx,
                           g, y, rows, K, B);
         }
         return;
@@ -463,7 +471,7 @@ void launch_bwd(T *gx, const T *g, const T *y, int64_t rows, int64_t K, int64_t 
         softmax_short::pow2_class<1, 32>(K / VEC, [&](auto gl) {
             constexpr int G = gl.value, ROWS = 4, PER_BLOCK = 4 * (32 / G) * ROWS;
             const int64_t blocks = (rows + PER_BLOCK - 1) / PER_BLOCK, cap = (int64_t)sm_count() * 64;
-            launch_kernel(bwd_vwarp<T, G, ROWS, LOG>, dim3((unsigned)(blocks < cap ? blocks : cap)), 128, st, gx, g,
+            launch_kernel_pdl(bwd_vwarp<T, G, ROWS, LOG>, dim3((unsigned)(blocks < cap ? blocks : cap)), 128, st, gx, g,
                           y, rows, (int)K);
         });
         return;
@@ -477,7 +485,7 @@ void launch_bwd(T *gx, const T *g, const T *y, int64_t rows, int64_t K, int64_t 
             constexpr int ROWS = sizeof(T) == 2 ? 1 : B <= 64 ? 4 : B <= 128 ? 2 : 1;
             const int64_t groups = (rows + ROWS - 1) / ROWS, blocks = (groups + 3) / 4;
             const int64_t cap = (int64_t)sm_count() * 64;
-            launch_kernel(bwd_warp<T, v.value, ROWS, LOG>, dim3((unsigned)(blocks < cap ? blocks : cap)), 128, st,
+            launch_kernel_pdl(bwd_warp<T, v.value, ROWS, LOG>, dim3((unsigned)(blocks < cap ? blocks : cap)), 128, st,
                           gx, g, y, rows, (int)K);
         });
         return;
@@ -488,7 +496,7 @@ void launch_bwd(T *gx, const T *g, const T *y, int64_t rows, int64_t K, int64_t 
     const int64_t cap = (int64_t)sm_count() * 2;
     const dim3 grid((unsigned)(rows < cap ? rows : cap));
     if (!same_offset(g, y) || !same_offset(g, (const T *)gx)) {
-        launch_kernel(bwd_block<T, 1, LOG, false>, grid, BLOCK, st, gx, g, y, rows, K);
+        launch_kernel_pdl(bwd_block<T, 1, LOG, false>, grid, BLOCK, st, gx, g, y, rows, K);
         return;
     }
     const int64_t packs = (K + VEC - 1) / VEC;
@@ -505,7 +513,7 @@ void launch_bwd(T *gx, const T *g, const T *y, int64_t rows, int64_t K, int64_t 
     if (packs <= 4 * BLOCK) {
         const dim3 rgrid((unsigned)(rows < INT32_MAX ? rows : INT32_MAX));
         softmax_short::pow2_class<regs_threads_lo<T>(), BLOCK>(threads_for_packs<T>(packs, BLOCK), [&](auto nt) {
-            launch_kernel(bwd_regs<T, LOG, nt.value>, rgrid, nt.value, st, gx, g, y, rows, K);
+            launch_kernel_pdl(bwd_regs<T, LOG, nt.value>, rgrid, nt.value, st, gx, g, y, rows, K);
         });
         return;
     }
@@ -528,7 +536,7 @@ void launch_bwd(T *gx, const T *g, const T *y, int64_t rows, int64_t K, int64_t 
             return;
         }
     }
-    launch_kernel(bwd_block<T, VEC, LOG, false>, grid, BLOCK, st, gx, g, y, rows, K);
+    launch_kernel_pdl(bwd_block<T, VEC, LOG, false>, grid, BLOCK, st, gx, g, y, rows, K);
 }
 
 } // namespace

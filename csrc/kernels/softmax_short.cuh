@@ -7,6 +7,7 @@
 #pragma once
 
 #include "softmax_rows.cuh"
+#include "pdl.cuh"
 
 namespace pcs {
 namespace softmax_short {
@@ -23,6 +24,7 @@ using namespace softmax_rows;
 template <class T, int VPT, int ROWS, bool LOG>
 __global__ void __launch_bounds__(128) softmax_warp(T *out, const T *in, int64_t rows, int K)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using A = compute_t<T>;
     constexpr bool KEEP = VPT * sizeof(A) <= 64;
     const int lane = threadIdx.x & 31;
@@ -95,6 +97,7 @@ __global__ void __launch_bounds__(128) softmax_warp(T *out, const T *in, int64_t
 template <class T, int G, int PPL, int ROWS, bool LOG, bool PARTS>
 __global__ void __launch_bounds__(128) softmax_vwarp(T *out, const T *in, int64_t rows, int K)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using A = compute_t<T>;
     constexpr int VEC = 16 / sizeof(T), RPW = 32 / G;
     constexpr int EX = PARTS ? (2 * VEC - 2 + G - 1) / G : 1; // h + tl <= 2 VEC - 2
@@ -208,6 +211,7 @@ constexpr int TINY_THREADS = 256, TINY_BYTES = 16384;
 template <class T, bool LOG>
 __global__ void __launch_bounds__(TINY_THREADS) softmax_tiny(T *out, const T *in, int64_t rows, int K, int R)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using A = compute_t<T>;
     constexpr int VEC = 16 / sizeof(T);
     using P = Pack<T, VEC>;
@@ -268,7 +272,7 @@ void launch_warp_rows(T *out, const T *in, int64_t rows, int K, cudaStream_t st)
     int64_t groups = (rows + ROWS - 1) / ROWS, blocks = (groups + 3) / 4;
     int64_t cap = (int64_t)sm_count() * 64;
     dim3 grid((unsigned)(blocks < cap ? blocks : cap));
-    launch_kernel(softmax_warp<T, VPT, ROWS, LOG>, grid, 128, st, out, in, rows, K);
+    launch_kernel_pdl(softmax_warp<T, VPT, ROWS, LOG>, grid, 128, st, out, in, rows, K);
 }
 
 template <class T, int G, int PPL, bool LOG, bool PARTS>
@@ -277,7 +281,7 @@ void launch_vwarp_rows(T *out, const T *in, int64_t rows, int K, cudaStream_t st
     constexpr int ROWS = PPL == 1 ? 2 : 1, PER_BLOCK = 4 * (32 / G) * ROWS;
     int64_t blocks = (rows + PER_BLOCK - 1) / PER_BLOCK, cap = (int64_t)sm_count() * 64;
     dim3 grid((unsigned)(blocks < cap ? blocks : cap));
-    launch_kernel(softmax_vwarp<T, G, PPL, ROWS, LOG, PARTS>, grid, 128, st, out, in, rows, K);
+    launch_kernel_pdl(softmax_vwarp<T, G, PPL, ROWS, LOG, PARTS>, grid, 128, st, out, in, rows, K);
 }
 
 // Calls f(std::integral_constant<int, P>) for the smallest power of two P
@@ -327,7 +331,7 @@ void launch_warp(T *out, const T *in, int64_t rows, int K, cudaStream_t st)
     if (VEC > 1 && !whole && K <= 32 && K * (int)sizeof(T) <= 160 && same) {
         const int R = TINY_BYTES / (K * (int)sizeof(T));
         int64_t blocks = (rows + R - 1) / R, cap = (int64_t)sm_count() * 8;
-        launch_kernel(softmax_tiny<T, LOG>, dim3((unsigned)(blocks < cap ? blocks : cap)), TINY_THREADS, st, out, in,
+        launch_kernel_pdl(softmax_tiny<T, LOG>, dim3((unsigned)(blocks < cap ? blocks : cap)), TINY_THREADS, st, out, in,
                       rows, K, R);
         return;
     }

@@ -6,6 +6,7 @@
 // element of a contiguous [batch, rows, cols] block; out may be in (tril_ of
 // a contiguous tensor): each thread reads and writes only its own element.
 #include "ew_common.cuh"
+#include "pdl.cuh"
 
 using namespace pcs;
 
@@ -19,6 +20,7 @@ template <class E, class I>
 __global__ void __launch_bounds__(256) tri_kernel(E *out, const E *in, I n, I rows, I cols,
                                                   int64_t k, int upper)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     const I step = (I)gridDim.x * blockDim.x;
     for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
         I c = i % cols, r = (i / cols) % rows;
@@ -35,10 +37,10 @@ void launch(void *out, const void *in, int64_t n, int64_t rows, int64_t cols, in
     int64_t blocks = (n + 255) / 256, cap = (int64_t)sm_count() * 32;
     dim3 grid((unsigned)(blocks < cap ? blocks : cap));
     if (n <= INT32_MAX)
-        launch_kernel(tri_kernel<E, uint32_t>, grid, 256, st, (E *)out, (const E *)in, (uint32_t)n,
+        launch_kernel_pdl(tri_kernel<E, uint32_t>, grid, 256, st, (E *)out, (const E *)in, (uint32_t)n,
                       (uint32_t)rows, (uint32_t)cols, k, upper);
     else
-        launch_kernel(tri_kernel<E, uint64_t>, grid, 256, st, (E *)out, (const E *)in, (uint64_t)n,
+        launch_kernel_pdl(tri_kernel<E, uint64_t>, grid, 256, st, (E *)out, (const E *)in, (uint64_t)n,
                       (uint64_t)rows, (uint64_t)cols, k, upper);
 }
 

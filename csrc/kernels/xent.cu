@@ -12,6 +12,7 @@
 
 #include "ew_common.cuh"
 #include "online_max_sum.cuh"
+#include "pdl.cuh"
 
 using namespace pcs;
 using namespace pcs::online;
@@ -110,6 +111,7 @@ __global__ void __launch_bounds__(BLOCK) xent_fwd(compute_t<T> *loss, compute_t<
                                                   const int64_t *t, const compute_t<T> *w,
                                                   int64_t rows, int64_t C, int64_t ignore, double ls)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using A = compute_t<T>;
     __shared__ St<A> sh[BLOCK / 32];
     const int G = blockDim.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -162,6 +164,7 @@ __global__ void __launch_bounds__(BLOCK) xent_bwd(T *gx, const compute_t<T> *g, 
                                                   const compute_t<T> *w, const compute_t<T> *lse,
                                                   int64_t rows, int64_t C, int64_t ignore, double ls)
 {
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
     using A = compute_t<T>;
     using P = Pack<T, VEC>;
     const int G = blockDim.x;
@@ -264,7 +267,7 @@ extern "C" int pcs_launch_xent_fwd(int dtype, void *loss, void *lse, const void 
             const bool vec = VEC > 1 && (uintptr_t)x % sizeof(T) == 0; // any C, any offset: RowParts
             const bool ws = w != nullptr || ls > 0;
             auto go = [&](auto kernel) {
-                launch_kernel(kernel, dim3(row_grid(rows, block)), block, stream, (A *)loss, (A *)lse,
+                launch_kernel_pdl(kernel, dim3(row_grid(rows, block)), block, stream, (A *)loss, (A *)lse,
                               (const T *)x, t, (const A *)w, rows, C, ignore, ls);
             };
             if (vec)
@@ -297,7 +300,7 @@ extern "C" int pcs_launch_xent_bwd(int dtype, void *gx, const void *g, int64_t g
             }
             constexpr int VEC = 16 / sizeof(T) > 1 ? 16 / sizeof(T) : 1;
             auto go = [&](auto kernel) {
-                launch_kernel(kernel, grid, block, stream, (T *)gx, (const A *)g, gstride, (const T *)x, t,
+                launch_kernel_pdl(kernel, grid, block, stream, (T *)gx, (const A *)g, gstride, (const T *)x, t,
                               (const A *)w, (const A *)lse, rows, C, ignore, ls);
             };
             if (VEC > 1 && (uintptr_t)x % 16 == (uintptr_t)gx % 16 && (uintptr_t)x % sizeof(T) == 0)

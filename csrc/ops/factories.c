@@ -39,8 +39,17 @@ int pcs_check_pinned(bool pinned, int device)
     return pcs_require_cuda();
 }
 
+/* Whether name is one of the NULL-ended names. */
+static bool name_listed(const char *const *names, const char *name)
+{
+    for (const char *const *e = names; e && *e; e++)
+        if (strcmp(*e, name) == 0)
+            return true;
+    return false;
+}
+
 /* Keyword options common to all factories; positional args are the
- * caller's business. */
+ * caller's business. memory_format= is taken only where extra lists it. */
 int pcs_factory_opts_parse(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, const char *fname,
                            const char *const *extra, pcs_factory_opts *o)
 {
@@ -73,8 +82,10 @@ int pcs_factory_opts_parse(PyObject *const *args, Py_ssize_t nargs, PyObject *kw
                 PyErr_Format(PyExc_NotImplementedError, "%s(out=...) is not supported", fname);
                 return -1;
             }
-        } else if (PyUnicode_CompareWithASCIIString(k, "memory_format") == 0) {
-            /* used by empty() and the *_like factories; row-major elsewhere */
+        } else if (PyUnicode_CompareWithASCIIString(k, "memory_format") == 0 &&
+                   name_listed(extra, "memory_format")) {
+            /* only empty() and the *_like factories take it, as in torch:
+             * zeros(..., memory_format=...) is a TypeError there */
             if ((o->format = pcs_memory_format_arg(v, -2, fname)) == -1)
                 return -1;
         } else if (PyUnicode_CompareWithASCIIString(k, "layout") == 0) {
@@ -168,13 +179,13 @@ PcsTensor *pcs_tensor_ones(int ndim, const int64_t *sizes, int dtype, int device
 /* empty / zeros / ones / full / empty_strided                               */
 
 /* empty / zeros / ones(*size or size=, dtype=, device=, ...): the options
- * and the sizes, the dtype defaulting to the default float dtype. ndim, or
+ * (memory_format= with_format: empty only, as in torch) and the sizes, the dtype defaulting to the default float dtype. ndim, or
  * -1 with an exception. */
 static int parse_shape_factory(PyObject *const *args, Py_ssize_t nargs, PyObject *kw,
-                               const char *fname, pcs_factory_opts *o, int64_t *sizes)
+                               const char *fname, bool with_format, pcs_factory_opts *o, int64_t *sizes)
 {
-    static const char *const extra[] = {"size", NULL};
-    if (pcs_factory_opts_parse(args, nargs, kw, fname, extra, o) < 0)
+    static const char *const extra[] = {"size", NULL}, *const extra_format[] = {"size", "memory_format", NULL};
+    if (pcs_factory_opts_parse(args, nargs, kw, fname, with_format ? extra_format : extra, o) < 0)
         return -1;
     if (o->dtype < 0)
         o->dtype = pcs_default_dtype();
@@ -186,7 +197,7 @@ static PyObject *f_empty(PyObject *m, PyObject *const *args, Py_ssize_t nargs, P
     PCS_UNUSED(m);
     pcs_factory_opts o;
     int64_t sizes[PCS_MAX_DIMS];
-    int ndim = parse_shape_factory(args, nargs, kw, "empty", &o, sizes);
+    int ndim = parse_shape_factory(args, nargs, kw, "empty", true, &o, sizes);
     if (ndim < 0)
         return NULL;
     if (o.format == PCS_FORMAT_PRESERVE) {
@@ -204,7 +215,7 @@ static PyObject *f_zeros(PyObject *m, PyObject *const *args, Py_ssize_t nargs, P
     PCS_UNUSED(m);
     pcs_factory_opts o;
     int64_t sizes[PCS_MAX_DIMS];
-    int ndim = parse_shape_factory(args, nargs, kw, "zeros", &o, sizes);
+    int ndim = parse_shape_factory(args, nargs, kw, "zeros", false, &o, sizes);
     if (ndim < 0)
         return NULL;
     return (PyObject *)pcs_tensor_zeros(ndim, sizes, o.dtype, o.device, o.pinned);
@@ -215,7 +226,7 @@ static PyObject *f_ones(PyObject *m, PyObject *const *args, Py_ssize_t nargs, Py
     PCS_UNUSED(m);
     pcs_factory_opts o;
     int64_t sizes[PCS_MAX_DIMS];
-    int ndim = parse_shape_factory(args, nargs, kw, "ones", &o, sizes);
+    int ndim = parse_shape_factory(args, nargs, kw, "ones", false, &o, sizes);
     if (ndim < 0)
         return NULL;
     return (PyObject *)pcs_tensor_ones(ndim, sizes, o.dtype, o.device, o.pinned);
@@ -338,7 +349,7 @@ static PyObject *f_from_numpy(PyObject *m, PyObject *arr)
 static PyObject *like(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, const char *fname,
                       int kind /* 0 empty 1 zeros 2 ones 3 full */)
 {
-    static const char *const extra[] = {"input", "fill_value", NULL};
+    static const char *const extra[] = {"input", "fill_value", "memory_format", NULL};
     pcs_factory_opts o;
     if (pcs_factory_opts_parse(args, nargs, kw, fname, extra, &o) < 0)
         return NULL;

@@ -319,16 +319,18 @@ typedef struct {
 } rng_opts;
 
 static int parse_opts(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, const char *fname,
-                      rng_opts *o)
+                      bool like, rng_opts *o)
 {
+    /* memory_format= only for the *_like forms, as in torch */
     static const char *const names[] = {"dtype", "device", "generator", "requires_grad", "layout",
-                                        "pin_memory", "out", "size", "low", "high", "n", "input",
-                                        "memory_format", NULL};
+                                        "pin_memory", "out", "size", "low", "high", "n", NULL};
+    static const char *const names_like[] = {"dtype", "device", "generator", "requires_grad", "layout",
+                                             "pin_memory", "out", "input", "memory_format", NULL};
     o->dtype = -1;
     o->device = -1;
     o->pinned = false;
     o->format = -2;
-    if (pcs_check_kwargs(kw, fname, names) < 0 || check_generator(args, nargs, kw) < 0)
+    if (pcs_check_kwargs(kw, fname, like ? names_like : names) < 0 || check_generator(args, nargs, kw) < 0)
         return -1;
     if (!kw)
         return 0;
@@ -383,7 +385,7 @@ static PyObject *float_factory(PyObject *const *args, Py_ssize_t nargs, PyObject
 {
     rng_opts o;
     int64_t sizes[PCS_MAX_DIMS];
-    if (parse_opts(args, nargs, kw, fname, &o) < 0)
+    if (parse_opts(args, nargs, kw, fname, false, &o) < 0)
         return NULL;
     PyObject *size = kw ? pcs_arg(args, nargs, kw, -1, "size") : NULL;
     int ndim = size ? pcs_parse_sizes(&size, 1, sizes) : pcs_parse_sizes(args, nargs, sizes);
@@ -409,7 +411,7 @@ static PyObject *like_factory(PyObject *const *args, Py_ssize_t nargs, PyObject 
                               int kind)
 {
     rng_opts o;
-    if (parse_opts(args, nargs, kw, fname, &o) < 0)
+    if (parse_opts(args, nargs, kw, fname, true, &o) < 0)
         return NULL;
     PyObject *in = pcs_arg(args, nargs, kw, 0, "input");
     if (!in || !PcsTensor_Check(in))
@@ -440,7 +442,7 @@ static PyObject *f_randint(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
 {
     PCS_UNUSED(m);
     rng_opts o;
-    if (parse_opts(args, nargs, kw, "randint", &o) < 0 || pcs_check_pinned(o.pinned, o.device) < 0)
+    if (parse_opts(args, nargs, kw, "randint", false, &o) < 0 || pcs_check_pinned(o.pinned, o.device) < 0)
         return NULL;
     PyObject *low_o = NULL, *high_o, *size_o;
     if (nargs >= 3) {
@@ -486,7 +488,7 @@ static PyObject *f_randperm(PyObject *m, PyObject *const *args, Py_ssize_t nargs
 {
     PCS_UNUSED(m);
     rng_opts o;
-    if (parse_opts(args, nargs, kw, "randperm", &o) < 0 || pcs_check_pinned(o.pinned, o.device) < 0)
+    if (parse_opts(args, nargs, kw, "randperm", false, &o) < 0 || pcs_check_pinned(o.pinned, o.device) < 0)
         return NULL;
     PyObject *n_o = pcs_arg(args, nargs, kw, 0, "n");
     if (!n_o)
