@@ -669,3 +669,15 @@ def test_cuda_to_device_is_differentiable():
     y.sum().backward()
     assert x.grad.device == x.device
     np.testing.assert_allclose(npy(x.grad), [2.0, 2.0])
+
+
+def test_an_op_that_returns_its_input_keeps_its_history():
+    """to() and contiguous() with nothing to change hand back the tensor
+    itself; its grad_fn stays the op that made it, as in torch."""
+    a = torch.randn(3, requires_grad=True)
+    e = a * 2
+    node = e.grad_fn
+    assert e.to(torch.float32) is e and e.contiguous() is e and e.float() is e
+    assert e.grad_fn is node and e.grad_fn.name() == "MulBackward0"
+    e.to(torch.float32).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), np.full(3, 2.0, np.float32))

@@ -157,6 +157,48 @@ def test_cross_entropy_double_backward(device):
     assert gradgradcheck(lambda a: F.cross_entropy(a, tt, label_smoothing=0.2), [xt])
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("n", [1000, 16384, 16385, 40000])
+def test_cross_entropy_reduction_in_one_kernel_or_by_sum(device, n):
+    """Up to 16384 rows the mean and sum are the op's own one-block kernel
+    (the CPU's host loop), beyond it the ordinary sum: both against float64,
+    with their gradients, ignored rows and class weights included."""
+    c = 37
+    x = (RNG.standard_normal((n, c)) * 3).astype(np.float32)
+    tg = RNG.randint(0, c, n)
+    tg[::7] = -100
+    w = RNG.uniform(0.5, 2, c).astype(np.float32)
+    for reduction in ("mean", "sum"):
+        xt = torch.tensor(x, device=device, requires_grad=True)
+        loss = F.cross_entropy(xt, torch.tensor(tg, device=device), weight=torch.tensor(w, device=device),
+                               reduction=reduction, label_smoothing=0.05)
+        want = ref_xent(x.astype(np.float64), tg, w.astype(np.float64), -100, 0.05, reduction)
+        assert loss.dtype == torch.float32 and loss.shape == ()
+        assert abs(loss.item() - want) <= 1e-5 * abs(want)
+        loss.backward()
+        x2 = torch.tensor(x, device=device, requires_grad=True)
+        rows = F.cross_entropy(x2, torch.tensor(tg, device=device), weight=torch.tensor(w, device=device),
+                               reduction="none", label_smoothing=0.05)
+        keep = tg != -100
+        den = float((w[np.where(keep, tg, 0)] * keep).sum()) if reduction == "mean" else 1.0
+        (rows.sum() / den).backward()
+        np.testing.assert_allclose(xt.grad.cpu().numpy(), x2.grad.cpu().numpy(), rtol=1e-4, atol=1e-9)
+        again = F.cross_entropy(xt.detach(), torch.tensor(tg, device=device),
+                                weight=torch.tensor(w, device=device), reduction=reduction, label_smoothing=0.05)
+        assert again.item() == loss.item()  # a fixed order: the same bits
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_cross_entropy_mean_of_only_ignored_rows(device):
+    xt = t(RNG.standard_normal((4, 6)), device, rg=True)
+    tt = torch.tensor([-100] * 4, device=device)
+    loss = F.cross_entropy(xt, tt)
+    assert math.isnan(loss.item())  # 0 / 0, as torch
+    assert F.cross_entropy(xt, tt, reduction="sum").item() == 0
+    loss.backward()
+    assert not xt.grad.cpu().numpy().any()  # every row ignored: no gradient
+
+
 def test_cross_entropy_out_of_bounds_target_raises_on_cpu():
     with pytest.raises(IndexError):
         F.cross_entropy(torch.zeros(2, 3), torch.tensor([0, 3]))

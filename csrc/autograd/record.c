@@ -331,6 +331,15 @@ static PyObject *record(PcsAgOp *w, PyObject *const *args, Py_ssize_t nargs, PyO
         Py_DECREF(n);
         return r;
     }
+    /* An op that hands back its input (to() or contiguous() with nothing to
+     * change) leaves that tensor's history alone, as torch's does: giving it
+     * this node would replace its grad_fn (MulBackward0 -> ToCopyBackward0)
+     * and add a node a call. */
+    for (Py_ssize_t i = 0; !inplace && i < nargs; i++)
+        if (r == args[i]) {
+            Py_DECREF(n);
+            return r;
+        }
     PyObject *stack_outs[64], **outs = stack_outs;
     int k;
     if (inplace) {

@@ -477,6 +477,14 @@ int pcs_launch_xent_bwd(int dtype, void *gx, const void *g, int64_t gstride, con
                         const int64_t *t, const void *w, const void *lse, int64_t rows, int64_t C,
                         int64_t ignore, double ls, cudaStream_t stream);
 
+/* The reduction of pcs_launch_xent_fwd's row losses (dtype: their
+ * accumulation type, float or double) in one block, in a fixed order:
+ * out[1] = the denominator, the sum over rows with t[r] != ignore of w[t[r]]
+ * (1 without w), out[0] = sum of loss, divided by out[1] when mean. Meant
+ * for a few thousand rows: one block reads them all. */
+int pcs_launch_xent_reduce(int dtype, void *out, const void *loss, const int64_t *t, const void *w,
+                           int64_t rows, int64_t C, int64_t ignore, int mean, cudaStream_t stream);
+
 /* Dropout over n contiguous elements: element i is kept when the uniform of
  * Philox word i % 4 of block offset + i / 4 under seed (philox.h's pcs_u01f,
  * the numbers bernoulli_ uses) is below keep; y = kept ? x * scale : 0. The

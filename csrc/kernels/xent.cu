@@ -230,6 +230,53 @@ __global__ void __launch_bounds__(BLOCK) xent_bwd(T *gx, const compute_t<T> *g, 
     }
 }
 
+// The sum of the row losses, and (mean) over the denominator, the summed
+// weight w[t] of the rows not ignored, in one block: out[0] the result,
+// out[1] the denominator. It replaces the separate kernels that the mean
+// took after the forward pass (the mask, its sum, the losses' sum, the
+// division): a loss of a few rows cost 22.6 us of host loop against
+// torch's 14.8. Each thread sums a fixed share of rows and the shares meet
+// in a fixed tree, so the result is the same bits from run to run.
+constexpr int RED_THREADS = 1024;
+
+template <class A>
+__global__ void __launch_bounds__(RED_THREADS) xent_reduce(A *out, const A *loss, const int64_t *t, const A *w,
+                                                       int64_t rows, int64_t C, int64_t ignore, int mean)
+{
+    pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
+    __shared__ A sl[RED_THREADS / 32], sd[RED_THREADS / 32];
+    A l = A(0), d = A(0);
+    for (int64_t r = threadIdx.x; r < rows; r += RED_THREADS) {
+        l += loss[r];
+        const int64_t tg = t[r];
+        if (tg != ignore) // a target outside [0, C) already made its loss NaN
+            d += (w && tg >= 0 && tg < C) ? w[tg] : A(1);
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        l += __shfl_down_sync(0xffffffffu, l, off);
+        d += __shfl_down_sync(0xffffffffu, d, off);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        sl[threadIdx.x >> 5] = l;
+        sd[threadIdx.x >> 5] = d;
+    }
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        l = sl[threadIdx.x];
+        d = sd[threadIdx.x];
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) {
+            l += __shfl_down_sync(0xffffffffu, l, off);
+            d += __shfl_down_sync(0xffffffffu, d, off);
+        }
+        if (threadIdx.x == 0) {
+            out[0] = mean ? l / d : l;
+            out[1] = d;
+        }
+    }
+}
+
 // Lanes a row: about 8 logits a lane up to a warp, a warp up to 4096
 // classes (rows enough to fill the GPU), the whole block beyond.
 dim3 row_block(int64_t C)
@@ -307,6 +354,21 @@ extern "C" int pcs_launch_xent_bwd(int dtype, void *gx, const void *g, int64_t g
                 go(xent_bwd<T, VEC>);
             else
                 go(xent_bwd<T, 1>);
+            return 0;
+        }
+    });
+}
+
+extern "C" int pcs_launch_xent_reduce(int dtype, void *out, const void *loss, const int64_t *t, const void *w,
+                                      int64_t rows, int64_t C, int64_t ignore, int mean, cudaStream_t stream)
+{
+    return dispatch_dtype(dtype, [&](auto tag) -> int {
+        using A = decltype(tag);
+        if constexpr (!std::is_same_v<A, float> && !std::is_same_v<A, double>) {
+            return -1; // the losses are in the accumulation type
+        } else {
+            launch_kernel_pdl(xent_reduce<A>, dim3(1), dim3(RED_THREADS), stream, (A *)out, (const A *)loss, t,
+                              (const A *)w, rows, C, ignore, mean);
             return 0;
         }
     });

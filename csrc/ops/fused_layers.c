@@ -17,6 +17,7 @@
  * the kernel (kernels/philox.h), so one seed gives one mask on both. */
 #include "ops/ops.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "kernels/kernels.h"
@@ -373,18 +374,51 @@ static int xent_args(PcsTensor *x, PcsTensor *t, PcsTensor *w, const char *fname
     return 0;
 }
 
-/* _cross_entropy(input, target, weight, ignore_index, label_smoothing) -> (loss, lse) */
+/* The host's twin of pcs_launch_xent_reduce for CPU tensors: red[0] the
+ * sum of the row losses (over the denominator when mean), red[1] the
+ * denominator, summed in double. */
+static void xent_reduce_host(PcsTensor *red, const PcsTensor *loss, const PcsTensor *t, const PcsTensor *w,
+                             int64_t N, int64_t C, int64_t ignore, bool mean)
+{
+    const int dt = loss->dtype, isz = pcs_itemsize(dt);
+    const char *lp = pcs_tensor_data(loss), *wp = w ? pcs_tensor_data(w) : NULL;
+    const int64_t *tp = pcs_tensor_data(t);
+    double l = 0, d = 0;
+    for (int64_t r = 0; r < N; r++) {
+        l += pcs_scalar_as_double(pcs_scalar_load(dt, lp + r * isz));
+        if (tp[r] != ignore)
+            d += (wp && tp[r] >= 0 && tp[r] < C) ? pcs_scalar_as_double(pcs_scalar_load(dt, wp + tp[r] * isz)) : 1.0;
+    }
+    pcs_scalar v = {PCS_SK_FLOAT, 0, mean ? l / d : l, 0};
+    char *rp = pcs_tensor_data(red);
+    pcs_scalar_store(dt, rp, v);
+    v.re = d;
+    pcs_scalar_store(dt, rp + isz, v);
+}
+
+/* _cross_entropy(input, target, weight, ignore_index, label_smoothing, reduction=0) -> (loss, lse)
+ * reduction 0: loss holds a value a row; 1 (sum) or 2 (mean): loss is
+ * [2], the reduced loss and its denominator (the summed weight of the rows
+ * not ignored), reduced in one more launch. */
 static PyObject *f_cross_entropy(PyObject *m, PyObject *const *a, Py_ssize_t na, PyObject *kw)
 {
     PCS_UNUSED(m);
     const char *fname = "_cross_entropy";
-    static const char *const names[] = {"input", "target", "weight", "ignore_index", "label_smoothing", NULL};
+    static const char *const names[] = {"input", "target", "weight", "ignore_index", "label_smoothing",
+                                        "reduction", NULL};
     if (pcs_check_kwargs(kw, fname, names) < 0)
         return NULL;
     PcsTensor *x, *t, *w;
-    int64_t ignore;
+    int64_t ignore, reduction = 0;
     double ls;
-    PyObject *io = pcs_arg(a, na, kw, 3, "ignore_index"), *lo = pcs_arg(a, na, kw, 4, "label_smoothing");
+    PyObject *io = pcs_arg(a, na, kw, 3, "ignore_index"), *lo = pcs_arg(a, na, kw, 4, "label_smoothing"),
+             *ro = pcs_arg(a, na, kw, 5, "reduction");
+    if (ro && pcs_int64_arg(ro, &reduction) < 0)
+        return NULL;
+    if (reduction < 0 || reduction > 2) {
+        PyErr_Format(PyExc_ValueError, "%s(): reduction must be 0 (none), 1 (sum) or 2 (mean)", fname);
+        return NULL;
+    }
     if (req_tensor(pcs_arg(a, na, kw, 0, "input"), fname, "input", &x) < 0 ||
         req_tensor(pcs_arg(a, na, kw, 1, "target"), fname, "target", &t) < 0 ||
         opt_tensor(pcs_arg(a, na, kw, 2, "weight"), fname, "weight", &w) < 0)
@@ -398,10 +432,12 @@ static PyObject *f_cross_entropy(PyObject *m, PyObject *const *a, Py_ssize_t na,
     const int dt = x->dtype, acc = acc_dtype(dt);
     const bool cpu = x->device < 0;
     const int64_t N = x->sizes[0], C = x->sizes[1];
-    PcsTensor *xc = as_dense(x, cpu ? acc : dt), *tc = NULL, *wc = NULL, *loss = NULL, *lse = NULL;
+    PcsTensor *xc = as_dense(x, cpu ? acc : dt), *tc = NULL, *wc = NULL, *loss = NULL, *lse = NULL,
+              *red = NULL;
     PyObject *res = NULL;
     if (!xc || !(tc = as_dense(t, PCS_INT64)) || (w && !(wc = as_dense(w, acc))) ||
-        !(loss = empty1(N, acc, x->device)) || !(lse = empty1(N, acc, x->device)))
+        !(loss = empty1(N, acc, x->device)) || !(lse = empty1(N, acc, x->device)) ||
+        (reduction && !(red = empty1(2, acc, x->device))))
         goto done;
     if (N && C) {
         if (cpu) {
@@ -420,14 +456,29 @@ static PyObject *f_cross_entropy(PyObject *m, PyObject *const *a, Py_ssize_t na,
                                          pcs_tensor_data(tc), wc ? pcs_tensor_data(wc) : NULL, N, C,
                                          ignore, ls, st);
             int r = launch_done(rc, x->device, fname, dt, st);
+            if (r == 0 && red)
+                r = launch_done(pcs_launch_xent_reduce(acc, pcs_tensor_data(red), pcs_tensor_data(loss),
+                                                       pcs_tensor_data(tc), wc ? pcs_tensor_data(wc) : NULL,
+                                                       N, C, ignore, reduction == 2, st),
+                                x->device, fname, acc, st);
             pcs_device_guard_exit(&g);
             if (r < 0)
                 goto done;
         }
     }
-    res = PyTuple_Pack(2, loss, lse);
+    if (red) {
+        if (!(N && C)) { /* nothing to sum: 0, and a mean of nothing is 0 / 0 */
+            unsigned char bytes[16];
+            pcs_scalar_store(acc, bytes, (pcs_scalar){PCS_SK_FLOAT, 0, reduction == 2 ? NAN : 0.0, 0});
+            if (pcs_fill_bytes(red, bytes) < 0)
+                goto done;
+        } else if (cpu) {
+            xent_reduce_host(red, loss, tc, wc, N, C, ignore, reduction == 2);
+        }
+    }
+    res = PyTuple_Pack(2, red ? red : loss, lse);
 done:
-    CLEAR((PyObject *)xc, (PyObject *)tc, (PyObject *)wc, (PyObject *)loss, (PyObject *)lse);
+    CLEAR((PyObject *)xc, (PyObject *)tc, (PyObject *)wc, (PyObject *)loss, (PyObject *)lse, (PyObject *)red);
     return res;
 }
 
@@ -606,8 +657,9 @@ PyMethodDef pcs_ops_fused_functions[] = {
     {"_layer_norm_backward", FN(f_layer_norm_backward), FK,
      "_layer_norm_backward(grad, input, mean, rstd, weight, n, rms, need) -> (gx, gw, gb)."},
     {"_cross_entropy", FN(f_cross_entropy), FK,
-     "_cross_entropy(input, target, weight, ignore_index, label_smoothing) -> (loss, lse): per-row "
-     "cross entropy of [N, C] logits with int64 class indices, one kernel."},
+     "_cross_entropy(input, target, weight, ignore_index, label_smoothing, reduction=0) -> (loss, lse): per-row "
+     "cross entropy of [N, C] logits with int64 class indices, one kernel; reduction 1 (sum) or 2 (mean): "
+     "loss is [2], the reduced loss and its denominator, one more kernel."},
     {"_cross_entropy_backward", FN(f_cross_entropy_backward), FK,
      "_cross_entropy_backward(grad, input, target, weight, lse, ignore_index, label_smoothing)."},
     {"_rng_reserve", (PyCFunction)(void (*)(void))f_rng_reserve, METH_FASTCALL,

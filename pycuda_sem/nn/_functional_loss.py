@@ -207,6 +207,12 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     return nll * (1 - label_smoothing) + smooth * (label_smoothing / n_classes)
 
 
+# Up to this many rows, cross_entropy's sum or mean is one more kernel of a
+# single block, after the forward one (instead of a mask, two sums and a
+# division); more rows are summed by the ordinary reduction, across the GPU.
+_XENT_ONE_BLOCK_ROWS = 16384
+
+
 def _cross_entropy_fused(input, target, weight, ignore_index, reduction, label_smoothing):
     """[N, C] logits, class indices: log_softmax and nll in one kernel a row
     (csrc/ops/fused_layers.c), the backward one kernel too; the per-row losses
@@ -215,6 +221,11 @@ def _cross_entropy_fused(input, target, weight, ignore_index, reduction, label_s
     if target.device != input.device:
         raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
                            "devices, %s and %s!" % (input.device, target.device))
+    if reduction != "none" and input.size(0) <= _XENT_ONE_BLOCK_ROWS:
+        # the reduction in the op's own second kernel: [loss, denominator]
+        red, _ = _C._cross_entropy(input, target.long(), weight, int(ignore_index), float(label_smoothing),
+                                   2 if reduction == "mean" else 1)
+        return red[0].to(input.dtype)
     loss, _ = _C._cross_entropy(input, target.long(), weight, int(ignore_index), float(label_smoothing))
     if reduction == "none":
         return loss.to(input.dtype)
