@@ -265,6 +265,45 @@ def test_stepped_long_rows(dtype):
         check(x[::step] - b[0], xn[::step] - bn[0])
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int32", "int16", "uint8", "int64"])
+def test_stepped_by_two_rows(dtype):
+    """Inputs stepped by 2 along rows (the common a[:, ::2]), mixed with
+    contiguous, broadcast and scalar operands, in rows of even and odd
+    lengths, at offsets that do and do not start on a 16-byte boundary, in
+    one row (a plan that coalesced to one dim) and many; exact against
+    NumPy on integer values."""
+    rng = np.random.default_rng(31)
+    dt = getattr(torch, dtype)
+
+    def make(shape):
+        v = rng.integers(1, 9, size=shape)
+        return torch.tensor(v.tolist(), dtype=dt, device="cuda"), v
+
+    def check(got, want):
+        np.testing.assert_array_equal(_np(got), np.asarray(want).astype(_np(got).dtype))
+
+    for rows, cols in [(7, 1024), (3, 1000), (1, 4096), (5, 1030), (2, 8192)]:
+        a, an = make((rows, 2 * cols + 8))
+        b, bn = make((rows, 2 * cols + 8))
+        c, cn = make((rows, cols))
+        r, rn = make((1, cols))
+        k, kn = make((rows, 1))
+        sa, sb = a[:, :2 * cols:2], b[:, :2 * cols:2]
+        na, nb = an[:, :2 * cols:2], bn[:, :2 * cols:2]
+        check(sa + sb, na + nb)
+        check(sa * c, na * cn)
+        check(c - sa if dtype != "uint8" else c + sa, cn - na if dtype != "uint8" else cn + na)
+        check(sa + r, na + rn)
+        check(k * sa, kn * na)
+        check(sa * 3, na * 3)
+        check(sa > sb, na > nb)
+        check(torch.where(sb > 4, sa, c), np.where(nb > 4, na, cn))
+        for off in (1, 2, 4, 8):  # starts on a pack or not, depending on the dtype
+            check(a[:, off:off + 2 * cols:2] + sb, an[:, off:off + 2 * cols:2] + nb)
+        flat, fn = make((2 * rows * cols,))
+        check(flat[::2] + c.reshape(-1), fn[::2] + cn.reshape(-1))
+
+
 @pytest.mark.parametrize("dtype", ["uint8", "float16", "float32", "int64", "complex128"])
 def test_row_copies_move_as_wide_words(dtype):
     """Same-dtype copies whose fastest dim is contiguous on both sides move as
