@@ -681,3 +681,74 @@ def test_an_op_that_returns_its_input_keeps_its_history():
     assert e.grad_fn is node and e.grad_fn.name() == "MulBackward0"
     e.to(torch.float32).sum().backward()
     np.testing.assert_array_equal(a.grad.numpy(), np.full(3, 2.0, np.float32))
+
+
+# x[key] for x of shape [4, 5, 6]: the key (built with either library) and the
+# name torch 2.15 gives the node; torch skips, inside a tuple, a slice that
+# starts at 0 with step 1 and reaches the dim's end.
+_GETITEM_NAMES = [
+    (lambda T: 0, "SelectBackward0"),
+    (lambda T: -1, "SelectBackward0"),
+    (lambda T: np.int64(1), "SelectBackward0"),
+    (lambda T: slice(1, 3), "SliceBackward0"),
+    (lambda T: slice(None), "SliceBackward0"),
+    (lambda T: (0, slice(None)), "SelectBackward0"),
+    (lambda T: (slice(None), 0), "SelectBackward0"),
+    (lambda T: (slice(None), slice(None)), "AliasBackward0"),
+    (lambda T: (slice(0, 4), slice(None)), "AliasBackward0"),
+    (lambda T: (slice(1, 3), slice(None)), "SliceBackward0"),
+    (lambda T: (0, slice(0, 100)), "SelectBackward0"),
+    (lambda T: (0, slice(-100, 100)), "SliceBackward0"),
+    (lambda T: (0, slice(0, 5, 2)), "SliceBackward0"),
+    (lambda T: (0, slice(1, 3)), "SliceBackward0"),
+    (lambda T: (slice(1, 3), 0), "SelectBackward0"),
+    (lambda T: (slice(None), 0, slice(None)), "SelectBackward0"),
+    (lambda T: None, "UnsqueezeBackward0"),
+    (lambda T: (0, None), "UnsqueezeBackward0"),
+    (lambda T: (None, 0), "SelectBackward0"),
+    (lambda T: Ellipsis, "AliasBackward0"),
+    (lambda T: (Ellipsis, 0), "SelectBackward0"),
+    (lambda T: (Ellipsis, slice(0, 6)), "AliasBackward0"),
+    (lambda T: (Ellipsis, slice(1, 6)), "SliceBackward0"),
+    (lambda T: (0, Ellipsis, None), "UnsqueezeBackward0"),
+    (lambda T: (), "AliasBackward0"),
+    (lambda T: T.tensor(1), "SelectBackward0"),
+    (lambda T: (0, T.tensor(1)), "SelectBackward0"),
+    (lambda T: T.tensor([0, 1]), "IndexBackward0"),
+    (lambda T: (T.tensor([0, 1]), 0), "IndexBackward0"),
+    (lambda T: (slice(None), T.tensor([0, 1]), slice(1, 3)), "IndexBackward0"),
+    (lambda T: [0, 1], "IndexBackward0"),
+    (lambda T: T.tensor([True, False, True, True]), "IndexBackward0"),
+    (lambda T: True, "IndexBackward0"),
+    (lambda T: (0, True), "IndexBackward0"),
+]
+
+
+class _NumpyKeys:
+    tensor = staticmethod(np.array)
+
+
+@pytest.mark.parametrize("case", range(len(_GETITEM_NAMES)))
+def test_getitem_node_is_named_after_the_view_it_takes(case):
+    make_key, name = _GETITEM_NAMES[case]
+    x = torch.randn(4, 5, 6, requires_grad=True)
+    y = x[make_key(torch)]
+    assert y.grad_fn.name() == name
+    assert ("grad_fn=<%s>" % name) in repr(y)
+    if real_torch is not None:
+        rx = real_torch.randn(4, 5, 6, requires_grad=True)
+        assert type(rx[make_key(real_torch)].grad_fn).__name__ == name
+    y.sum().backward()  # the gradient is the same whatever the name
+    positions = np.arange(120).reshape(4, 5, 6)[make_key(_NumpyKeys)]
+    want = np.bincount(np.ravel(positions), minlength=120).reshape(4, 5, 6)
+    np.testing.assert_array_equal(npy(x.grad), want.astype(np.float32))
+
+
+def test_getitem_keeps_the_input_node_when_it_returns_the_input():
+    """x[key] on a non-leaf renames only the node it made, never x's own."""
+    a = torch.randn(4, 5, requires_grad=True)
+    e = a * 2
+    e[0]
+    assert e.grad_fn.name() == "MulBackward0"
+    with torch.no_grad():
+        assert e[0].grad_fn is None

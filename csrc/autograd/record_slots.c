@@ -46,7 +46,125 @@ BIN(S_ADD, ag_add) BIN(S_SUB, ag_sub) BIN(S_MUL, ag_mul) BIN(S_DIV, ag_div)
 BIN(S_FLOORDIV, ag_floordiv) BIN(S_MOD, ag_mod) BIN(S_MATMUL, ag_matmul)
 BIN(S_IADD, ag_iadd) BIN(S_ISUB, ag_isub) BIN(S_IMUL, ag_imul) BIN(S_IDIV, ag_idiv)
 BIN(S_IFLOORDIV, ag_ifloordiv) BIN(S_IMOD, ag_imod) BIN(S_IMATMUL, ag_imatmul)
-BIN(S_GETITEM, ag_getitem)
+
+/* ---- x[key]'s node name ----------------------------------------------------------
+ * torch names the node of x[key] after the last view op its indexing applied
+ * (SelectBackward0, SliceBackward0, UnsqueezeBackward0; AliasBackward0 when
+ * none was), or IndexBackward0 when the key holds an advanced index (an
+ * integer or bool tensor of one or more dims, a bool, a list). Inside a tuple
+ * it skips a slice that starts at 0 with step 1 and stops at or past the
+ * dim's end; a lone slice is always applied. A 0-dim integer tensor selects,
+ * as an int does. Only the name is decided here: the op itself is __getitem__
+ * with its one formula. */
+enum { NM_ALIAS, NM_SELECT, NM_SLICE, NM_UNSQUEEZE, NM_INDEX, NM_COUNT };
+
+static bool selects(PyObject *k)
+{
+    if (PcsTensor_Check(k)) {
+        const PcsTensor *t = (const PcsTensor *)k;
+        return t->ndim == 0 && pcs_is_integral(t->dtype, false) && t->dtype != PCS_UINT8;
+    }
+    return !PyBool_Check(k) && PyIndex_Check(k);
+}
+
+/* Dims of x an item of a tuple key stands for (Ellipsis: 0 here). */
+static int dims_taken(PyObject *k)
+{
+    if (k == Py_None || k == Py_Ellipsis || PyBool_Check(k))
+        return 0;
+    if (PcsTensor_Check(k) && !selects(k)) {
+        const PcsTensor *t = (const PcsTensor *)k;
+        return t->dtype == PCS_BOOL || t->dtype == PCS_UINT8 ? t->ndim : 1;
+    }
+    return 1;
+}
+
+/* torch's treatSequenceAsTuple, for lists: one holding a slice, None,
+ * Ellipsis, a tensor or a sequence is read as a tuple of indices. */
+static bool list_as_tuple(PyObject *k)
+{
+    if (!PyList_Check(k) || PyList_GET_SIZE(k) >= 32)
+        return false;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(k); i++) {
+        PyObject *o = PyList_GET_ITEM(k, i);
+        if (o == Py_None || o == Py_Ellipsis || PySlice_Check(o) || PcsTensor_Check(o) ||
+            PyList_Check(o) || PyTuple_Check(o))
+            return true;
+    }
+    return false;
+}
+
+static int name_kind(const PcsTensor *x, PyObject *key)
+{
+    if (key == Py_None)
+        return NM_UNSQUEEZE;
+    if (key == Py_Ellipsis)
+        return NM_ALIAS;
+    if (PySlice_Check(key))
+        return NM_SLICE;
+    if (selects(key))
+        return NM_SELECT;
+    bool tuple = PyTuple_Check(key);
+    if (!tuple && !list_as_tuple(key))
+        return NM_INDEX;
+    /* the items are borrowed from a tuple or list that the caller's key
+     * reference keeps alive; nothing below calls back into Python */
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(key);
+    PyObject *const *items = PySequence_Fast_ITEMS(key);
+    int taken = 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        taken += dims_taken(items[i]);
+    int kind = NM_ALIAS, d = 0;
+    bool advanced = false;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *k = items[i];
+        if (k == Py_None) {
+            kind = NM_UNSQUEEZE;
+        } else if (k == Py_Ellipsis) {
+            d += x->ndim - taken > 0 ? x->ndim - taken : 0;
+        } else if (PySlice_Check(k)) {
+            Py_ssize_t start, stop, step;
+            if (PySlice_Unpack(k, &start, &stop, &step) < 0) {
+                PyErr_Clear(); /* the op took the key: a name is not worth an error */
+                return NM_INDEX;
+            }
+            if (!(start == 0 && step == 1 && d < x->ndim && stop >= x->sizes[d]))
+                kind = NM_SLICE;
+            d++;
+        } else if (selects(k)) {
+            kind = NM_SELECT;
+            d++;
+        } else {
+            advanced = true;
+            d += dims_taken(k);
+        }
+    }
+    return advanced ? NM_INDEX : kind;
+}
+
+static PyObject *getitem(PyObject *x, PyObject *key)
+{
+    static PyObject *names[NM_COUNT];
+    static const char *const text[NM_COUNT] = {"AliasBackward0", "SelectBackward0", "SliceBackward0",
+                                               "UnsqueezeBackward0", "IndexBackward0"};
+    if (!(pcs_grad_enabled() && (pcs_ag_is_rg(x) || pcs_ag_is_rg(key))))
+        return slot_bin[S_GETITEM](x, key);
+    PyObject *args[2] = {x, key};
+    PyObject *r = pcs_ag_op_slow(slots[S_GETITEM], args, 2, NULL);
+    /* rename only the node this call made (it carries the registered name) */
+    pcs_meta *m = r && r != x && PcsTensor_Check(r) && PcsTensor_Check(x) ? pcs_ag_meta(r) : NULL;
+    if (!m || !m->grad_fn || PyUnicode_CompareWithASCIIString(m->grad_fn->name, "IndexBackward0") != 0)
+        return r;
+    int kind = name_kind((const PcsTensor *)x, key);
+    if (!names[kind] && !(names[kind] = PyUnicode_InternFromString(text[kind]))) {
+        Py_DECREF(r);
+        return NULL;
+    }
+    Py_SETREF(m->grad_fn->name, Py_NewRef(names[kind]));
+    return r;
+}
+
+static PyObject *ag_getitem(PyObject *a, PyObject *b) { return getitem(a, b); }
 static PyObject *ag_neg(PyObject *a) { return slot1(S_NEG, a); }
 static PyObject *ag_pos(PyObject *a) { return slot1(S_POS, a); }
 static PyObject *ag_abs(PyObject *a) { return slot1(S_ABS, a); }

@@ -9,8 +9,8 @@ __all__ = ["replicate"]
 
 
 def replicate(network, devices, detach=False):
-    """One replica of network per device; devices[0]'s may share tensors
-    with the original (to() of a tensor already there is the tensor)."""
+    """One replica of network per device; a replica on the original's device
+    shares its storage (an alias view that gradients flow back through)."""
     devices = [_C.device("cuda", d) if isinstance(d, int) else _C.device(d) for d in devices]
     modules = list(network.modules())
     replicas = []
@@ -27,7 +27,14 @@ def replicate(network, devices, detach=False):
                     r._parameters[name] = None
                 else:
                     q = p.to(device)
-                    r._parameters[name] = q.detach() if detach else q
+                    if detach:
+                        q = q.detach()
+                    elif q is p:
+                        # to() hands back a tensor already on the device; a
+                        # replica's parameter must still be a differentiable
+                        # copy (a non-leaf), as torch's Broadcast makes it
+                        q = p.view_as(p)
+                    r._parameters[name] = q
             for name, b in module._buffers.items():
                 r._buffers[name] = None if b is None else b.to(device)
             r._modules = OrderedDict((name, None if m is None else memo[id(m)])
