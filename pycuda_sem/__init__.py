@@ -25,6 +25,7 @@ from ._C import (  # noqa: E402,F401  (dtypes shadow builtins, as in torch)
     memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format,
 )
 from ._tensor_str import set_printoptions, get_printoptions  # noqa: E402,F401
+from ._dtype_info import finfo, iinfo  # noqa: E402,F401
 from . import _legacy  # noqa: E402
 
 globals().update(_legacy.cpu_types)  # FloatTensor, DoubleTensor, ... (legacy API)
@@ -104,6 +105,9 @@ from ._math import (  # noqa: E402,F401
     broadcast_tensors, broadcast_to, einsum, outer, ger, cross, dist, cdist, trace, isclose,
     allclose, equal, addcmul, addcdiv,
 )
+# ... and torch.X(input, ...) for the ops that are Tensor methods here (_functions.py)
+from . import _functions  # noqa: E402
+globals().update(_functions.method_functions())
 from . import linalg  # noqa: E402,F401
 from . import testing  # noqa: E402,F401
 
@@ -120,6 +124,7 @@ from .amp import autocast, is_autocast_enabled, get_autocast_dtype  # noqa: E402
 from .cuda import amp as _cuda_amp  # noqa: E402,F401 - torch.cuda.amp
 from . import nn  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
+globals().update(_functions.functional_functions())  # torch.conv2d, torch.layer_norm, ...
 
 # ---- checkpoints: torch.save / torch.load in torch's zip format (serialization.py) ------
 from .serialization import save, load  # noqa: E402,F401
