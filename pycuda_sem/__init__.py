@@ -61,7 +61,7 @@ from ._C import (  # noqa: E402,F401
     neg, negative, abs, absolute, sign, exp, exp2, expm1, log, log2, log10, log1p, sqrt,
     rsqrt, sin, cos, tan, asin, acos, atan, arcsin, arccos, arctan, sinh, cosh, tanh,
     sigmoid, relu, gelu, floor, ceil, round, trunc, fix, frac, reciprocal, square, isnan,
-    isinf, isfinite, nan_to_num,
+    isinf, isfinite, nan_to_num, erf, erfc, erfinv,
     sum, mean, prod, max, min, amax, amin, argmax, argmin, std, var, norm, all, any,
     logsumexp, cumsum, cumprod,
 )

@@ -42,6 +42,33 @@ def _gelu_tanh(x):
     return 0.5 * x * (1 + np.tanh(k * (x + 0.044715 * x * x * x)))
 
 
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+_erfc = np.vectorize(math.erfc, otypes=[np.float64])
+
+
+def _erfinv(y):
+    """The inverse of erf in float64: Giles' single-precision approximation
+    (2010) as the start, then two Newton steps on erf(x) = y, which bring it
+    to float64 accuracy; +-1 give +-inf and |y| > 1 gives nan, as torch."""
+    y = np.asarray(y, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = -np.log((1.0 - y) * (1.0 + y))
+        small = w < 5.0
+        ws = np.where(small, w - 2.5, np.sqrt(np.where(small, 5.0, w)) - 3.0)
+        cs = [2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+              -0.00125372503, -0.00417768164, 0.246640727, 1.50140941]
+        cl = [-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+              -0.0076224613, 0.00943887047, 1.00167406, 2.83297682]
+        ps, pl = np.zeros_like(y), np.zeros_like(y)
+        for a, b in zip(cs, cl):
+            ps, pl = ps * ws + a, pl * ws + b
+        x = np.where(small, ps, pl) * y
+        for _ in range(2):
+            x = x - (_erf(x) - y) / (2.0 / math.sqrt(math.pi) * np.exp(-x * x))
+    x = np.where(np.abs(y) == 1.0, np.copysign(np.inf, y), x)
+    return np.where(np.abs(y) > 1.0, np.nan, x)
+
+
 def _sign(x):
     return ((x > 0).astype(np.int8) - (x < 0).astype(np.int8)).astype(x.dtype)
 
@@ -73,6 +100,7 @@ _UNARY = {
     "frac": lambda x: x - np.trunc(x), "reciprocal": lambda x: 1 / x,
     "square": lambda x: x * x, "bitwise_not": np.invert, "logical_not": np.logical_not,
     "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
+    "erf": _erf, "erfc": _erfc, "erfinv": _erfinv,
 }
 
 

@@ -61,14 +61,17 @@ for n, spec in [
         ("reciprocal", {}), ("square", {}), ("neg", {}), ("abs", {}), ("relu", {}),
         ("frac", dict(lo=0.1, hi=0.9)), ("floor", dict(lo=0.1, hi=0.9)),
         ("ceil", dict(lo=0.1, hi=0.9)), ("round", dict(lo=0.1, hi=0.4)),
-        ("trunc", dict(lo=0.1, hi=0.9)), ("sign", {}), ("nan_to_num", {}), ("gelu", {})]:
+        ("trunc", dict(lo=0.1, hi=0.9)), ("sign", {}), ("nan_to_num", {}), ("gelu", {}),
+        ("erf", {}), ("erfc", {}), ("erfinv", dict(lo=0.1, hi=0.9))]:
     add(C(n, R(3, 4, **spec), gg=n in ("exp", "log", "tanh", "sigmoid", "abs", "gelu")))
     add(C(n + "_", R(3, 4, **spec), via="m"))
 for alias, n, spec in [("arcsin", "asin", dict(lo=0.1, hi=0.9)),
                        ("arccos", "acos", dict(lo=0.1, hi=0.9)), ("arctan", "atan", {}),
                        ("negative", "neg", {}), ("absolute", "abs", {}), ("fix", "trunc", {})]:
     add(C(alias, R(5, **spec)))
-add(C("negative_", R(5), via="m"), C("absolute_", R(5), via="m"),
+add(C("negative_", R(5), via="m"), C("absolute_", R(5), via="m"), C("fix_", R(5, lo=0.1, hi=0.9), via="m"),
+    C("arcsin_", R(5, lo=0.1, hi=0.9), via="m"), C("arccos_", R(5, lo=0.1, hi=0.9), via="m"),
+    C("arctan_", R(5), via="m"),
     C("gelu", R(6), kw=dict(approximate="tanh"), tag="tanh", gg=True),
     C("_gelu_backward", R(2, 3), R(2, 3), gg=True),
     C("_gelu_backward", R(2, 3), R(2, 3), "tanh", tag="tanh", gg=True),

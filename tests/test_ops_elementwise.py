@@ -278,6 +278,17 @@ def _gelu(x):
     return 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
 
 
+def _erfinv_by_bisection(y):
+    # independent of the library's erfinv: 200 halvings of [-6, 6] on math.erf
+    def one(v):
+        lo, hi = -6.0, 6.0
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if math.erf(mid) < v else (lo, mid)
+        return 0.5 * (lo + hi)
+    return np.vectorize(one, otypes=[np.float64])(y)
+
+
 UNARY = {
     "neg": (np.negative, False), "abs": (np.abs, False), "sign": (np.sign, False),
     "exp": (np.exp, False), "exp2": (np.exp2, False), "expm1": (np.expm1, False),
@@ -291,6 +302,9 @@ UNARY = {
     "floor": (np.floor, False), "ceil": (np.ceil, False), "round": (np.round, False),
     "trunc": (np.trunc, False), "frac": (lambda x: x - np.trunc(x), False),
     "reciprocal": (lambda x: 1 / x, False), "square": (np.square, False),
+    "erf": (np.vectorize(math.erf, otypes=[np.float64]), False),
+    "erfc": (np.vectorize(math.erfc, otypes=[np.float64]), False),
+    "erfinv": (lambda x: _erfinv_by_bisection(x / 2.5), None),
 }
 
 
@@ -300,7 +314,7 @@ UNARY = {
 def test_unary_against_numpy(device, dtype, name):
     f, positive = UNARY[name]
     v = values((5, 7), dtype, positive=bool(positive), lo=0.5, hi=2.4)
-    if positive is None:  # asin/acos: the op itself scales by 1/2.5 in the reference
+    if positive is None:  # asin/acos/erfinv: the op itself scales by 1/2.5 in the reference
         v = v
     a, an = make(v, dtype, device)
     if positive is None:

@@ -71,6 +71,8 @@ PCS_MATHR(m_ceil, ceilf, ceil)
 PCS_MATHR(m_rint, rintf, rint)
 PCS_MATHR(m_trunc, truncf, trunc)
 PCS_MATHR(m_erf, erff, erf)
+PCS_MATHR(m_erfc, erfcf, erfc)
+PCS_MATHR(m_erfinv, erfinvf, erfinv)
 #undef PCS_MATHR
 
 template <class C> __device__ __forceinline__ C m_fmod(C a, C b)
@@ -306,6 +308,9 @@ template <int OP, class T, class C> __device__ __forceinline__ auto uop(C x, con
         }
         return x;
     }
+    else if constexpr (OP == PCS_UOP_ERF) return m_erf(x);
+    else if constexpr (OP == PCS_UOP_ERFC) return m_erfc(x);
+    else if constexpr (OP == PCS_UOP_ERFINV) return m_erfinv(x);
     else if constexpr (OP == PCS_UOP_BITWISE_NOT) {
         if constexpr (std::is_same_v<T, bool>) return C(!x);
         else return C(~x);

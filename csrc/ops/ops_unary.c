@@ -37,7 +37,8 @@ typedef struct {
     X(trunc, PCS_UOP_TRUNC, U_SAME, 0)                                                            \
     X(frac, PCS_UOP_FRAC, U_FLOATONLY, 0) X(reciprocal, PCS_UOP_RECIPROCAL, U_FLOAT, 1)           \
     X(square, PCS_UOP_SQUARE, U_SAME, 1) X(bitwise_not, PCS_UOP_BITWISE_NOT, U_INTONLY, 0)        \
-    X(logical_not, PCS_UOP_LOGICAL_NOT, U_PRED, 1)
+    X(logical_not, PCS_UOP_LOGICAL_NOT, U_PRED, 1) X(erf, PCS_UOP_ERF, U_FLOAT, 0)                 \
+    X(erfc, PCS_UOP_ERFC, U_FLOAT, 0) X(erfinv, PCS_UOP_ERFINV, U_FLOAT, 0)
 
 #define PRED_LIST(X)                                                                              \
     X(isnan, PCS_UOP_ISNAN, U_PRED, 1) X(isinf, PCS_UOP_ISINF, U_PRED, 1)                         \
@@ -322,7 +323,11 @@ PyMethodDef pcs_ops_unary_tmethods[] = {
     {"arcsin", FN(m_asin), FK, "Alias of asin."},
     {"arccos", FN(m_acos), FK, "Alias of acos."},
     {"arctan", FN(m_atan), FK, "Alias of atan."},
+    {"arcsin_", FN(m_asin_), FK, "Alias of asin_."},
+    {"arccos_", FN(m_acos_), FK, "Alias of acos_."},
+    {"arctan_", FN(m_atan_), FK, "Alias of atan_."},
     {"fix", FN(m_trunc), FK, "Alias of trunc."},
+    {"fix_", FN(m_trunc_), FK, "Alias of trunc_."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -11,6 +11,7 @@ from ._formulas import (
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 # ---- unary: grad * conj(f'(x)) ----------------------------------------------------
 # d(x, r) gives f' from the input x and/or the result r. Formulas that need
@@ -41,12 +42,15 @@ _unary("log10 log10_", lambda x, r: (x * _LN10).reciprocal(), "x")
 _unary("log1p log1p_", lambda x, r: (x + 1).reciprocal(), "x")
 _unary("sin sin_", lambda x, r: x.cos(), "x")
 _unary("cos cos_", lambda x, r: -x.sin(), "x")
-_unary("asin asin_ arcsin", lambda x, r: (1 - x * x).rsqrt(), "x")
-_unary("acos acos_ arccos", lambda x, r: -(1 - x * x).rsqrt(), "x")
-_unary("atan atan_ arctan", lambda x, r: (1 + x * x).reciprocal(), "x")
+_unary("asin asin_ arcsin arcsin_", lambda x, r: (1 - x * x).rsqrt(), "x")
+_unary("acos acos_ arccos arccos_", lambda x, r: -(1 - x * x).rsqrt(), "x")
+_unary("atan atan_ arctan arctan_", lambda x, r: (1 + x * x).reciprocal(), "x")
 _unary("sinh sinh_", lambda x, r: x.cosh(), "x")
 _unary("cosh cosh_", lambda x, r: x.sinh(), "x")
 _unary("square square_", lambda x, r: 2 * x, "x")
+_unary("erf erf_", lambda x, r: (-x * x).exp() * _TWO_OVER_SQRT_PI, "x")
+_unary("erfc erfc_", lambda x, r: (-x * x).exp() * -_TWO_OVER_SQRT_PI, "x")
+_unary("erfinv erfinv_", lambda x, r: (r * r).exp() / _TWO_OVER_SQRT_PI, "r")
 
 
 @formula("neg neg_ negative negative_")
@@ -112,7 +116,7 @@ def _nan_to_num(ctx, g):
 
 
 # zero almost everywhere; torch keeps them in the graph with a zero gradient
-register("floor floor_ ceil ceil_ round round_ trunc trunc_ fix sign sign_ "
+register("floor floor_ ceil ceil_ round round_ trunc trunc_ fix fix_ sign sign_ "
          "floor_divide floor_divide_", zero_grad)
 register("eq_ ne_ lt_ le_ gt_ ge_ logical_and_ logical_or_ logical_xor_ logical_not_", zero_grad,
          node_name="ZeroBackward0")
