@@ -25,7 +25,10 @@ from ._C import (  # noqa: E402,F401  (dtypes shadow builtins, as in torch)
     memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format,
 )
 from ._tensor_str import set_printoptions, get_printoptions  # noqa: E402,F401
-from ._dtype_info import finfo, iinfo  # noqa: E402,F401
+from ._dtype_info import finfo, iinfo, is_signed, result_type, can_cast  # noqa: E402,F401
+from ._threads import (  # noqa: E402,F401
+    set_num_threads, get_num_threads, set_num_interop_threads, get_num_interop_threads,
+)
 from . import _legacy  # noqa: E402
 
 globals().update(_legacy.cpu_types)  # FloatTensor, DoubleTensor, ... (legacy API)
@@ -108,7 +111,21 @@ from ._math import (  # noqa: E402,F401
 # ... and torch.X(input, ...) for the ops that are Tensor methods here (_functions.py)
 from . import _functions  # noqa: E402
 globals().update(_functions.method_functions())
+from ._math_elementwise import (  # noqa: E402,F401
+    clamp_min, clamp_max, clamp_min_, clamp_max_, logaddexp, logaddexp2, xlogy, xlogy_, logit,
+    logit_, sinc, sinc_, float_power, hypot, signbit, copysign, sgn, positive, heaviside, deg2rad,
+    rad2deg, deg2rad_, rad2deg_, fmod, isposinf, isneginf, isreal,
+)
+from ._math_reduce import (  # noqa: E402,F401
+    nansum, nanmean, aminmax, std_mean, var_mean, quantile, nanquantile, cov, corrcoef,
+)
+from ._math_shape import (  # noqa: E402,F401
+    ravel, unflatten, split_with_sizes, rot90, diff, tensordot, inner, kron, cartesian_prod,
+    combinations, block_diag, column_stack, row_stack, is_same_size, is_nonzero,
+)
+from ._sampling import bernoulli, multinomial, normal  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
+from . import special  # noqa: E402,F401
 from . import testing  # noqa: E402,F401
 
 # ---- autograd: the grad modes (autograd/grad_mode.py over csrc/autograd/) ---------------

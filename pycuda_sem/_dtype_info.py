@@ -74,3 +74,72 @@ class iinfo:
 
     def __repr__(self):
         return "iinfo(min=%g, max=%g, dtype=%s)" % (self.min, self.max, self.dtype)
+
+
+# ---- dtype queries ------------------------------------------------------------------------
+
+_UNSIGNED = ("uint8", "bool")
+
+
+def is_signed(input):
+    """Whether input's dtype holds negative numbers (all but uint8 and bool)."""
+    if not isinstance(input, _C.Tensor):
+        raise TypeError("is_signed(): argument 'input' must be Tensor, not %s" % type(input).__name__)
+    return _dtype_name(input.dtype) not in _UNSIGNED
+
+
+def _category(v):
+    """torch's promotion category of an operand: 0 bool, 1 integer, 2 float, 3 complex."""
+    import builtins
+    if isinstance(v, _C.Tensor):
+        d = v.dtype
+        return 3 if d.is_complex else 2 if d.is_floating_point else 0 if d == _C.bool else 1
+    if isinstance(v, builtins.bool):
+        return 0
+    if isinstance(v, int):
+        return 1
+    if isinstance(v, float):
+        return 2
+    if isinstance(v, complex):
+        return 3
+    raise TypeError("result_type(): expected a Tensor or a number, got %s" % type(v).__name__)
+
+
+def result_type(tensor1, tensor2):
+    """The dtype an elementwise op of these two operands produces (torch's
+    rules: a dimensioned tensor's dtype wins within its category, a 0-dim
+    tensor's over a number's, a higher category raises to its default)."""
+    import builtins
+    ops = (tensor1, tensor2)
+    cats = [_category(v) for v in ops]
+
+    def tier(v):  # 2: tensor with dims, 1: 0-dim tensor, 0: number
+        return (2 if v.dim() else 1) if isinstance(v, _C.Tensor) else 0
+
+    best = builtins.max(cats)
+    dtype = None
+    for t in (2, 1):
+        ds = [v.dtype for v in ops if isinstance(v, _C.Tensor) and tier(v) == t]
+        if not ds:
+            continue
+        d = ds[0] if len(ds) == 1 else _C.promote_types(ds[0], ds[1])
+        if dtype is None:
+            dtype = d
+        elif _category(_C.empty(0, dtype=d)) > _category(_C.empty(0, dtype=dtype)):
+            dtype = d
+    if dtype is None or _category(_C.empty(0, dtype=dtype)) < best:
+        defaults = {0: _C.bool, 1: _C.int64, 2: _C.get_default_dtype(),
+                    3: _C.complex128 if _C.get_default_dtype() == _C.float64 else _C.complex64}
+        if dtype is not None and best == 3 and dtype.is_floating_point:
+            dtype = _C.complex128 if dtype == _C.float64 else _C.complex64
+        else:
+            dtype = defaults[best]
+    return dtype
+
+
+def can_cast(from_, to):
+    """Whether torch's casting rules allow from_ -> to (not to a lower kind:
+    complex to real, float to integer, non-bool to bool)."""
+    def kind(d):
+        return 3 if d.is_complex else 2 if d.is_floating_point else 0 if d == _C.bool else 1
+    return kind(from_) <= kind(to)

@@ -126,3 +126,21 @@ def set_rng_state_all(new_states):
     """Restore the states of devices 0, 1, ..."""
     for i, s in enumerate(new_states):
         set_rng_state(s, i)
+
+
+# ---- what the device can do -----------------------------------------------------------
+def is_bf16_supported(including_emulation=True):
+    """Whether the current device computes in bfloat16: compute capability
+    8.0 or newer natively; older devices (which this build's kernels do not
+    target natively) count only with including_emulation, as in torch. False
+    without a usable GPU."""
+    if not is_available():
+        return False
+    if get_device_capability(current_device())[0] >= 8:
+        return True
+    return bool(including_emulation)
+
+
+def is_tf32_supported():
+    """Whether the current device has TF32 tensor cores (compute capability >= 8.0)."""
+    return is_available() and get_device_capability(current_device())[0] >= 8

@@ -315,6 +315,8 @@ def _adaptive_pool(input, output_size, d, name, reduce):
         dim, length = 2 + i, x.shape[2 + i]
         if s <= 0:
             raise ValueError("%s: output_size must be positive, got %s" % (name, list(sizes)))
+        if s > 2 ** 31 - 1:  # a bin a step below: refuse before looping over them
+            raise RuntimeError("%s: output_size %d is too large" % (name, s))
         if length % s == 0:
             shape = tuple(y.shape[:dim]) + (s, length // s) + tuple(y.shape[dim + 1:])
             y = getattr(y.reshape(shape), reduce)(dim + 1)

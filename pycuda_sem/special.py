@@ -1,0 +1,105 @@
+"""pycuda_sem.special: torch.special's functions that this project has.
+
+Most are the same ops under torch.special's names (erf, expit = sigmoid,
+logsumexp, softmax, ...); ndtr, ndtri, log_ndtr, entr and xlog1py are
+composed here from erf/erfc/erfinv and the elementwise kernels. The gamma
+and Bessel families (gammaln, digamma, polygamma, i0, zeta, ...) have no
+kernel here yet: calling one raises NotImplementedError naming it.
+"""
+import math
+
+from . import _C
+from ._math_elementwise import logit, sinc, xlogy, _float_of, _t
+
+erf = _C.erf
+erfc = _C.erfc
+erfinv = _C.erfinv
+exp2 = _C.exp2
+expm1 = _C.expm1
+log1p = _C.log1p
+expit = _C.sigmoid
+round = _C.round  # noqa: A001 - torch.special.round
+logsumexp = _C.logsumexp
+
+_SQRT2 = math.sqrt(2.0)
+
+
+def softmax(input, dim, *, dtype=None):
+    """softmax along dim (input cast to dtype first when given)."""
+    return _C.softmax(input, dim, dtype=dtype) if dtype is not None else _C.softmax(input, dim)
+
+
+def log_softmax(input, dim, *, dtype=None):
+    return _C.log_softmax(input, dim, dtype=dtype) if dtype is not None else _C.log_softmax(input, dim)
+
+
+def ndtr(input, *, out=None):
+    """The standard normal CDF, 0.5 * erfc(-x / sqrt(2)) (accurate in both tails' left side)."""
+    x = _float_of(_t("ndtr", input))
+    r = 0.5 * (-x / _SQRT2).erfc()
+    return r if out is None else out.copy_(r)
+
+
+def ndtri(input, *, out=None):
+    """The inverse of ndtr: sqrt(2) * erfinv(2p - 1)."""
+    p = _float_of(_t("ndtri", input))
+    r = (2 * p - 1).erfinv() * _SQRT2
+    return r if out is None else out.copy_(r)
+
+
+def log_ndtr(input, *, out=None):
+    """log(ndtr(x)), in float64 and cast back: log1p(-ndtr(-x)) above 0,
+    directly down to x = -20,
+    where ndtr is still a normal float64; below, the asymptotic series
+    -x^2/2 - log(-x) - log(2 pi)/2 + log(1 - 1/x^2 + 3/x^4 - 15/x^6), whose
+    next term is under 1e-8 there."""
+    x0 = _float_of(_t("log_ndtr", input))
+    x = x0.double()
+    direct = ndtr(x.clamp(min=-20.0)).log()
+    xs = x.clamp(max=-20.0)
+    z = 1 / (xs * xs)
+    tail = (-0.5 * xs * xs - (-xs).log() - 0.5 * math.log(2 * math.pi)
+            + (1 - z + 3 * z * z - 15 * z * z * z).log())
+    upper = (-0.5 * (x.clamp(min=0.0) / _SQRT2).erfc()).log1p()  # log(1 - ndtr(-x)) for x > 0
+    r = _C.where(x < -20.0, tail, _C.where(x > 0, upper, direct)).to(x0.dtype)
+    return r if out is None else out.copy_(r)
+
+
+def entr(input, *, out=None):
+    """-x log x elementwise: 0 at 0, -inf below 0."""
+    x = _float_of(_t("entr", input))
+    zero = _C.zeros((), dtype=x.dtype, device=x.device)
+    r = _C.where(x > 0, -x * x.clamp(min=math.ldexp(1.0, -1000)).log(),
+                 _C.where(x == 0, zero, _C.full((), float("-inf"), dtype=x.dtype, device=x.device)))
+    r = _C.where(x.isnan(), x, r)
+    return r if out is None else out.copy_(r)
+
+
+def xlog1py(input, other, *, out=None):
+    """input * log1p(other), 0 where input is 0 (unless other is nan)."""
+    x = input if isinstance(input, _C.Tensor) else _C.tensor(input, device=other.device)
+    y = other if isinstance(other, _C.Tensor) else _C.tensor(other, device=x.device)
+    x, y = _float_of(x), _float_of(y)
+    r = _C.where((x == 0) & ~y.isnan(), _C.zeros((), dtype=(x * y).dtype, device=x.device), x * y.log1p())
+    return r if out is None else out.copy_(r)
+
+
+def _missing(name):
+    def fn(*args, **kwargs):
+        raise NotImplementedError("torch.special.%s is not implemented in pycuda_sem (no kernel for "
+                                  "the gamma and Bessel families yet)" % name)
+    fn.__name__ = name
+    fn.__doc__ = "Not implemented: raises NotImplementedError."
+    return fn
+
+
+for _name in ("gammaln", "digamma", "psi", "polygamma", "multigammaln", "gammainc", "gammaincc",
+              "i0", "i0e", "i1", "i1e", "zeta", "erfcx", "bessel_j0", "bessel_j1",
+              "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
+              "spherical_bessel_j0", "airy_ai"):
+    globals()[_name] = _missing(_name)
+del _name
+
+__all__ = ["erf", "erfc", "erfinv", "exp2", "expm1", "log1p", "expit", "round", "logsumexp",
+           "softmax", "log_softmax", "logit", "sinc", "xlogy", "ndtr", "ndtri", "log_ndtr", "entr",
+           "xlog1py"]

@@ -1,0 +1,92 @@
+"""pycuda_sem.special against float64 references (math.erf/erfc and the
+normal distribution's definitions) and against torch.special where torch
+imports; the functions without a kernel raise NotImplementedError. Also
+set_num_threads and friends, and cuda.is_bf16_supported."""
+import math
+
+import numpy as np
+import pytest
+
+import pycuda_sem as torch
+
+try:
+    import torch as real_torch
+except Exception:  # noqa: BLE001 - any import failure means "no torch"
+    real_torch = None
+
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
+_erfc = np.vectorize(math.erfc, otypes=[np.float64])
+
+
+def npy(t):
+    return t.detach().cpu().double().numpy()
+
+
+def _ndtr(x):
+    return 0.5 * _erfc(-x / math.sqrt(2))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_normal_distribution_functions(device):
+    x = np.linspace(-30, 9, 157)
+    t = torch.tensor(x, dtype=torch.float64, device=device)
+    np.testing.assert_allclose(npy(torch.special.ndtr(t)), _ndtr(x), rtol=1e-12, atol=0)
+    with np.errstate(divide="ignore"):
+        want_log = np.where(x > 0, np.log1p(-_ndtr(-x)), np.log(_ndtr(x)))
+    np.testing.assert_allclose(npy(torch.special.log_ndtr(t)), want_log, rtol=1e-9)
+    p = np.linspace(0.001, 0.999, 41)
+    q = torch.special.ndtri(torch.tensor(p, dtype=torch.float64, device=device))
+    np.testing.assert_allclose(_ndtr(npy(q)), p, rtol=1e-12)
+    deep = torch.special.log_ndtr(torch.tensor([-40.0, -100.0], device=device))  # float32
+    np.testing.assert_allclose(npy(deep), [-804.6084420137538, -5005.524208057], rtol=1e-6)
+    if real_torch is not None:
+        r = real_torch.special.log_ndtr(real_torch.tensor(x))
+        np.testing.assert_allclose(npy(torch.special.log_ndtr(t)), r.numpy(), rtol=1e-9)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_aliases_entr_and_xlog1py(device):
+    x = torch.tensor([0.0, 0.25, 1.0, 3.0, -1.0, float("nan")], device=device)
+    np.testing.assert_allclose(npy(torch.special.expit(x))[:5], 1 / (1 + np.exp(-npy(x)[:5])), rtol=1e-6)
+    e = npy(torch.special.entr(x))
+    np.testing.assert_allclose(e[:4], [0.0, -0.25 * math.log(0.25), 0.0, -3 * math.log(3.0)], rtol=1e-6,
+                               atol=1e-7)
+    assert e[4] == -np.inf and np.isnan(e[5])
+    y = torch.tensor([float("nan"), 0.5, -0.5, 2.0], device=device)
+    z = torch.tensor([0.0, 1.0, 2.0, 0.0], device=device)
+    r = npy(torch.special.xlog1py(z, y))
+    assert np.isnan(r[0]) and r[3] == 0.0
+    np.testing.assert_allclose(r[1:3], [math.log1p(0.5), 2 * math.log1p(-0.5)], rtol=1e-6)
+    for name in ("erf", "erfc", "erfinv", "exp2", "expm1", "log1p", "logit", "sinc", "round"):
+        assert getattr(torch.special, name) is not None
+    np.testing.assert_allclose(npy(torch.special.softmax(x[:4], 0)), npy(torch.softmax(x[:4], 0)))
+
+
+def test_functions_without_a_kernel_say_so():
+    for name in ("gammaln", "digamma", "polygamma", "i0", "zeta"):
+        with pytest.raises(NotImplementedError, match="special.%s" % name):
+            getattr(torch.special, name)(torch.ones(2))
+
+
+def test_thread_counts_are_kept_and_checked():
+    n = torch.get_num_threads()
+    assert n >= 1 and torch.get_num_interop_threads() >= 1
+    try:
+        torch.set_num_threads(3)
+        assert torch.get_num_threads() == 3
+        with pytest.raises(RuntimeError, match="positive"):
+            torch.set_num_threads(0)
+        with pytest.raises(TypeError):
+            torch.set_num_threads(2.5)
+    finally:
+        torch.set_num_threads(n)
+
+
+def test_bf16_support_follows_the_device():
+    if not torch.cuda.is_available():
+        assert torch.cuda.is_bf16_supported() is False and torch.cuda.is_tf32_supported() is False
+    else:
+        major = torch.cuda.get_device_capability()[0]
+        assert torch.cuda.is_bf16_supported() is True or major < 8
+        assert torch.cuda.is_bf16_supported(including_emulation=False) is (major >= 8)
+        assert torch.cuda.is_tf32_supported() is (major >= 8)
