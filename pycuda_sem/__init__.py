@@ -126,6 +126,8 @@ from ._math_shape import (  # noqa: E402,F401
 from ._sampling import bernoulli, multinomial, normal  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import special  # noqa: E402,F401
+from . import jit  # noqa: E402,F401 - eager: script/trace return what they get
+from ._compile import compile  # noqa: E402,F401 - eager: returns the model
 from . import testing  # noqa: E402,F401
 
 # ---- autograd: the grad modes (autograd/grad_mode.py over csrc/autograd/) ---------------
