@@ -41,6 +41,7 @@ from ._functional_conv import (  # noqa: F401
     max_pool2d, max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,
     pixel_shuffle, pixel_unshuffle,
 )
+from ._functional_fold import unfold, fold  # noqa: F401
 
 __all__ = ["softmax", "log_softmax", "softmin", "one_hot", "normalize", "linear", "bilinear",
            "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "gelu", "silu", "elu", "selu",
@@ -54,7 +55,7 @@ __all__ = ["softmax", "log_softmax", "softmin", "one_hot", "normalize", "linear"
            "instance_norm", "hardswish", "hardsigmoid", "softsign", "tanhshrink", "threshold",
            "celu", "softshrink", "hardshrink", "glu", "prelu", "rrelu", "cosine_similarity",
            "pairwise_distance", "adaptive_max_pool1d", "adaptive_max_pool2d", "pixel_shuffle",
-           "pixel_unshuffle", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
+           "pixel_unshuffle", "unfold", "fold", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
            "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
            "multilabel_soft_margin_loss", "multi_margin_loss", "conv_transpose1d",
            "conv_transpose2d", "conv_transpose3d"]

@@ -327,3 +327,35 @@ class PixelUnshuffle(Module):
 
     def extra_repr(self):
         return "downscale_factor={}".format(self.downscale_factor)
+
+
+class Unfold(Module):
+    """F.unfold as a module: image batches to sliding-block columns."""
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, padding, stride
+
+    def forward(self, input):
+        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self):
+        return "kernel_size={}, dilation={}, padding={}, stride={}".format(
+            self.kernel_size, self.dilation, self.padding, self.stride)
+
+
+class Fold(Module):
+    """F.fold as a module: sliding-block columns summed back into images."""
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.output_size, self.kernel_size = output_size, kernel_size
+        self.dilation, self.padding, self.stride = dilation, padding, stride
+
+    def forward(self, input):
+        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding,
+                      self.stride)
+
+    def extra_repr(self):
+        return "output_size={}, kernel_size={}, dilation={}, padding={}, stride={}".format(
+            self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
