@@ -143,6 +143,7 @@ from .amp import autocast, is_autocast_enabled, get_autocast_dtype  # noqa: E402
 from .cuda import amp as _cuda_amp  # noqa: E402,F401 - torch.cuda.amp
 from . import nn  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
+from . import distributions  # noqa: E402,F401
 globals().update(_functions.functional_functions())  # torch.conv2d, torch.layer_norm, ...
 
 # ---- checkpoints: torch.save / torch.load in torch's zip format (serialization.py) ------

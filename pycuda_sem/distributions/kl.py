@@ -1,0 +1,71 @@
+"""kl_divergence(p, q) for the pairs with a closed form, and register_kl
+for adding more."""
+import math
+
+from .bernoulli import Bernoulli
+from .categorical import Categorical, OneHotCategorical
+from .independent import Independent
+from .normal import Normal
+from .uniform import Uniform
+
+_KL = {}
+
+
+def register_kl(type_p, type_q):
+    """Decorator: fn(p, q) computes KL(p || q) for these two types."""
+    def deco(fn):
+        _KL[(type_p, type_q)] = fn
+        return fn
+    return deco
+
+
+def kl_divergence(p, q):
+    """KL(p || q), batched over the distributions' batch shape."""
+    for (tp, tq), fn in _KL.items():
+        if isinstance(p, tp) and isinstance(q, tq):
+            return fn(p, q)
+    raise NotImplementedError("No KL(p || q) is implemented for p type %s and q type %s"
+                              % (type(p).__name__, type(q).__name__))
+
+
+@register_kl(Normal, Normal)
+def _kl_normal_normal(p, q):
+    var_ratio = (p.scale / q.scale).pow(2)
+    t1 = ((p.loc - q.loc) / q.scale).pow(2)
+    return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
+
+
+@register_kl(Bernoulli, Bernoulli)
+def _kl_bernoulli_bernoulli(p, q):
+    from ..nn import functional as F
+    t1 = p.probs * (F.softplus(-q.logits) - F.softplus(-p.logits))
+    t2 = (1 - p.probs) * (F.softplus(q.logits) - F.softplus(p.logits))
+    return t1 + t2
+
+
+@register_kl(Categorical, Categorical)
+def _kl_categorical_categorical(p, q):
+    t = p.probs * (p.logits - q.logits)
+    t = t.masked_fill(q.probs == 0, math.inf).masked_fill(p.probs == 0, 0.0)
+    return t.sum(-1)
+
+
+@register_kl(OneHotCategorical, OneHotCategorical)
+def _kl_onehot(p, q):
+    return _kl_categorical_categorical(p._categorical, q._categorical)
+
+
+@register_kl(Uniform, Uniform)
+def _kl_uniform_uniform(p, q):
+    r = ((q.high - q.low) / (p.high - p.low)).log()
+    outside = (q.low > p.low) | (q.high < p.high)
+    return r.masked_fill(outside, math.inf)
+
+
+@register_kl(Independent, Independent)
+def _kl_independent(p, q):
+    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+        raise NotImplementedError("KL between Independent distributions with different event dims")
+    r = kl_divergence(p.base_dist, q.base_dist)
+    n = p.reinterpreted_batch_ndims
+    return r.sum(tuple(range(-n, 0))) if n else r
