@@ -1,8 +1,12 @@
-"""torch.nn.utils: gradient clipping, flat parameter vectors and rnn
-(pad_sequence)."""
+"""torch.nn.utils: gradient clipping, flat parameter vectors, rnn
+(pad_sequence), and the weight_norm / spectral_norm reparameterisations."""
 from .clip_grad import clip_grad_norm_, clip_grad_norm, clip_grad_value_  # noqa: F401
 from .convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
 from . import rnn  # noqa: F401
+from .weight_norm import weight_norm, remove_weight_norm  # noqa: F401
+from .spectral_norm import spectral_norm, remove_spectral_norm  # noqa: F401
+from . import parametrizations  # noqa: F401
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "parameters_to_vector",
-           "vector_to_parameters"]
+           "vector_to_parameters", "weight_norm", "remove_weight_norm", "spectral_norm",
+           "remove_spectral_norm"]
