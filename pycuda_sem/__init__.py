@@ -136,6 +136,12 @@ from .autograd.grad_mode import (  # noqa: E402,F401
     no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
     is_inference_mode_enabled,
 )
+from ._C import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: E402,F401
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    """Turn anomaly detection on or off (autograd.set_detect_anomaly's switch)."""
+    _C._set_anomaly_enabled(enabled, check_nan)
 
 # ---- nn: modules, layers, losses (nn/ builds on autograd's grad modes) ------------------
 from . import amp  # noqa: E402,F401

@@ -19,6 +19,7 @@
 
 #include <string.h>
 
+#include "autograd/anomaly.h"
 #include "autograd/grad_mode.h"
 #include "core/dtype.h"
 #include "ops/ops.h"
@@ -258,7 +259,11 @@ static int execute(run_state *st)
             } else if (!rc) {
                 grads = PyMem_Calloc((size_t)n->n_edges + 1, sizeof(PyObject *));
                 rc = grads ? pcs_eng_run_node(n, grads) : (PyErr_NoMemory(), -1);
+                if (!rc)
+                    rc = pcs_anomaly_check_grads(n, grads, n->n_edges);
             }
+            if (rc)
+                pcs_anomaly_report(n);
             if (switched) /* back to the caller's stream */
                 pcs_set_current_stream(n->device, pcs_eng_caller_stream(st, n->device), 0);
             if (!rc && !st->keep_graph && n->kind != PCS_NODE_ACCUMULATE)

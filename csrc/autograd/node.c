@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "autograd/anomaly.h"
 #include "autograd/grad_mode.h"
 #include "core/dtype.h"
 #include "runtime/stream.h"
@@ -70,6 +71,10 @@ PcsNode *pcs_node_new(int kind, PyObject *name)
     n->device = -1;
     n->materialize = true;
     n->heap_pos = -1;
+    if (kind != PCS_NODE_ACCUMULATE && pcs_anomaly_enabled() && pcs_anomaly_note_forward(n) < 0) {
+        Py_DECREF(n);
+        return NULL;
+    }
     return n;
 }
 

@@ -19,6 +19,7 @@
 #include "ops/fft.h"
 #include "ops/ops.h"
 #include "autograd/autograd.h"
+#include "autograd/anomaly.h"
 #include "autograd/grad_mode.h"
 #include "distributed/nccl.h"
 #include "runtime/nccl_lib.h"
@@ -87,7 +88,7 @@ PyMODINIT_FUNC PyInit__C(void)
         goto fail;
     if (pcs_ops_init(m) < 0) /* elementwise ops and reductions (ops.c) */
         goto fail;
-    if (pcs_grad_mode_init(m) < 0) /* autograd's thread-local switches */
+    if (pcs_grad_mode_init(m) < 0 || pcs_anomaly_init(m) < 0) /* autograd's switches */
         goto fail;
     /* autograd: the graph, the engine, and last the wrapping of every op
      * registered above so that calls on tensors that require grad record */

@@ -18,13 +18,16 @@ from .variable import Variable  # noqa: F401
 from .function import Function  # noqa: F401
 from . import function  # noqa: F401
 from . import functional  # noqa: F401
+from . import anomaly_mode  # noqa: F401
+from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
 # As in torch, the names gradcheck/gradgradcheck in this namespace are the
 # functions; the module stays importable as pycuda_sem.autograd.gradcheck
 # (`from pycuda_sem.autograd.gradcheck import GradcheckError`).
 from .gradcheck import gradcheck, gradgradcheck  # noqa: F401,E402
 
 __all__ = ["Variable", "Function", "backward", "grad", "grad_mode", "gradcheck", "gradgradcheck",
-           "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "functional"]
+           "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "functional",
+           "detect_anomaly", "set_detect_anomaly"]
 
 _Tensor = _C.Tensor
 
