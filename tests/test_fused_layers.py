@@ -274,7 +274,8 @@ def test_unused_side_outputs_reach_the_formula_as_none(device, monkeypatch):
     finally:
         for name, entry in orig.items():
             _C._register_formula(name, *entry)
-    assert seen == {"_layer_norm": [True, True], "_cross_entropy": [True]}
+    # cross_entropy's mean: the side outputs lse and the denominator
+    assert seen == {"_layer_norm": [True, True], "_cross_entropy": [True, True]}
     assert x.grad is not None and bool(torch.isfinite(x.grad).all())
 
 
@@ -354,3 +355,19 @@ def test_fused_against_torch(dtype):
         xr = _torch.tensor(gx, device="cuda", requires_grad=True)
         _torch.nn.functional.gelu(xr, approximate=approx).backward(_torch.tensor(gx, device="cuda"))
         np.testing.assert_allclose(ga.cpu().numpy(), xr.grad.cpu().numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_node_is_named_as_torch_names_it(device, reduction):
+    """print(loss) shows grad_fn=<NllLossBackward0>, as torch's does."""
+    x = t(RNG.standard_normal((6, 5)), device, dtype=torch.float32, rg=True)
+    loss = F.cross_entropy(x, torch.tensor([0, 1, 2, 3, 4, 0], device=device), reduction=reduction)
+    assert loss.grad_fn.name() == "NllLossBackward0"
+    assert "grad_fn=<NllLossBackward0>" in repr(loss)
+    (loss if reduction != "none" else loss.sum()).backward()
+    a = x.detach().cpu().numpy().astype(np.float64)
+    p = np.exp(a - a.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    p[np.arange(6), [0, 1, 2, 3, 4, 0]] -= 1
+    np.testing.assert_allclose(x.grad.cpu().numpy(), p / (6 if reduction == "mean" else 1), rtol=1e-4, atol=1e-6)

@@ -397,9 +397,10 @@ static void xent_reduce_host(PcsTensor *red, const PcsTensor *loss, const PcsTen
 }
 
 /* _cross_entropy(input, target, weight, ignore_index, label_smoothing, reduction=0) -> (loss, lse)
- * reduction 0: loss holds a value a row; 1 (sum) or 2 (mean): loss is
- * [2], the reduced loss and its denominator (the summed weight of the rows
- * not ignored), reduced in one more launch. */
+ * reduction 0: loss holds a value a row; 1 (sum) or 2 (mean): (loss, lse,
+ * denominator), loss the 0-dim reduced loss and denominator the summed
+ * weight of the rows not ignored (two 0-dim views of one [2] buffer that
+ * one more launch fills). */
 static PyObject *f_cross_entropy(PyObject *m, PyObject *const *a, Py_ssize_t na, PyObject *kw)
 {
     PCS_UNUSED(m);
@@ -476,7 +477,18 @@ static PyObject *f_cross_entropy(PyObject *m, PyObject *const *a, Py_ssize_t na,
             xent_reduce_host(red, loss, tc, wc, N, C, ignore, reduction == 2);
         }
     }
-    res = PyTuple_Pack(2, red ? red : loss, lse);
+    if (red) {
+        /* the reduced loss is the op's own 0-dim output (its grad_fn is this
+         * op's node, as torch's NllLossBackward0 is), the denominator a third */
+        PcsTensor *l0 = pcs_tensor_alias(red, red->offset, 0, NULL, NULL);
+        PcsTensor *d0 = l0 ? pcs_tensor_alias(red, red->offset + 1, 0, NULL, NULL) : NULL;
+        if (d0)
+            res = PyTuple_Pack(3, l0, lse, d0);
+        Py_XDECREF(l0);
+        Py_XDECREF(d0);
+    } else {
+        res = PyTuple_Pack(2, loss, lse);
+    }
 done:
     CLEAR((PyObject *)xc, (PyObject *)tc, (PyObject *)wc, (PyObject *)loss, (PyObject *)lse, (PyObject *)red);
     return res;

@@ -67,16 +67,17 @@ def _composed_xent(x, t, w, ignore, ls, gl):
     return gl.reshape(-1, 1) * gx
 
 
-@formula("_cross_entropy", save=(0, 1, 2), result=True, materialize=False)
-def _cross_entropy(ctx, gl, glse=None):
+@formula("_cross_entropy", save=(0, 1, 2), result=True, materialize=False,
+         node_name="NllLossBackward0")
+def _cross_entropy(ctx, gl, glse=None, gdenom=None):
     x, t, w, ignore, ls = ctx.args[:5]
     lse = ctx.result[1]
     gx = None
     reduction = ctx.args[5] if len(ctx.args) > 5 else 0
     if gl is not None and reduction:
-        # result[0] is [reduced loss, denominator]: every row gets the
+        # result is (reduced loss, lse, denominator): every row gets the
         # reduced loss's gradient, over the denominator for a mean
-        gl = gl[0] / ctx.result[0][1] if reduction == 2 else gl[0]
+        gl = gl / ctx.result[2] if reduction == 2 else gl
     if gl is not None:
         if _C.is_grad_enabled():
             gx = _composed_xent(x, t, w, ignore, ls, gl)

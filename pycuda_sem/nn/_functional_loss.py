@@ -222,10 +222,10 @@ def _cross_entropy_fused(input, target, weight, ignore_index, reduction, label_s
         raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
                            "devices, %s and %s!" % (input.device, target.device))
     if reduction != "none" and input.size(0) <= _XENT_ONE_BLOCK_ROWS:
-        # the reduction in the op's own second kernel: [loss, denominator]
-        red, _ = _C._cross_entropy(input, target.long(), weight, int(ignore_index), float(label_smoothing),
-                                   2 if reduction == "mean" else 1)
-        return red[0].to(input.dtype)
+        # the reduction in the op's own second kernel: (loss, lse, denominator)
+        loss, _, _ = _C._cross_entropy(input, target.long(), weight, int(ignore_index),
+                                       float(label_smoothing), 2 if reduction == "mean" else 1)
+        return loss.to(input.dtype)
     loss, _ = _C._cross_entropy(input, target.long(), weight, int(ignore_index), float(label_smoothing))
     if reduction == "none":
         return loss.to(input.dtype)
