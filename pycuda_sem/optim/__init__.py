@@ -5,16 +5,18 @@ torch's state and state_dict format. On CUDA they update all parameters of
 a group in a few kernel launches (pycuda_sem._C._fused_adam_ and friends);
 see optimizer.py for when the composed, one-tensor-at-a-time form is used.
 Adamax, NAdam and RAdam (adam_variants.py) are the one-tensor form only.
-swa_utils: weight averaging (SWA, EMA) and the SWA schedule.
+swa_utils: weight averaging (SWA, EMA) and the SWA schedule. LBFGS (lbfgs.py):
+limited-memory BFGS with an optional strong-Wolfe line search.
 """
 from . import lr_scheduler  # noqa: F401
 from . import swa_utils  # noqa: F401
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .adam_variants import Adamax, NAdam, RAdam
+from .lbfgs import LBFGS
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam",
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam", "LBFGS",
            "lr_scheduler", "swa_utils"]
