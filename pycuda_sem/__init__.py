@@ -64,7 +64,7 @@ from ._C import (  # noqa: E402,F401
     neg, negative, abs, absolute, sign, exp, exp2, expm1, log, log2, log10, log1p, sqrt,
     rsqrt, sin, cos, tan, asin, acos, atan, arcsin, arccos, arctan, sinh, cosh, tanh,
     sigmoid, relu, gelu, floor, ceil, round, trunc, fix, frac, reciprocal, square, isnan,
-    isinf, isfinite, nan_to_num, erf, erfc, erfinv,
+    isinf, isfinite, nan_to_num, erf, erfc, erfinv, lgamma, digamma,
     sum, mean, prod, max, min, amax, amin, argmax, argmin, std, var, norm, all, any,
     logsumexp, cumsum, cumprod,
 )
@@ -126,6 +126,7 @@ from ._math_shape import (  # noqa: E402,F401
 from ._sampling import bernoulli, multinomial, normal  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import special  # noqa: E402,F401
+from .special import polygamma, mvlgamma  # noqa: E402,F401
 from . import jit  # noqa: E402,F401 - eager: script/trace return what they get
 from ._compile import compile  # noqa: E402,F401 - eager: returns the model
 from . import testing  # noqa: E402,F401

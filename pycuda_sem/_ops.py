@@ -69,6 +69,54 @@ def _erfinv(y):
     return np.where(np.abs(y) > 1.0, np.nan, x)
 
 
+def _lgamma(x):
+    """log|Gamma(x)|, +inf at the poles (0 and the negative integers), as torch."""
+    x = np.asarray(x, dtype=np.float64)
+    pole = (x <= 0) & (x == np.floor(x))
+    nan = np.isnan(x)
+    r = np.vectorize(math.lgamma, otypes=[np.float64])(np.where(pole | nan, 1.0, x))
+    return np.where(nan, np.nan, np.where(pole, np.inf, r))
+
+
+def _shift_up(x, step):
+    """(x moved above 10 by steps of 1, the sum of step(x) over the steps)."""
+    acc = np.zeros_like(x)
+    for _ in range(10):
+        below = x < 10
+        acc = acc + np.where(below, step(np.where(below, x, 1.0)), 0.0)
+        x = np.where(below, x + 1, x)
+    return x, acc
+
+
+def _digamma(x):
+    """psi(x) as the kernels compute it (gamma_fns.cuh): reflection below 0,
+    recurrence up to 10, then the asymptotic series."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        neg = x < 0
+        shift = np.where(neg, -np.pi / np.tan(np.pi * np.where(neg, x, 0.5)), 0.0)
+        y, acc = _shift_up(np.where(neg, 1 - x, x), lambda v: -1 / v)
+        r = 1 / (y * y)
+        series = r * (1 / 12 - r * (1 / 120 - r * (1 / 252 - r * (1 / 240 - r * (1 / 132 - r * 691 / 32760)))))
+        out = shift + acc + np.log(y) - 0.5 / y - series
+    out = np.where(x == 0, np.where(np.signbit(x), np.inf, -np.inf), out)
+    return np.where(neg & (x == np.floor(x)), np.nan, out)
+
+
+def _trigamma(x):
+    """psi'(x): reflection at and below 0, recurrence, asymptotic series."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        neg = x <= 0
+        s = np.sin(np.pi * np.where(neg, x, 0.5))
+        shift = np.where(neg, np.pi ** 2 / (s * s), 0.0)
+        y, acc = _shift_up(np.where(neg, 1 - x, x), lambda v: 1 / (v * v))
+        r = 1 / (y * y)
+        series = 1 / y + r / 2 + r / y * (1 / 6 - r * (1 / 30 - r * (1 / 42 - r * (1 / 30 - r * 5 / 66))))
+        out = shift + np.where(neg, -1.0, 1.0) * (acc + series)
+    return np.where(neg & (x == np.floor(x)), np.inf, out)
+
+
 def _sign(x):
     return ((x > 0).astype(np.int8) - (x < 0).astype(np.int8)).astype(x.dtype)
 
@@ -101,6 +149,7 @@ _UNARY = {
     "square": lambda x: x * x, "bitwise_not": np.invert, "logical_not": np.logical_not,
     "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
     "erf": _erf, "erfc": _erfc, "erfinv": _erfinv,
+    "lgamma": _lgamma, "digamma": _digamma, "_trigamma": _trigamma,
 }
 
 

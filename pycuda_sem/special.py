@@ -2,9 +2,11 @@
 
 Most are the same ops under torch.special's names (erf, expit = sigmoid,
 logsumexp, softmax, ...); ndtr, ndtri, log_ndtr, entr and xlog1py are
-composed here from erf/erfc/erfinv and the elementwise kernels. The gamma
-and Bessel families (gammaln, digamma, polygamma, i0, zeta, ...) have no
-kernel here yet: calling one raises NotImplementedError naming it.
+composed here from erf/erfc/erfinv and the elementwise kernels. gammaln,
+digamma (psi) and polygamma of orders 0 and 1 use the lgamma, digamma and
+trigamma kernels, multigammaln sums lgamma. The incomplete gamma, zeta and
+Bessel families (gammainc, zeta, i0, ...) have no kernel here yet: calling
+one raises NotImplementedError naming it.
 """
 import math
 
@@ -20,6 +22,48 @@ log1p = _C.log1p
 expit = _C.sigmoid
 round = _C.round  # noqa: A001 - torch.special.round
 logsumexp = _C.logsumexp
+gammaln = _C.lgamma
+digamma = _C.digamma
+psi = _C.digamma
+
+
+def polygamma(n, input, *, out=None):
+    """The n-th derivative of digamma: n = 0 (digamma) and n = 1 (trigamma);
+    higher orders raise NotImplementedError. (Tensor.polygamma(n) reaches
+    this with the tensor first.)"""
+    if isinstance(n, _C.Tensor) and not isinstance(input, _C.Tensor):
+        n, input = input, n
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError("polygamma(): argument 'n' must be int, not %s" % type(n).__name__)
+    x = _t("polygamma", input)
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    if n == 0:
+        r = x.digamma()
+    elif n == 1:
+        r = _C._trigamma(_float_of(x))
+    else:
+        raise NotImplementedError("polygamma of order %d is not implemented in pycuda_sem (orders 0 "
+                                  "and 1 are)" % n)
+    return r if out is None else out.copy_(r)
+
+
+def multigammaln(input, p, *, out=None):
+    """The multivariate log-gamma of dimension p: sum_i lgamma(x - i/2) +
+    p (p - 1) / 4 log(pi); every entry must exceed (p - 1) / 2."""
+    x = _float_of(_t("multigammaln", input))
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    if bool((x <= (p - 1) / 2).any()):
+        raise RuntimeError("All elements must be greater than (p-1)/2")
+    r = (x - 0).lgamma()
+    for i in range(1, p):
+        r = r + (x - 0.5 * i).lgamma()
+    r = r + p * (p - 1) / 4 * math.log(math.pi)
+    return r if out is None else out.copy_(r)
+
+
+mvlgamma = multigammaln
 
 _SQRT2 = math.sqrt(2.0)
 
@@ -87,14 +131,13 @@ def xlog1py(input, other, *, out=None):
 def _missing(name):
     def fn(*args, **kwargs):
         raise NotImplementedError("torch.special.%s is not implemented in pycuda_sem (no kernel for "
-                                  "the gamma and Bessel families yet)" % name)
+                                  "the incomplete gamma, zeta and Bessel families yet)" % name)
     fn.__name__ = name
     fn.__doc__ = "Not implemented: raises NotImplementedError."
     return fn
 
 
-for _name in ("gammaln", "digamma", "psi", "polygamma", "multigammaln", "gammainc", "gammaincc",
-              "i0", "i0e", "i1", "i1e", "zeta", "erfcx", "bessel_j0", "bessel_j1",
+for _name in ("gammainc", "gammaincc", "i0", "i0e", "i1", "i1e", "zeta", "erfcx", "bessel_j0", "bessel_j1",
               "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
               "spherical_bessel_j0", "airy_ai"):
     globals()[_name] = _missing(_name)
@@ -102,4 +145,4 @@ del _name
 
 __all__ = ["erf", "erfc", "erfinv", "exp2", "expm1", "log1p", "expit", "round", "logsumexp",
            "softmax", "log_softmax", "logit", "sinc", "xlogy", "ndtr", "ndtri", "log_ndtr", "entr",
-           "xlog1py"]
+           "xlog1py", "gammaln", "digamma", "psi", "polygamma", "multigammaln"]

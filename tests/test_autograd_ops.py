@@ -62,7 +62,7 @@ for n, spec in [
         ("frac", dict(lo=0.1, hi=0.9)), ("floor", dict(lo=0.1, hi=0.9)),
         ("ceil", dict(lo=0.1, hi=0.9)), ("round", dict(lo=0.1, hi=0.4)),
         ("trunc", dict(lo=0.1, hi=0.9)), ("sign", {}), ("nan_to_num", {}), ("gelu", {}),
-        ("erf", {}), ("erfc", {}), ("erfinv", dict(lo=0.1, hi=0.9))]:
+        ("erf", {}), ("erfc", {}), ("erfinv", dict(lo=0.1, hi=0.9)), ("lgamma", _POS), ("digamma", _POS)]:
     add(C(n, R(3, 4, **spec), gg=n in ("exp", "log", "tanh", "sigmoid", "abs", "gelu")))
     add(C(n + "_", R(3, 4, **spec), via="m"))
 for alias, n, spec in [("arcsin", "asin", dict(lo=0.1, hi=0.9)),

@@ -289,6 +289,16 @@ def _erfinv_by_bisection(y):
     return np.vectorize(one, otypes=[np.float64])(y)
 
 
+_lgamma_ref = np.vectorize(math.lgamma, otypes=[np.float64])
+
+
+def _digamma_by_differences(x):
+    # independent of the library's digamma: the five-point derivative of math.lgamma
+    h = 1e-3
+    f = _lgamma_ref
+    return (f(x - 2 * h) - 8 * f(x - h) + 8 * f(x + h) - f(x + 2 * h)) / (12 * h)
+
+
 UNARY = {
     "neg": (np.negative, False), "abs": (np.abs, False), "sign": (np.sign, False),
     "exp": (np.exp, False), "exp2": (np.exp2, False), "expm1": (np.expm1, False),
@@ -305,6 +315,8 @@ UNARY = {
     "erf": (np.vectorize(math.erf, otypes=[np.float64]), False),
     "erfc": (np.vectorize(math.erfc, otypes=[np.float64]), False),
     "erfinv": (lambda x: _erfinv_by_bisection(x / 2.5), None),
+    "lgamma": (_lgamma_ref, True),
+    "digamma": (_digamma_by_differences, True),
 }
 
 

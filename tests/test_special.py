@@ -63,7 +63,7 @@ def test_aliases_entr_and_xlog1py(device):
 
 
 def test_functions_without_a_kernel_say_so():
-    for name in ("gammaln", "digamma", "polygamma", "i0", "zeta"):
+    for name in ("gammainc", "gammaincc", "i0", "zeta", "erfcx"):
         with pytest.raises(NotImplementedError, match="special.%s" % name):
             getattr(torch.special, name)(torch.ones(2))
 
@@ -90,3 +90,46 @@ def test_bf16_support_follows_the_device():
         assert torch.cuda.is_bf16_supported() is True or major < 8
         assert torch.cuda.is_bf16_supported(including_emulation=False) is (major >= 8)
         assert torch.cuda.is_tf32_supported() is (major >= 8)
+
+
+EULER = 0.5772156649015329
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_gamma_family_at_known_points_and_identities(device):
+    x = torch.tensor([1.0, 0.5, 2.0, 5.0, 10.5, 123.25, -0.5, -2.25], dtype=torch.float64, device=device)
+    xs = npy(x)
+    np.testing.assert_allclose(npy(torch.lgamma(x)), [math.lgamma(v) for v in xs], rtol=1e-13, atol=1e-14)
+    psi = npy(torch.special.digamma(x))
+    np.testing.assert_allclose(psi[:4], [-EULER, -EULER - 2 * math.log(2), 1 - EULER, 1 + 1 / 2 + 1 / 3 + 1 / 4 - EULER],
+                               rtol=1e-13)
+    # recurrence and reflection: psi(x + 1) = psi(x) + 1/x, psi(1 - x) - psi(x) = pi cot(pi x)
+    np.testing.assert_allclose(npy(torch.digamma(x + 1)), psi + 1 / xs, rtol=1e-12)
+    np.testing.assert_allclose(npy(torch.digamma(1 - x[6:])) - psi[6:], math.pi / np.tan(math.pi * xs[6:]), rtol=1e-11,
+                               atol=1e-12)
+    tri = npy(torch.special.polygamma(1, x))
+    np.testing.assert_allclose(tri[:4], [math.pi ** 2 / 6, math.pi ** 2 / 2, math.pi ** 2 / 6 - 1,
+                                         math.pi ** 2 / 6 - (1 + 1 / 4 + 1 / 9 + 1 / 16)], rtol=1e-12)
+    np.testing.assert_allclose(npy(x.polygamma(1) - (x + 1).polygamma(1)), 1 / xs ** 2, rtol=1e-11)
+    poles = torch.tensor([0.0, -0.0, -1.0, -3.0], device=device)
+    assert npy(poles.lgamma()).tolist() == [math.inf] * 4
+    d = npy(poles.digamma())
+    assert d[0] == -math.inf and d[1] == math.inf and np.isnan(d[2:]).all()
+    np.testing.assert_allclose(npy(torch.mvlgamma(x[2:5], 2)),
+                               [math.lgamma(v) + math.lgamma(v - 0.5) + 0.5 * math.log(math.pi) for v in xs[2:5]],
+                               rtol=1e-13)
+    if real_torch is not None:
+        r = real_torch.tensor(xs)
+        np.testing.assert_allclose(psi, real_torch.digamma(r).numpy(), rtol=1e-12)
+        np.testing.assert_allclose(tri, real_torch.polygamma(1, r).numpy(), rtol=1e-8)  # torch: ~5e-10
+
+
+def test_gamma_family_gradients_and_limits():
+    x = torch.tensor([0.7, 1.9, 4.2], dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(torch.lgamma, (x,)) and torch.autograd.gradcheck(torch.digamma, (x,))
+    with pytest.raises(NotImplementedError, match="polygamma of order 2"):
+        torch.special.polygamma(2, x)
+    with pytest.raises(NotImplementedError, match="_trigamma"):  # polygamma(2, x) has no kernel
+        torch.autograd.grad(torch.digamma(x).sum(), x, create_graph=True)[0].sum().backward()
+    with pytest.raises(RuntimeError, match="greater than"):
+        torch.mvlgamma(torch.tensor([0.2]), 2)

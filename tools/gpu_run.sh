@@ -45,20 +45,35 @@ for f in sorted(rest, key=size.get, reverse=True):
     load[k] += size[f]
 print("\n".join(" ".join(s) for s in shards if s))
 PY
+    # The shard logs stay outside $OUT (a call brings back few files): a
+    # progress file there is rewritten every 15 s, so a call cut short by
+    # its time limit still returns each shard's last line and failures, and
+    # the logs are joined into $OUT/suite.log at the end.
+    SH=${TMPDIR:-/tmp}/pcs_shards
+    rm -rf "$SH" && mkdir -p "$SH"
     k=0
+    pids=""
     while read -r files; do
         timeout "${SHARD_TIMEOUT:-400}" python3 -m pytest -q --tb=short -p no:cacheprovider \
-            $files > "$OUT/shard$k.log" 2>&1 &
+            $files > "$SH/shard$k.log" 2>&1 &
+        pids="$pids $!"
         k=$((k + 1))
     done < "$OUT/shards.txt"
-    wait
     SHARDS=$k
-    k=0
-    while [ $k -lt "$SHARDS" ]; do
-        echo "shard $k: $(tail -1 "$OUT/shard$k.log")"
-        grep -E "^(FAILED|ERROR)" "$OUT/shard$k.log" | head -20
-        k=$((k + 1))
-    done
+    progress() {
+        j=0
+        while [ $j -lt "$SHARDS" ]; do
+            echo "shard $j: $(tail -c 300 "$SH/shard$j.log" | tail -1)"
+            grep -E "^(FAILED|ERROR)" "$SH/shard$j.log" | head -20
+            j=$((j + 1))
+        done
+    }
+    ( while true; do sleep 15; progress > "$OUT/progress.tmp" && mv "$OUT/progress.tmp" "$OUT/progress.txt"; done ) &
+    watcher=$!
+    wait $pids
+    kill $watcher 2>/dev/null
+    progress | tee "$OUT/progress.txt"
+    cat "$SH"/shard*.log > "$OUT/suite.log"
 else
     python3 -m pytest -q --tb=short -p no:cacheprovider $TESTS > "$OUT/test.log" 2>&1
     echo "pytest exit $?"

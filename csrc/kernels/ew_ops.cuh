@@ -14,6 +14,7 @@
 #pragma once
 
 #include "ew_common.cuh"
+#include "gamma_fns.cuh"
 #include "ew_tiled.cuh"
 #include "offsets.cuh"
 #include "pdl.cuh"
@@ -311,6 +312,9 @@ template <int OP, class T, class C> __device__ __forceinline__ auto uop(C x, con
     else if constexpr (OP == PCS_UOP_ERF) return m_erf(x);
     else if constexpr (OP == PCS_UOP_ERFC) return m_erfc(x);
     else if constexpr (OP == PCS_UOP_ERFINV) return m_erfinv(x);
+    else if constexpr (OP == PCS_UOP_LGAMMA) return m_lgamma(x);
+    else if constexpr (OP == PCS_UOP_DIGAMMA) return m_digamma(x);
+    else if constexpr (OP == PCS_UOP_TRIGAMMA) return m_trigamma(x);
     else if constexpr (OP == PCS_UOP_BITWISE_NOT) {
         if constexpr (std::is_same_v<T, bool>) return C(!x);
         else return C(~x);

@@ -38,7 +38,9 @@ typedef struct {
     X(frac, PCS_UOP_FRAC, U_FLOATONLY, 0) X(reciprocal, PCS_UOP_RECIPROCAL, U_FLOAT, 1)           \
     X(square, PCS_UOP_SQUARE, U_SAME, 1) X(bitwise_not, PCS_UOP_BITWISE_NOT, U_INTONLY, 0)        \
     X(logical_not, PCS_UOP_LOGICAL_NOT, U_PRED, 1) X(erf, PCS_UOP_ERF, U_FLOAT, 0)                 \
-    X(erfc, PCS_UOP_ERFC, U_FLOAT, 0) X(erfinv, PCS_UOP_ERFINV, U_FLOAT, 0)
+    X(erfc, PCS_UOP_ERFC, U_FLOAT, 0) X(erfinv, PCS_UOP_ERFINV, U_FLOAT, 0)                       \
+    X(lgamma, PCS_UOP_LGAMMA, U_FLOAT, 0) X(digamma, PCS_UOP_DIGAMMA, U_FLOAT, 0)                 \
+    X(_trigamma, PCS_UOP_TRIGAMMA, U_FLOAT, 0)
 
 #define PRED_LIST(X)                                                                              \
     X(isnan, PCS_UOP_ISNAN, U_PRED, 1) X(isinf, PCS_UOP_ISINF, U_PRED, 1)                         \

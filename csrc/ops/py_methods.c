@@ -4,17 +4,17 @@
  * from Python; ops that torch (or this project) writes as compositions in
  * Python, off the hot path (pycuda_sem/_math.py: outer, cross, dist, trace,
  * isclose, allclose, equal, broadcast_to, addcmul, addcdiv; _math_elementwise.py,
- * _math_reduce.py, _math_shape.py, _sampling.py, _dtype_info.py), get their
+ * _math_reduce.py, _math_shape.py, _sampling.py, _dtype_info.py, special.py), get their
  * method here: x.f(*a, **k) calls the module's f(x, *a, **k). */
 #include "ops/ops.h"
 
 #include <string.h>
 
 /* The modules that hold the Python ops, in the order of the M_* codes. */
-enum { M_MATH, M_ELEMENTWISE, M_REDUCE, M_SHAPE, M_SAMPLING, M_DTYPE, M_COUNT };
+enum { M_MATH, M_ELEMENTWISE, M_REDUCE, M_SHAPE, M_SAMPLING, M_DTYPE, M_SPECIAL, M_COUNT };
 static const char *const module_names[M_COUNT] = {
     "pycuda_sem._math", "pycuda_sem._math_elementwise", "pycuda_sem._math_reduce",
-    "pycuda_sem._math_shape", "pycuda_sem._sampling", "pycuda_sem._dtype_info",
+    "pycuda_sem._math_shape", "pycuda_sem._sampling", "pycuda_sem._dtype_info", "pycuda_sem.special",
 };
 
 static PyObject *call_with_self(int module, const char *name, PyObject *self, PyObject *const *args,
@@ -106,7 +106,9 @@ static PyObject *call_with_self(int module, const char *name, PyObject *self, Py
     X(is_nonzero, M_SHAPE, "is_nonzero()\n\nThe truth of a one-element tensor.")                  \
     X(bernoulli, M_SAMPLING, "bernoulli(p=None, *, generator=None)\n\n0/1 draws.")                \
     X(multinomial, M_SAMPLING, "multinomial(num_samples, replacement=False, *, generator=None)")   \
-    X(is_signed, M_DTYPE, "is_signed()\n\nWhether the dtype is signed.")
+    X(is_signed, M_DTYPE, "is_signed()\n\nWhether the dtype is signed.")                          \
+    X(polygamma, M_SPECIAL, "polygamma(n)\n\nThe n-th derivative of digamma (n = 0 or 1).")      \
+    X(mvlgamma, M_SPECIAL, "mvlgamma(p)\n\nThe multivariate log-gamma of dimension p.")
 
 #define PYMETHOD(name, mod, doc)                                                                  \
     static PyObject *m_##name(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObject *kw)    \

@@ -51,6 +51,10 @@ _unary("square square_", lambda x, r: 2 * x, "x")
 _unary("erf erf_", lambda x, r: (-x * x).exp() * _TWO_OVER_SQRT_PI, "x")
 _unary("erfc erfc_", lambda x, r: (-x * x).exp() * -_TWO_OVER_SQRT_PI, "x")
 _unary("erfinv erfinv_", lambda x, r: (r * r).exp() / _TWO_OVER_SQRT_PI, "r")
+_unary("lgamma lgamma_", lambda x, r: x.digamma(), "x")
+# _trigamma has no formula: its derivative, polygamma(2, x), has no kernel,
+# and the engine refuses to differentiate it (NotImplementedError)
+_unary("digamma digamma_", lambda x, r: _C._trigamma(x), "x")
 
 
 @formula("neg neg_ negative negative_")
