@@ -52,8 +52,12 @@ def multigammaln(input, p, *, out=None):
     """The multivariate log-gamma of dimension p: sum_i lgamma(x - i/2) +
     p (p - 1) / 4 log(pi); every entry must exceed (p - 1) / 2."""
     x = _float_of(_t("multigammaln", input))
+    if isinstance(p, bool) or not isinstance(p, int):
+        raise TypeError("multigammaln(): argument 'p' must be int, not %s" % type(p).__name__)
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
+    if p > 2 ** 20:  # one lgamma pass per term: refuse before looping
+        raise RuntimeError("multigammaln: p = %d is too large" % p)
     if bool((x <= (p - 1) / 2).any()):
         raise RuntimeError("All elements must be greater than (p-1)/2")
     r = (x - 0).lgamma()

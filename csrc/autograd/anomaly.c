@@ -102,8 +102,10 @@ static PyObject *set_anomaly(PyObject *m, PyObject *const *a, Py_ssize_t nargs)
         return NULL;
     }
     int on = PyObject_IsTrue(a[0]);
+    if (on < 0)
+        return NULL;
     int nan = nargs == 2 ? PyObject_IsTrue(a[1]) : 1;
-    if (on < 0 || nan < 0)
+    if (nan < 0)
         return NULL;
     enabled = on;
     check_nan = nan;
