@@ -15,6 +15,16 @@ except Exception:  # noqa: BLE001 - any import failure means "no torch"
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
 
 
+@pytest.fixture(autouse=True)
+def no_tf32():
+    """float32 products in full precision: the references are float64 (TF32,
+    the CUDA default here, keeps 10 bits of mantissa)."""
+    prev = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    yield
+    torch.backends.cuda.matmul.allow_tf32 = prev
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dim", [0, 1, None])
 def test_weight_norm(device, dim):

@@ -18,6 +18,16 @@ except Exception:  # noqa: BLE001 - any import failure means "no torch"
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
 
 
+@pytest.fixture(autouse=True)
+def no_tf32():
+    """float32 products in full precision: the references are float64 (TF32,
+    the CUDA default here, keeps 10 bits of mantissa)."""
+    prev = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    yield
+    torch.backends.cuda.matmul.allow_tf32 = prev
+
+
 def npy(t):
     return t.detach().cpu().numpy()
 
