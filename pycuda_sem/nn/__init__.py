@@ -19,7 +19,7 @@ from .modules import (  # noqa: F401
     AdaptiveMaxPool1d, AdaptiveMaxPool2d, PixelShuffle, PixelUnshuffle, CosineSimilarity,
     PairwiseDistance, MarginRankingLoss, HingeEmbeddingLoss, SoftMarginLoss, CosineEmbeddingLoss,
     TripletMarginLoss, PoissonNLLLoss, GaussianNLLLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
-    ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, Unfold, Fold,
+    ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, Unfold, Fold, SyncBatchNorm,
 )
 from .modules.padding import *  # noqa: F401,F403
 from . import modules  # noqa: F401

@@ -15,7 +15,7 @@ from .layers import (  # noqa: F401
 )
 from .batchnorm import (  # noqa: F401
     BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, InstanceNorm1d, InstanceNorm2d,
-    InstanceNorm3d,
+    InstanceNorm3d, SyncBatchNorm,
 )
 from .conv import (  # noqa: F401
     Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, MaxPool1d,

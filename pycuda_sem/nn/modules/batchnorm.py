@@ -154,3 +154,51 @@ class InstanceNorm2d(_InstanceNorm):
 class InstanceNorm3d(_InstanceNorm):
     """Over (N, C, D, H, W) or unbatched (C, D, H, W) inputs."""
     _dims = (4, 5)
+
+
+class SyncBatchNorm(_BatchNorm):
+    """BatchNorm whose statistics would be shared by the ranks of a process
+    group. Without an initialised process group of more than one rank it is
+    BatchNorm over any input of 2 or more dims, as torch's falls back to;
+    with one, training mode raises NotImplementedError: the cross-rank
+    statistics (two all-reduces forward, two backward) are not implemented
+    yet. convert_sync_batchnorm swaps it in for every BatchNorm of a model."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 process_group=None, device=None, dtype=None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input):
+        if input.dim() < 2:
+            raise ValueError("expected at least 2D input (got {}D input)".format(input.dim()))
+
+    def forward(self, input):
+        if self.training:
+            from ... import distributed as dist
+            if dist.is_available() and dist.is_initialized() and dist.get_world_size(self.process_group) > 1:
+                raise NotImplementedError("SyncBatchNorm across %d ranks is not implemented in pycuda_sem: "
+                                          "use BatchNorm (per-rank statistics) or a single process"
+                                          % dist.get_world_size(self.process_group))
+        return super().forward(input)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """module with every BatchNorm*D replaced by a SyncBatchNorm holding
+        the same parameters and running statistics (returned, as torch's)."""
+        out = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
+            out = cls(module.num_features, module.eps, module.momentum, module.affine,
+                      module.track_running_stats, process_group)
+            if module.affine:
+                from ... import no_grad
+                with no_grad():
+                    out.weight = module.weight
+                    out.bias = module.bias
+            out.running_mean = module.running_mean
+            out.running_var = module.running_var
+            out.num_batches_tracked = module.num_batches_tracked
+            out.training = module.training
+        for name, child in module.named_children():
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return out
