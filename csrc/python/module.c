@@ -12,6 +12,7 @@
 
 #include "runtime/device.h"
 #include "runtime/event.h"
+#include "runtime/nvtx.h"
 #include "tensor/storage.h"
 #include "runtime/stream.h"
 #include "ops/random.h"
@@ -78,7 +79,7 @@ PyMODINIT_FUNC PyInit__C(void)
 
     if (pcs_device_init(m) < 0 || pcs_stream_init(m) < 0 || pcs_event_init(m) < 0 ||
         pcs_storage_init(m) < 0 || pcs_cuda_ipc_init(m) < 0 ||
-        pcs_storage_share_init(m) < 0 || pcs_memory_init(m) < 0)
+        pcs_storage_share_init(m) < 0 || pcs_memory_init(m) < 0 || pcs_nvtx_init(m) < 0)
         goto fail;
     /* concept files added later register here, in dependency order */
     { extern int pcs_testing_init(PyObject *); if (pcs_testing_init(m) < 0) goto fail; } /* testing.c */

@@ -23,6 +23,7 @@ from .._C import DeviceContext as device  # noqa: F401
 from .._C import StreamContext as stream  # noqa: F401
 from .._C import _CudaDeviceProperties  # noqa: F401
 from ._memory import memory_summary  # noqa: F401
+from . import nvtx  # noqa: F401
 
 # Deprecated names PyTorch still accepts: "cached" became "reserved".
 memory_cached = memory_reserved
