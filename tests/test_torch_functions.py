@@ -227,3 +227,38 @@ def test_iinfo_refuses_bool_and_floats():
     # the values are usable as fill values of their dtype
     x = torch.full((2,), torch.iinfo(torch.int64).min, dtype=torch.int64)
     assert x.tolist() == [-2 ** 63] * 2
+
+
+# ---- in-place view ops ----------------------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_in_place_view_ops_change_only_the_geometry(device):
+    x = torch.arange(6.0, device=device).reshape(2, 3)
+    ptr = x.data_ptr()
+    assert x.unsqueeze_(0) is x and tuple(x.shape) == (1, 2, 3)
+    x.squeeze_()
+    x.t_()
+    assert tuple(x.shape) == (3, 2) and x.stride() == (1, 3) and x.data_ptr() == ptr
+    x.transpose_(0, 1)
+    x.swapdims_(0, 1)
+    x.swapaxes_(1, 0)
+    np.testing.assert_array_equal(x.cpu().numpy(), np.arange(6.0).reshape(2, 3))
+    x.as_strided_((3,), (2,))
+    assert x.tolist() == [0.0, 2.0, 4.0]
+    y = torch.zeros(4, 1, device=device)
+    y.squeeze_(1)
+    assert tuple(y.shape) == (4,)
+    with pytest.raises(IndexError):
+        y.unsqueeze_(5)
+    if real_torch is not None:
+        r = real_torch.arange(6.0).reshape(2, 3)
+        r.unsqueeze_(0).squeeze_().t_()
+        assert r.stride() == (1, 3)
+
+
+def test_in_place_view_ops_and_autograd():
+    a = torch.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        a.unsqueeze_(0)
+    with pytest.raises(NotImplementedError, match="unsqueeze_"):
+        (a * 2).unsqueeze_(0)

@@ -1,6 +1,7 @@
 /* tensor_views.c: operations that return a new view of the same storage:
  * view, reshape (a view when possible), flatten, squeeze, unsqueeze, permute,
- * transpose, t, expand, narrow, select, unbind, as_strided, real and imag.
+ * transpose, t, expand, narrow, select, unbind, as_strided, real and imag,
+ * and the in-place forms squeeze_, unsqueeze_, transpose_, t_, as_strided_.
  *
  * Only geometry changes here; the one exception is reshape of a layout that
  * no view can express, which copies (as torch does). */
@@ -651,6 +652,35 @@ static PyObject *get_mT(PyObject *self, void *c)
     return transpose_dims(t, t->ndim - 2, t->ndim - 1);
 }
 
+/* The in-place forms (squeeze_, unsqueeze_, transpose_, t_, as_strided_):
+ * self takes the geometry of the view its plain form returns, so the data
+ * stay where they are and self's identity (hooks, attributes) is kept. With
+ * autograd involved the engine refuses them (no formula: NotImplementedError). */
+static PyObject *take_view(PyObject *self, PyObject *view)
+{
+    if (!view)
+        return NULL;
+    pcs_tensor_take_geometry(T(self), T(view));
+    Py_DECREF(view);
+    return Py_NewRef(self);
+}
+
+#define INPLACE_VIEW(name)                                                                        \
+    static PyObject *m_##name##_(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObject *kw) \
+    {                                                                                             \
+        return take_view(self, m_##name(self, a, n, kw));                                         \
+    }
+INPLACE_VIEW(squeeze)
+INPLACE_VIEW(unsqueeze)
+INPLACE_VIEW(transpose)
+INPLACE_VIEW(as_strided)
+#undef INPLACE_VIEW
+
+static PyObject *m_t_(PyObject *self, PyObject *noargs)
+{
+    return take_view(self, m_t(self, noargs));
+}
+
 PyGetSetDef pcs_tensor_view_getset[] = {
     {"real", get_real, NULL, "The real parts (a view; self for real tensors).", NULL},
     {"imag", get_imag, NULL, "The imaginary parts of a complex tensor (a view).", NULL},
@@ -678,6 +708,13 @@ PyMethodDef pcs_tensor_view_methods[] = {
     {"swapaxes", FASTKW(m_transpose), "swapaxes(axis0, axis1)\n\nAlias of transpose()."},
     {"swapdims", FASTKW(m_transpose), "swapdims(dim0, dim1)\n\nAlias of transpose()."},
     {"t", m_t, METH_NOARGS, "Transpose of a tensor with at most 2 dims."},
+    {"t_", m_t_, METH_NOARGS, "In place: self becomes its transpose (a view of the same data)."},
+    {"squeeze_", FASTKW(m_squeeze_), "squeeze_(dim=None): in place, self loses those size-1 dims."},
+    {"unsqueeze_", FASTKW(m_unsqueeze_), "unsqueeze_(dim): in place, self gains a size-1 dim."},
+    {"transpose_", FASTKW(m_transpose_), "transpose_(dim0, dim1): in place, self's dims swapped."},
+    {"swapaxes_", FASTKW(m_transpose_), "swapaxes_(axis0, axis1)\n\nAlias of transpose_()."},
+    {"swapdims_", FASTKW(m_transpose_), "swapdims_(dim0, dim1)\n\nAlias of transpose_()."},
+    {"as_strided_", FASTKW(m_as_strided_), "as_strided_(size, stride, storage_offset=None): in place."},
     {"narrow", FASTKW(m_narrow), "narrow(dim, start, length)\n\nA view of `length` entries of dim `dim` from `start`."},
     {"select", FASTKW(m_select), "select(dim, index): drops dim."},
     {"unbind", FASTKW(m_unbind), "unbind(dim=0): tuple of selects."},
