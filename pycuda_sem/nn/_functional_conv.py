@@ -343,6 +343,31 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     return _adaptive_max_pool(input, output_size, return_indices, 2, "adaptive_max_pool2d")
 
 
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    return _adaptive_max_pool(input, output_size, return_indices, 3, "adaptive_max_pool3d")
+
+
+def adaptive_avg_pool3d(input, output_size):
+    return _adaptive_pool(input, output_size, 3, "adaptive_avg_pool3d", "mean")
+
+
+def channel_shuffle(input, groups):
+    """[N, C, *] with its C channels regrouped: g groups of C/g become C/g
+    groups of g (ShuffleNet's shuffle), by one reshape, transpose and copy."""
+    g = int(groups)
+    if g <= 0:
+        raise ValueError("Number of groups to divide channels in must be positive. Value of groups:%d" % g)
+    if input.dim() < 3:
+        raise RuntimeError("channel_shuffle expects input to have at least 3 dimensions, but got input "
+                           "with sizes %s" % list(input.shape))
+    n, c = input.shape[0], input.shape[1]
+    if c % g:
+        raise RuntimeError("Number of channels must be divisible by groups. Got %d channels and %d groups."
+                           % (c, g))
+    rest = tuple(input.shape[2:])
+    return input.reshape((n, g, c // g) + rest).transpose(1, 2).reshape((n, c) + rest)
+
+
 def pixel_shuffle(input, upscale_factor):
     """[*, C r^2, H, W] -> [*, C, H r, W r]."""
     r = int(upscale_factor)

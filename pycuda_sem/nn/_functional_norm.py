@@ -109,3 +109,23 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
             running_mean.copy_(rm.reshape(n, c).mean(0))
             running_var.copy_(rv.reshape(n, c).mean(0))
     return _affine(out.reshape(tuple(input.shape)), input, weight, bias)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Each entry over (k + alpha / size * the sum of squares of the `size`
+    channels around it) ** beta, the window padded with zeros (AlexNet's
+    normalisation): the channel sums as `size` shifted slices of one padded
+    tensor of squares."""
+    if input.dim() < 3:
+        raise ValueError("Expected 3D or higher dimensionality input (got %d dimensions)" % input.dim())
+    if input.numel() == 0:
+        return input
+    c = input.shape[1]
+    sq = input * input
+    lo, hi = size // 2, (size - 1) // 2
+    zeros = lambda n: _C.zeros((input.shape[0], n) + tuple(input.shape[2:]), dtype=sq.dtype, device=sq.device)
+    padded = _C.cat([p for p in (zeros(lo) if lo else None, sq, zeros(hi) if hi else None) if p is not None], 1)
+    total = padded.narrow(1, 0, c)
+    for i in range(1, size):
+        total = total + padded.narrow(1, i, c)
+    return input / (total * (alpha / size) + k) ** beta

@@ -21,7 +21,7 @@ from ._functional_loss import (  # noqa: F401
 from ._functional_attention import (  # noqa: F401
     scaled_dot_product_attention, multi_head_attention_forward,
 )
-from ._functional_norm import batch_norm, group_norm, instance_norm  # noqa: F401
+from ._functional_norm import batch_norm, group_norm, instance_norm, local_response_norm  # noqa: F401
 from ._functional_norm import _upcast
 from ._functional_act import (  # noqa: F401
     hardswish, hardsigmoid, softsign, tanhshrink, threshold, celu, softshrink, hardshrink, glu,
@@ -39,7 +39,7 @@ from ._functional_resample import (  # noqa: F401
 from ._functional_conv import (  # noqa: F401
     conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, max_pool1d,
     max_pool2d, max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,
-    pixel_shuffle, pixel_unshuffle,
+    pixel_shuffle, pixel_unshuffle, adaptive_avg_pool3d, adaptive_max_pool3d, channel_shuffle,
 )
 from ._functional_fold import unfold, fold  # noqa: F401
 
@@ -55,7 +55,8 @@ __all__ = ["softmax", "log_softmax", "softmin", "one_hot", "normalize", "linear"
            "instance_norm", "hardswish", "hardsigmoid", "softsign", "tanhshrink", "threshold",
            "celu", "softshrink", "hardshrink", "glu", "prelu", "rrelu", "cosine_similarity",
            "pairwise_distance", "adaptive_max_pool1d", "adaptive_max_pool2d", "pixel_shuffle",
-           "pixel_unshuffle", "unfold", "fold", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
+           "pixel_unshuffle", "unfold", "fold", "local_response_norm", "channel_shuffle",
+           "adaptive_avg_pool3d", "adaptive_max_pool3d", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
            "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
            "multilabel_soft_margin_loss", "multi_margin_loss", "conv_transpose1d",
            "conv_transpose2d", "conv_transpose3d"]

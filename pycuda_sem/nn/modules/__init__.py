@@ -21,7 +21,7 @@ from .conv import (  # noqa: F401
     Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, MaxPool1d,
     MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d,
     AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, PixelShuffle,
-    PixelUnshuffle, Unfold, Fold,
+    PixelUnshuffle, Unfold, Fold, AdaptiveAvgPool3d, AdaptiveMaxPool3d, ChannelShuffle, LocalResponseNorm,
 )
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
 from .padding import *  # noqa: F401,F403

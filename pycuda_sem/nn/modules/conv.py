@@ -282,6 +282,10 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     _fn = staticmethod(F.adaptive_avg_pool2d)
 
 
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    _fn = staticmethod(F.adaptive_avg_pool3d)
+
+
 class _AdaptiveMaxPoolNd(Module):
     _fn = None
 
@@ -303,6 +307,10 @@ class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
 
 class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     _fn = staticmethod(F.adaptive_max_pool2d)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    _fn = staticmethod(F.adaptive_max_pool3d)
 
 
 class PixelShuffle(Module):
@@ -359,3 +367,31 @@ class Fold(Module):
     def extra_repr(self):
         return "output_size={}, kernel_size={}, dilation={}, padding={}, stride={}".format(
             self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
+
+
+class ChannelShuffle(Module):
+    """F.channel_shuffle as a module."""
+
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self):
+        return "groups={}".format(self.groups)
+
+
+class LocalResponseNorm(Module):
+    """F.local_response_norm as a module."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
