@@ -125,6 +125,9 @@ from ._math_shape import (  # noqa: E402,F401
 )
 from ._sampling import bernoulli, multinomial, normal  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
+from ._linalg_torch import (  # noqa: E402,F401
+    det, inverse, slogdet, logdet, pinverse, matrix_power, cholesky, svd, qr,
+)
 from . import special  # noqa: E402,F401
 from .special import polygamma, mvlgamma  # noqa: E402,F401
 from . import jit  # noqa: E402,F401 - eager: script/trace return what they get

@@ -1,15 +1,93 @@
-"""pycuda_sem.linalg: the norms (vector_norm, matrix_norm, norm).
+"""pycuda_sem.linalg: the norms (vector_norm, matrix_norm, norm), the
+factorizations (_linalg_host.py: inv, det, slogdet, solve, cholesky, eigh,
+eigvalsh, svd, svdvals, qr, pinv, matrix_rank, on the host by NumPy's
+LAPACK), and matmul-based helpers (matrix_power, multi_dot, vecdot).
 
-Compositions of the C reductions: vector norms are the one norm reduction
-(csrc/ops/ops_reduce.c), the induced matrix norms 1 and inf (and -1, -inf)
-are a sum of absolute values and a max (min). The spectral norms ('nuc', 2,
--2) need an SVD, which pycuda_sem does not have: they raise
-NotImplementedError."""
+The norms are compositions of the C reductions: vector norms are the one
+norm reduction (csrc/ops/ops_reduce.c), the induced matrix norms 1 and inf
+(and -1, -inf) a sum of absolute values and a max (min), the spectral ones
+('nuc', 2, -2) sums and extremes of svdvals."""
+import collections as _collections
 import math as _pymath
 
 from . import _C
+from ._linalg_host import (  # noqa: F401
+    LinAlgError, inv, det, slogdet, solve, cholesky, eigh, eigvalsh, svd, svdvals, qr, pinv, matrix_rank,
+)
 
-__all__ = ["vector_norm", "matrix_norm", "norm"]
+__all__ = ["vector_norm", "matrix_norm", "norm", "LinAlgError", "inv", "det", "slogdet", "solve", "cholesky",
+           "eigh", "eigvalsh", "svd", "svdvals", "qr", "pinv", "matrix_rank", "matrix_power", "multi_dot",
+           "vecdot", "matmul", "diagonal"]
+
+_SlogdetResult = _collections.namedtuple("slogdet", ["sign", "logabsdet"])
+_EighResult = _collections.namedtuple("eigh", ["eigenvalues", "eigenvectors"])
+_SvdResult = _collections.namedtuple("svd", ["U", "S", "Vh"])
+_QRResult = _collections.namedtuple("qr", ["Q", "R"])
+matmul = _C.matmul
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """The diagonals of A's matrices (a view), over its last two dims by default."""
+    return A.diagonal(offset, dim1, dim2)
+
+
+def matrix_power(A, n, *, out=None):
+    """A to the integer power n by repeated squaring (n < 0: of inv(A); 0: the identity)."""
+    if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
+        raise RuntimeError("linalg.matrix_power: A must be batches of square matrices")
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError("linalg.matrix_power(): argument 'n' must be int")
+    if n == 0:
+        r = _C.eye(A.shape[-1], dtype=A.dtype, device=A.device).expand(tuple(A.shape)).clone()
+    else:
+        base, k, r = (inv(A) if n < 0 else A), abs(n), None
+        while k:
+            if k & 1:
+                r = base if r is None else r @ base
+            k >>= 1
+            if k:
+                base = base @ base
+    return r if out is None else out.copy_(r)
+
+
+def multi_dot(tensors, *, out=None):
+    """The product of a chain of matrices (the first may be a vector, as the last),
+    multiplied in the order that needs the fewest scalar products."""
+    ts = list(tensors)
+    if len(ts) < 2:
+        raise RuntimeError("multi_dot(): expected at least 2 tensors but got %d" % len(ts))
+    first_vec, last_vec = ts[0].dim() == 1, ts[-1].dim() == 1
+    if first_vec:
+        ts[0] = ts[0].unsqueeze(0)
+    if last_vec:
+        ts[-1] = ts[-1].unsqueeze(1)
+    dims = [ts[0].shape[0]] + [t.shape[1] for t in ts]
+    n = len(ts)
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] is None or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+
+    def chain(i, j):
+        return ts[i] if i == j else chain(i, split[i][j]) @ chain(split[i][j] + 1, j)
+    r = chain(0, n - 1)
+    if first_vec:
+        r = r.squeeze(0)
+    if last_vec:
+        r = r.squeeze(-1)
+    return r if out is None else out.copy_(r)
+
+
+def vecdot(x, y, *, dim=-1, out=None):
+    """sum(conj(x) * y) over dim, broadcasting the other dims."""
+    r = ((x.conj() if x.is_complex() else x) * y).sum(dim)
+    return r if out is None else out.copy_(r)
 
 
 def _dims(dim, ndim):
@@ -50,8 +128,11 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     if ord == "fro":
         r = vector_norm(A, 2, (d0, d1), keepdim)
     elif ord in ("nuc", 2, -2):
-        raise NotImplementedError("linalg.matrix_norm: ord=%r needs a singular value "
-                                  "decomposition, which pycuda_sem does not implement" % (ord,))
+        M = A.movedim((d0, d1), (-2, -1))
+        s = svdvals(M)
+        r = s.sum(-1) if ord == "nuc" else s.amax(-1) if ord == 2 else s.amin(-1)
+        if keepdim:
+            r = r.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1))
     elif ord in (1, -1, _pymath.inf, -_pymath.inf):
         if not (A.is_floating_point() or A.is_complex()):
             raise RuntimeError("linalg.matrix_norm: Expected a floating point or complex tensor "

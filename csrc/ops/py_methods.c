@@ -4,17 +4,19 @@
  * from Python; ops that torch (or this project) writes as compositions in
  * Python, off the hot path (pycuda_sem/_math.py: outer, cross, dist, trace,
  * isclose, allclose, equal, broadcast_to, addcmul, addcdiv; _math_elementwise.py,
- * _math_reduce.py, _math_shape.py, _sampling.py, _dtype_info.py, special.py), get their
+ * _math_reduce.py, _math_shape.py, _sampling.py, _dtype_info.py, special.py,
+ * _linalg_torch.py), get their
  * method here: x.f(*a, **k) calls the module's f(x, *a, **k). */
 #include "ops/ops.h"
 
 #include <string.h>
 
 /* The modules that hold the Python ops, in the order of the M_* codes. */
-enum { M_MATH, M_ELEMENTWISE, M_REDUCE, M_SHAPE, M_SAMPLING, M_DTYPE, M_SPECIAL, M_COUNT };
+enum { M_MATH, M_ELEMENTWISE, M_REDUCE, M_SHAPE, M_SAMPLING, M_DTYPE, M_SPECIAL, M_LINALG, M_COUNT };
 static const char *const module_names[M_COUNT] = {
     "pycuda_sem._math", "pycuda_sem._math_elementwise", "pycuda_sem._math_reduce",
     "pycuda_sem._math_shape", "pycuda_sem._sampling", "pycuda_sem._dtype_info", "pycuda_sem.special",
+    "pycuda_sem._linalg_torch",
 };
 
 static PyObject *call_with_self(int module, const char *name, PyObject *self, PyObject *const *args,
@@ -108,7 +110,16 @@ static PyObject *call_with_self(int module, const char *name, PyObject *self, Py
     X(multinomial, M_SAMPLING, "multinomial(num_samples, replacement=False, *, generator=None)")   \
     X(is_signed, M_DTYPE, "is_signed()\n\nWhether the dtype is signed.")                          \
     X(polygamma, M_SPECIAL, "polygamma(n)\n\nThe n-th derivative of digamma (n = 0 or 1).")      \
-    X(mvlgamma, M_SPECIAL, "mvlgamma(p)\n\nThe multivariate log-gamma of dimension p.")
+    X(mvlgamma, M_SPECIAL, "mvlgamma(p)\n\nThe multivariate log-gamma of dimension p.")                \
+    X(det, M_LINALG, "det()\n\nThe determinant of each square matrix.")                           \
+    X(inverse, M_LINALG, "inverse()\n\nThe inverse of each square matrix.")                      \
+    X(slogdet, M_LINALG, "slogdet()\n\n(sign, log|det|) of each square matrix.")                 \
+    X(logdet, M_LINALG, "logdet()\n\nlog(det): nan for a negative determinant.")                 \
+    X(pinverse, M_LINALG, "pinverse(rcond=1e-15)\n\nThe pseudo-inverse.")                        \
+    X(matrix_power, M_LINALG, "matrix_power(n)\n\nThe n-th power of each square matrix.")        \
+    X(cholesky, M_LINALG, "cholesky(upper=False)\n\nThe Cholesky factor.")                       \
+    X(svd, M_LINALG, "svd(some=True, compute_uv=True)\n\n(U, S, V).")                            \
+    X(qr, M_LINALG, "qr(some=True)\n\n(Q, R).")
 
 #define PYMETHOD(name, mod, doc)                                                                  \
     static PyObject *m_##name(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObject *kw)    \
