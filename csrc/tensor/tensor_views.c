@@ -658,7 +658,7 @@ static PyObject *get_mT(PyObject *self, void *c)
  * autograd involved the engine refuses them (no formula: NotImplementedError). */
 static PyObject *take_view(PyObject *self, PyObject *view)
 {
-    if (!view)
+    if (!view) /* NOLINT(pcs-errors): the plain form that made view raised */
         return NULL;
     pcs_tensor_take_geometry(T(self), T(view));
     Py_DECREF(view);
