@@ -28,6 +28,7 @@ from ._tensor_str import set_printoptions, get_printoptions  # noqa: E402,F401
 from ._dtype_info import finfo, iinfo, is_signed, result_type, can_cast  # noqa: E402,F401
 from ._threads import (  # noqa: E402,F401
     set_num_threads, get_num_threads, set_num_interop_threads, get_num_interop_threads,
+    get_default_device, set_default_device,
 )
 from . import _legacy  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""torch.set_num_threads and friends.
+"""torch.set_num_threads and friends, and get/set_default_device.
 
 pycuda_sem's CPU ops run in NumPy (and its BLAS), whose thread pools are
 their own: these functions keep and validate the numbers a script sets, so
@@ -45,3 +45,26 @@ def set_num_interop_threads(int):  # noqa: A002
 
 def get_num_interop_threads():
     return _interop
+
+
+# ---- the default device ------------------------------------------------------------------
+# Factories place tensors on the CPU unless given device=: a default device
+# other than the CPU is not implemented (it would have to reach every C
+# factory); scripts that set the CPU, or read the default, run.
+
+def get_default_device():
+    """The device factories use without device=: always the CPU here."""
+    from . import _C
+    return _C.device("cpu")
+
+
+def set_default_device(device):
+    """Accepts None or the CPU; another device raises NotImplementedError."""
+    from . import _C
+    if device is None:
+        return
+    d = device if isinstance(device, _C.device) else _C.device(device)
+    if d.type != "cpu":
+        raise NotImplementedError("set_default_device(%r): a default device other than the CPU is not "
+                                  "implemented in pycuda_sem; pass device= to the factories or move tensors "
+                                  "with .to()" % (str(d),))

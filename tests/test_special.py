@@ -133,3 +133,12 @@ def test_gamma_family_gradients_and_limits():
         torch.autograd.grad(torch.digamma(x).sum(), x, create_graph=True)[0].sum().backward()
     with pytest.raises(RuntimeError, match="greater than"):
         torch.mvlgamma(torch.tensor([0.2]), 2)
+
+
+def test_default_device_is_the_cpu():
+    assert torch.get_default_device() == torch.device("cpu")
+    torch.set_default_device("cpu")
+    torch.set_default_device(None)
+    with pytest.raises(NotImplementedError, match="default device other than the CPU"):
+        torch.set_default_device("cuda")
+    assert torch.zeros(1).device.type == "cpu"
