@@ -1,0 +1,90 @@
+"""F.affine_grid and F.grid_sample (4-D): against a NumPy statement of the
+sampling written here, and against torch (values and the gradients of both
+the input and the grid) where it imports."""
+import numpy as np
+import pytest
+
+import pycuda_sem as torch
+import pycuda_sem.nn.functional as F
+
+try:
+    import torch as real_torch
+except Exception:  # noqa: BLE001 - any import failure means "no torch"
+    real_torch = None
+
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
+RNG = np.random.default_rng(0)
+X = RNG.standard_normal((2, 3, 5, 7))
+GRID = RNG.uniform(-1.3, 1.3, (2, 4, 6, 2))
+
+
+@pytest.fixture(autouse=True)
+def no_tf32():
+    prev = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    yield
+    torch.backends.cuda.matmul.allow_tf32 = prev
+
+
+def _sample(x, grid, mode, padding, align):
+    n, c, h, w = x.shape
+    out = np.zeros((n, c) + grid.shape[1:3])
+    for b in range(n):
+        for i in range(grid.shape[1]):
+            for j in range(grid.shape[2]):
+                gx, gy = grid[b, i, j]
+                px = (gx + 1) * (w - 1) / 2 if align else ((gx + 1) * w - 1) / 2
+                py = (gy + 1) * (h - 1) / 2 if align else ((gy + 1) * h - 1) / 2
+                if padding == "border":
+                    px, py = min(max(px, 0), w - 1), min(max(py, 0), h - 1)
+                if mode == "nearest":
+                    pts = [(np.rint(px), np.rint(py), 1.0)]
+                else:
+                    x0, y0 = np.floor(px), np.floor(py)
+                    pts = [(x0, y0, (1 - (px - x0)) * (1 - (py - y0))), (x0 + 1, y0, (px - x0) * (1 - (py - y0))),
+                           (x0, y0 + 1, (1 - (px - x0)) * (py - y0)), (x0 + 1, y0 + 1, (px - x0) * (py - y0))]
+                for qx, qy, wt in pts:
+                    if 0 <= qx <= w - 1 and 0 <= qy <= h - 1:
+                        out[b, :, i, j] += wt * x[b, :, int(qy), int(qx)]
+    return out
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding", ["zeros", "border"])
+@pytest.mark.parametrize("align", [False, True])
+def test_grid_sample(device, mode, padding, align):
+    got = F.grid_sample(torch.tensor(X, device=device), torch.tensor(GRID, device=device), mode=mode,
+                        padding_mode=padding, align_corners=align)
+    np.testing.assert_allclose(got.cpu().numpy(), _sample(X, GRID, mode, padding, align), rtol=1e-12, atol=1e-12)
+    if real_torch is not None:
+        r = real_torch.nn.functional.grid_sample(real_torch.tensor(X), real_torch.tensor(GRID), mode=mode,
+                                                 padding_mode=padding, align_corners=align)
+        np.testing.assert_allclose(got.cpu().numpy(), r.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("align", [False, True])
+def test_affine_grid_and_gradients(device, align):
+    theta = RNG.standard_normal((2, 2, 3)) * 0.6
+    g = F.affine_grid(torch.tensor(theta, device=device), (2, 3, 4, 6), align_corners=align)
+    xs = np.linspace(-1, 1, 6) * (1 if align else 5 / 6)
+    ys = np.linspace(-1, 1, 4) * (1 if align else 3 / 4)
+    base = np.stack(np.broadcast_arrays(xs[None, :], ys[:, None], 1.0), -1)
+    np.testing.assert_allclose(g.cpu().numpy(), base @ theta.transpose(0, 2, 1)[:, None], rtol=1e-12, atol=1e-12)
+    identity = torch.tensor([[[1.0, 0, 0], [0, 1.0, 0]]] * 2, dtype=torch.float64, device=device)
+    same = F.grid_sample(torch.tensor(X, device=device), F.affine_grid(identity, (2, 3, 5, 7), align_corners=align),
+                         align_corners=align)
+    np.testing.assert_allclose(same.cpu().numpy(), X, rtol=1e-12, atol=1e-12)  # the identity map reads each pixel
+    x = torch.tensor(X[:1, :1, :3, :4], device=device, requires_grad=True)
+    grid = torch.tensor(GRID[:1, :2, :2] * 0.7, device=device, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda a, b: F.grid_sample(a, b, align_corners=align), (x, grid))
+
+
+def test_checks():
+    with pytest.raises(NotImplementedError, match="bicubic"):
+        F.grid_sample(torch.zeros(1, 1, 2, 2), torch.zeros(1, 1, 1, 2), mode="bicubic")
+    with pytest.raises(NotImplementedError, match="reflection"):
+        F.grid_sample(torch.zeros(1, 1, 2, 2), torch.zeros(1, 1, 1, 2), padding_mode="reflection")
+    with pytest.raises(ValueError, match="Nx2x3"):
+        F.affine_grid(torch.zeros(1, 3, 3), (1, 1, 2, 2))
