@@ -565,3 +565,20 @@ def test_data_parallel_machinery_on_the_cpu():
     boom = nn.Linear(3, 2)
     with pytest.raises(RuntimeError):  # a replica's exception reaches the caller
         parallel_apply([boom, boom], [(torch.randn(2, 4),), (torch.randn(2, 3),)], None, [None, None])
+
+
+def test_buffer_marker_registers_on_assignment():
+    """nn.Buffer (torch 2.5+): assigning one registers a buffer; persistent=False keeps it out of the state dict."""
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.b = nn.Buffer(torch.zeros(3))
+            self.c = nn.Buffer(torch.ones(2), persistent=False)
+            self.d = torch.ones(1)  # a plain tensor stays a plain attribute
+
+    m = M()
+    assert [n for n, _ in m.named_buffers()] == ["b", "c"] and list(m.state_dict()) == ["b"]
+    assert isinstance(m.b, torch.Tensor) and isinstance(m.b, nn.Buffer) and not isinstance(m.d, nn.Buffer)
+    m.b = torch.full((3,), 2.0)  # reassigning a registered buffer keeps it one
+    assert m.state_dict()["b"].tolist() == [2.0, 2.0, 2.0]
+    assert nn.Buffer().shape == (0,)

@@ -3,7 +3,7 @@
 Module and Parameter are in modules/module.py and parameter.py; the layers
 in modules/; the stateless maths in functional.py (losses and attention in
 the two files it re-exports); init.py, utils/ and parallel/ as in torch."""
-from .parameter import Parameter  # noqa: F401
+from .parameter import Parameter, Buffer  # noqa: F401
 from .modules import (  # noqa: F401
     Module, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict, Identity, Linear,
     Bilinear, ReLU, ReLU6, Hardtanh, LeakyReLU, GELU, SiLU, Tanh, Sigmoid, Softmax, LogSoftmax,

@@ -7,7 +7,7 @@ import collections
 
 from .. import _C, _tensor_pickle
 
-__all__ = ["Parameter"]
+__all__ = ["Parameter", "Buffer"]
 
 
 class Parameter(_C.Tensor):
@@ -51,3 +51,23 @@ def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
     """torch._utils._rebuild_parameter_with_state: the Parameter, then its
     attributes."""
     return _tensor_pickle._set_state(Parameter(data, requires_grad), state)
+
+
+class _BufferMeta(type):
+    # a Buffer is a plain Tensor marked as one: isinstance reads the mark
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, _C.Tensor) and bool(getattr(obj, "_is_buffer", False))
+
+
+class Buffer(metaclass=_BufferMeta):
+    """Buffer(data=None, *, persistent=True): data (detached) marked so that
+    assigning it as a Module attribute registers it as a buffer (persistent:
+    in the state dict), as torch.nn.Buffer."""
+
+    def __new__(cls, data=None, *, persistent=True):
+        if data is None:
+            data = _C.empty(0)
+        t = data.detach().requires_grad_(data.requires_grad)
+        t.persistent = persistent
+        t._is_buffer = True
+        return t

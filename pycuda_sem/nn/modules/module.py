@@ -12,7 +12,7 @@ from collections import OrderedDict, namedtuple
 from ... import _C
 from ...autograd.grad_mode import no_grad
 from ...utils.hooks import RemovableHandle
-from ..parameter import Parameter
+from ..parameter import Buffer, Parameter
 
 __all__ = ["Module"]
 
@@ -235,6 +235,11 @@ class Module:
                     raise TypeError("cannot assign '%s' as child module '%s' (torch.nn.Module or "
                                     "None expected)" % (_typename(value), name))
                 modules[name] = value
+            elif isinstance(value, Buffer):
+                if "_buffers" not in self.__dict__:
+                    raise AttributeError("cannot assign buffer before Module.__init__() call")
+                remove_from(self.__dict__, self._parameters, self._modules)
+                self.register_buffer(name, value, persistent=value.persistent)
             else:
                 buffers = self.__dict__.get("_buffers")
                 if buffers is not None and name in buffers:
