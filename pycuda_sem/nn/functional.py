@@ -43,6 +43,7 @@ from ._functional_conv import (  # noqa: F401
 )
 from ._functional_fold import unfold, fold  # noqa: F401
 from ._functional_grid import affine_grid, grid_sample  # noqa: F401
+from ._functional_bag import embedding_bag  # noqa: F401
 
 __all__ = ["softmax", "log_softmax", "softmin", "one_hot", "normalize", "linear", "bilinear",
            "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "gelu", "silu", "elu", "selu",
@@ -57,7 +58,7 @@ __all__ = ["softmax", "log_softmax", "softmin", "one_hot", "normalize", "linear"
            "celu", "softshrink", "hardshrink", "glu", "prelu", "rrelu", "cosine_similarity",
            "pairwise_distance", "adaptive_max_pool1d", "adaptive_max_pool2d", "pixel_shuffle",
            "pixel_unshuffle", "unfold", "fold", "local_response_norm", "channel_shuffle",
-           "affine_grid", "grid_sample",
+           "affine_grid", "grid_sample", "embedding_bag",
            "adaptive_avg_pool3d", "adaptive_max_pool3d", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
            "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
            "multilabel_soft_margin_loss", "multi_margin_loss", "conv_transpose1d",

@@ -23,6 +23,7 @@ from .conv import (  # noqa: F401
     AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, PixelShuffle,
     PixelUnshuffle, Unfold, Fold, AdaptiveAvgPool3d, AdaptiveMaxPool3d, ChannelShuffle, LocalResponseNorm,
 )
+from .layers import EmbeddingBag  # noqa: F401
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
 from .padding import *  # noqa: F401,F403
 from .rnn import RNNBase, RNN, LSTM, GRU, RNNCell, LSTMCell, GRUCell  # noqa: F401
