@@ -118,11 +118,15 @@ from ._math_elementwise import (  # noqa: E402,F401
     rad2deg, deg2rad_, rad2deg_, fmod, isposinf, isneginf, isreal,
 )
 from ._math_reduce import (  # noqa: E402,F401
-    nansum, nanmean, aminmax, std_mean, var_mean, quantile, nanquantile, cov, corrcoef,
+    nansum, nanmean, aminmax, std_mean, var_mean, quantile, nanquantile, cov, corrcoef, histogram,
 )
 from ._math_shape import (  # noqa: E402,F401
     ravel, unflatten, split_with_sizes, rot90, diff, tensordot, inner, kron, cartesian_prod,
-    combinations, block_diag, column_stack, row_stack, is_same_size, is_nonzero,
+    combinations, block_diag, column_stack, row_stack, is_same_size, is_nonzero, unravel_index, isin,
+)
+from ._math_signal import (  # noqa: E402,F401
+    hann_window, hamming_window, blackman_window, bartlett_window, trapezoid, trapz, cumulative_trapezoid,
+    vander, scalar_tensor,
 )
 from ._sampling import bernoulli, multinomial, normal  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401

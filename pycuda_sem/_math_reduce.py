@@ -211,3 +211,49 @@ def corrcoef(input):
     sd = d.sqrt()
     c = c / sd.unsqueeze(1) / sd.unsqueeze(0)
     return c.clamp(-1, 1) if not c.is_complex() else c
+
+
+# ---- histograms ---------------------------------------------------------------------------
+
+_Histogram = collections.namedtuple("histogram", ["hist", "bin_edges"])
+
+
+def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
+    """(hist, bin_edges) of input's values: `bins` equal bins over `range`
+    (the data's min and max by default) or the given increasing edges; the
+    last bin includes its right edge, as NumPy's and torch's."""
+    x = _t("histogram", input)
+    if not x.is_floating_point():
+        raise RuntimeError("torch.histogram: input tensor and bins tensors should have the same dtype, but got "
+                           "input %s" % str(x.dtype).split(".")[-1])
+    flat = x.reshape(-1)
+    if isinstance(bins, int):
+        if bins <= 0:
+            raise RuntimeError("torch.histogram(): bins must be > 0, but got %d" % bins)
+        if range is not None:
+            lo, hi = float(range[0]), float(range[1])
+        elif flat.numel():
+            lo, hi = float(flat.min()), float(flat.max())
+        else:
+            lo, hi = 0.0, 0.0
+        if lo > hi:
+            raise RuntimeError("torch.histogram(): min should not exceed max, but got min %s max %s" % (lo, hi))
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5  # NumPy's widening of an empty range (torch: the same)
+        edges = _C.linspace(lo, hi, bins + 1, dtype=x.dtype, device=x.device)
+    else:
+        if bins.dtype != x.dtype:
+            raise RuntimeError("torch.histogram: input tensor and bins tensors should have the same dtype, but got "
+                               "input with dtype %s and bins with dtype %s" % (str(x.dtype).split(".")[-1],
+                                                                               str(bins.dtype).split(".")[-1]))
+        if bins.dim() != 1 or bins.numel() < 2:
+            raise RuntimeError("torch.histogram(): bins tensor should have one dimension and at least 2 elements")
+        edges = bins
+    nb = edges.numel() - 1
+    inside = (flat >= edges[0]) & (flat <= edges[-1])
+    b = (_C.searchsorted(edges, flat, right=True) - 1).clamp(0, nb - 1)
+    w = inside.to(x.dtype) if weight is None else weight.reshape(-1).to(x.dtype) * inside.to(x.dtype)
+    hist = _C.zeros(nb, dtype=x.dtype, device=x.device).index_add(0, b, w)
+    if density:
+        hist = hist / (hist.sum() * edges.diff())
+    return _Histogram(hist, edges)

@@ -275,3 +275,42 @@ def is_nonzero(input):
     if x.numel() > 1:
         raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
     return builtins.bool(x.item() != 0)
+
+
+# ---- index arithmetic and membership -----------------------------------------------------
+
+def unravel_index(indices, shape):
+    """The coordinates, in a tensor of `shape`, of flat indices (a tuple, one tensor a dim)."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    idx = indices if isinstance(indices, _C.Tensor) else _C.tensor(indices)
+    if idx.is_floating_point() or idx.is_complex() or idx.dtype == _C.bool:
+        raise TypeError("expected 'indices' to be integer dtype, but got %s" % idx.dtype)
+    if any(d < 0 for d in shape):
+        raise ValueError("'shape' cannot have negative values, but got %s" % (shape,))
+    total = 1
+    for d in shape:
+        total *= d
+    if idx.numel() and bool(((idx < -total) | (idx >= total)).any()):
+        raise RuntimeError("'indices' must be in range [-%d, %d)" % (total, total))
+    rest = _C.where(idx < 0, idx + total, idx).long()
+    out = []
+    for d in reversed(shape):
+        out.append(rest % d if d else rest)
+        rest = rest // d if d else rest
+    return tuple(reversed(out))
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each entry of elements is in test_elements (one sort and one
+    binary search, not a pairwise compare)."""
+    e = elements if isinstance(elements, _C.Tensor) else _C.tensor(elements, device=test_elements.device)
+    t = test_elements if isinstance(test_elements, _C.Tensor) else _C.tensor(test_elements, device=e.device)
+    t = t.reshape(-1)
+    if t.numel() == 0:
+        r = _C.zeros(e.shape, dtype=_C.bool, device=e.device)
+    else:
+        s = t.sort()[0]
+        flat = e.reshape(-1).to(s.dtype)
+        pos = _C.searchsorted(s, flat).clamp(max=s.numel() - 1)
+        r = (s[pos] == flat).reshape(e.shape)
+    return ~r if invert else r
