@@ -126,7 +126,7 @@ from ._math_shape import (  # noqa: E402,F401
 )
 from ._math_signal import (  # noqa: E402,F401
     hann_window, hamming_window, blackman_window, bartlett_window, trapezoid, trapz, cumulative_trapezoid,
-    vander, scalar_tensor,
+    vander, scalar_tensor, stft, istft,
 )
 from ._sampling import bernoulli, multinomial, normal  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401

@@ -78,3 +78,40 @@ def test_unravel_index_isin_histogram(device):
     np.testing.assert_allclose(npy(h), np.histogram(v, bins=[-2.0, -0.5, 0.0, 3.0], weights=w)[0], rtol=1e-12)
     with pytest.raises(RuntimeError, match="same dtype"):
         torch.histogram(torch.tensor(v, device=device), bins=torch.tensor([0.0, 1.0], device=device))
+
+
+# ---- stft / istft -------------------------------------------------------------------------
+
+def _np_stft(x, n_fft, hop, window, center=True):
+    if center:
+        x = np.pad(x, (n_fft // 2, n_fft // 2), mode="reflect")
+    n = 1 + (len(x) - n_fft) // hop
+    frames = np.stack([x[i * hop:i * hop + n_fft] * window for i in range(n)])
+    return np.fft.rfft(frames, axis=-1).T
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("n_fft,hop", [(16, 4), (20, 7), (32, 8)])
+def test_stft_and_round_trip(device, n_fft, hop):
+    x = RNG.standard_normal((2, 100))
+    w = torch.hann_window(n_fft, dtype=torch.float64, device=device)
+    spec = torch.stft(torch.tensor(x, device=device), n_fft, hop, window=w, return_complex=True)
+    want = np.stack([_np_stft(r, n_fft, hop, npy(w)) for r in x])
+    np.testing.assert_allclose(npy(spec), want, rtol=1e-10, atol=1e-10)
+    back = torch.istft(spec, n_fft, hop, window=w, length=100)
+    np.testing.assert_allclose(npy(back), x, rtol=1e-10, atol=1e-10)
+    if real_torch is not None:
+        r = real_torch.stft(real_torch.tensor(x), n_fft, hop, window=real_torch.hann_window(n_fft, dtype=real_torch.float64),
+                            return_complex=True)
+        np.testing.assert_allclose(npy(spec), r.numpy(), rtol=1e-10, atol=1e-10)
+
+
+def test_stft_checks():
+    x = torch.randn(64)
+    with pytest.raises(RuntimeError, match="return_complex"):
+        torch.stft(x, 16)
+    with pytest.raises(NotImplementedError, match="return_complex=False"):
+        torch.stft(x, 16, return_complex=False)
+    w = torch.hann_window(16)
+    with pytest.raises(RuntimeError, match="NOLA"):
+        torch.istft(torch.stft(x, 16, window=w, center=False, return_complex=True), 16, window=w, center=False)
