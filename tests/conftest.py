@@ -66,6 +66,20 @@ def balanced(balanced_warmup):
     assert cuda.memory_allocated() == before
 
 
+
+# ---- float32 products in full precision ------------------------------------------
+# TF32 is on by default here (the CUDA note's default), so float32 products on
+# CUDA keep 10 mantissa bits; tests that hold them to float64 references turn it
+# off for their duration with pytestmark = pytest.mark.usefixtures("no_tf32").
+
+
+@pytest.fixture
+def no_tf32():
+    prev = pycuda_sem.backends.cuda.matmul.allow_tf32
+    pycuda_sem.backends.cuda.matmul.allow_tf32 = False
+    yield
+    pycuda_sem.backends.cuda.matmul.allow_tf32 = prev
+
 # ---- a time limit per test -------------------------------------------------------
 # A test that waits forever (a deadlock, a lost message from a child process)
 # would hold CI until its own limit kills the run, with nothing in the log to

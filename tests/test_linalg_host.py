@@ -8,24 +8,15 @@ import pytest
 import pycuda_sem as torch
 from pycuda_sem import linalg as LA
 
-try:
-    import torch as real_torch
-except Exception:  # noqa: BLE001 - any import failure means "no torch"
-    real_torch = None
+from torch_oracle import _torch as real_torch  # torch where it imports, else None
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
+pytestmark = pytest.mark.usefixtures("no_tf32")  # float64 references (conftest.py)
 RNG = np.random.default_rng(0)
 A = RNG.standard_normal((2, 4, 4)) + 2 * np.eye(4)
 SPD = A @ A.transpose(0, 2, 1) + 4 * np.eye(4)
 B = RNG.standard_normal((2, 4, 3))
 
-
-@pytest.fixture(autouse=True)
-def no_tf32():
-    prev = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = False
-    yield
-    torch.backends.cuda.matmul.allow_tf32 = prev
 
 
 def t(a, device, rg=False):

@@ -7,23 +7,14 @@ import pytest
 import pycuda_sem as torch
 import pycuda_sem.nn.functional as F
 
-try:
-    import torch as real_torch
-except Exception:  # noqa: BLE001 - any import failure means "no torch"
-    real_torch = None
+from torch_oracle import _torch as real_torch  # torch where it imports, else None
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
+pytestmark = pytest.mark.usefixtures("no_tf32")  # float64 references (conftest.py)
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((2, 3, 5, 7))
 GRID = RNG.uniform(-1.3, 1.3, (2, 4, 6, 2))
 
-
-@pytest.fixture(autouse=True)
-def no_tf32():
-    prev = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = False
-    yield
-    torch.backends.cuda.matmul.allow_tf32 = prev
 
 
 def _sample(x, grid, mode, padding, align):

@@ -10,22 +10,11 @@ import pytest
 import pycuda_sem as torch
 import pycuda_sem.nn.functional as F
 
-try:
-    import torch as real_torch
-except Exception:  # noqa: BLE001 - any import failure means "no torch"
-    real_torch = None
+from torch_oracle import _torch as real_torch  # torch where it imports, else None
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
+pytestmark = pytest.mark.usefixtures("no_tf32")  # float64 references (conftest.py)
 
-
-@pytest.fixture(autouse=True)
-def no_tf32():
-    """float32 products in full precision: the references are float64 (TF32,
-    the CUDA default here, keeps 10 bits of mantissa)."""
-    prev = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = False
-    yield
-    torch.backends.cuda.matmul.allow_tf32 = prev
 
 
 def npy(t):
