@@ -20,7 +20,7 @@ import math
 import pycuda_sem as torch
 
 from .adam import _check_hyper
-from .optimizer import Optimizer, _step_tensor, _use_grad, _value
+from .optimizer import _OneTensorOptimizer, _step_tensor, _value
 
 __all__ = ["Adamax", "NAdam", "RAdam"]
 
@@ -33,7 +33,7 @@ def _moments(state, g, b1, b2):
     return m, v
 
 
-class _AdamFamily(Optimizer):
+class _AdamFamily(_OneTensorOptimizer):
     _buffers = ()
 
     @staticmethod
@@ -49,25 +49,12 @@ class _AdamFamily(Optimizer):
                 g = g + p * wd
         return g, _value(state["step"])
 
-    def _state_of(self, p):
-        state = self.state[p]
-        if len(state) == 0:
-            state["step"] = _step_tensor()
-            for name in self._buffers:
-                state[name] = torch.zeros_like(p)
-            if isinstance(self, NAdam):
-                state["mu_product"] = torch.ones((), dtype=torch.float32)
-        return state
-
-    @_use_grad
-    def step(self, closure=None):
-        loss = self._closure_loss(closure)
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                self._update(group, p, self._state_of(p))
-        return loss
+    def _init_state(self, group, p, state):
+        state["step"] = _step_tensor()
+        for name in self._buffers:
+            state[name] = torch.zeros_like(p)
+        if isinstance(self, NAdam):
+            state["mu_product"] = torch.ones((), dtype=torch.float32)
 
 
 class Adamax(_AdamFamily):

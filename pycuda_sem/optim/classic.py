@@ -14,29 +14,16 @@ mu are 0-dim tensors too.
 """
 import pycuda_sem as torch
 
-from .optimizer import Optimizer, _step_tensor, _use_grad, _value
+from .optimizer import _OneTensorOptimizer, _step_tensor, _value
 
 __all__ = ["Adadelta", "Rprop", "ASGD"]
 
 
-class _OneTensor(Optimizer):
+class _OneTensor(_OneTensorOptimizer):
     def _grad(self, group, p):
         g = -p.grad if group["maximize"] else p.grad
         wd = group.get("weight_decay", 0)
         return g + p * wd if wd != 0 else g
-
-    @_use_grad
-    def step(self, closure=None):
-        loss = self._closure_loss(closure)
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    self._init_state(group, p, state)
-                self._update(group, p, state)
-        return loss
 
 
 class Adadelta(_OneTensor):

@@ -447,3 +447,29 @@ class Optimizer:
         if prepend:
             hooks.move_to_end(handle.id, last=False)
         return handle
+
+
+class _OneTensorOptimizer(Optimizer):
+    """The single-tensor form shared by the optimizers without a multi-tensor
+    kernel (Adamax, NAdam, RAdam, Adadelta, Rprop, ASGD): step() visits each
+    parameter with a gradient, makes its state on first sight with
+    _init_state(group, p, state) and applies _update(group, p, state)."""
+
+    def _init_state(self, group, p, state):
+        raise NotImplementedError
+
+    def _update(self, group, p, state):
+        raise NotImplementedError
+
+    @_use_grad
+    def step(self, closure=None):
+        loss = self._closure_loss(closure)
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if len(state) == 0:
+                    self._init_state(group, p, state)
+                self._update(group, p, state)
+        return loss

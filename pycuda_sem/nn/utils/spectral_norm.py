@@ -7,7 +7,9 @@ State dict keys are torch's: `<name>_orig` (the parameter), `<name>_u` and
 `<name>_v` (buffers).
 """
 from ... import _C
+from ...autograd.grad_mode import no_grad
 from ..parameter import Parameter
+from .weight_norm import _hook_key, _remove
 
 __all__ = ["spectral_norm", "remove_spectral_norm"]
 
@@ -29,7 +31,6 @@ class SpectralNorm:
         return w.reshape(w.size(0), -1)
 
     def compute_weight(self, module, do_power_iteration):
-        from ...autograd.grad_mode import no_grad
         w = getattr(module, self.name + "_orig")
         u = getattr(module, self.name + "_u")
         v = getattr(module, self.name + "_v")
@@ -48,12 +49,10 @@ class SpectralNorm:
 
     @staticmethod
     def apply(module, name, n_power_iterations, dim, eps):
-        for hook in module._forward_pre_hooks.values():
-            if isinstance(hook, SpectralNorm) and hook.name == name:
-                raise RuntimeError("Cannot register two spectral_norm hooks on the same parameter %s" % name)
+        if _hook_key(module, SpectralNorm, name) is not None:
+            raise RuntimeError("Cannot register two spectral_norm hooks on the same parameter %s" % name)
         fn = SpectralNorm(name, n_power_iterations, dim, eps)
         weight = module._parameters[name]
-        from ...autograd.grad_mode import no_grad
         with no_grad():
             mat = fn._matrix(weight.detach())
             h, w = mat.shape
@@ -68,7 +67,6 @@ class SpectralNorm:
         return fn
 
     def remove(self, module):
-        from ...autograd.grad_mode import no_grad
         with no_grad():
             weight = self.compute_weight(module, do_power_iteration=False).detach()
         if self.name in module.__dict__:
@@ -92,9 +90,5 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
 
 
 def remove_spectral_norm(module, name="weight"):
-    for k, hook in list(module._forward_pre_hooks.items()):
-        if isinstance(hook, SpectralNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[k]
-            return module
-    raise ValueError("spectral_norm of '%s' not found in %s" % (name, module))
+    """Fold the normalised weight back into one parameter <name>; returns module."""
+    return _remove(module, SpectralNorm, name, "spectral_norm")

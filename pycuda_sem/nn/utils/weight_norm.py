@@ -5,7 +5,7 @@ forward by a pre-hook, so that the optimizer trains g and v.
 
 State dict keys are torch's: `<name>_g` and `<name>_v`.
 """
-from ... import _C
+from ...autograd.grad_mode import no_grad
 from ..parameter import Parameter
 
 __all__ = ["weight_norm", "remove_weight_norm"]
@@ -33,9 +33,8 @@ class WeightNorm:
 
     @staticmethod
     def apply(module, name, dim):
-        for hook in module._forward_pre_hooks.values():
-            if isinstance(hook, WeightNorm) and hook.name == name:
-                raise RuntimeError("Cannot register two weight_norm hooks on the same parameter %s" % name)
+        if _hook_key(module, WeightNorm, name) is not None:
+            raise RuntimeError("Cannot register two weight_norm hooks on the same parameter %s" % name)
         if dim is None:
             dim = -1
         fn = WeightNorm(name, dim)
@@ -50,7 +49,7 @@ class WeightNorm:
         return fn
 
     def remove(self, module):
-        with _nograd():
+        with no_grad():
             weight = self.compute_weight(module).detach()
         if self.name in module.__dict__:
             object.__delattr__(module, self.name)
@@ -62,9 +61,22 @@ class WeightNorm:
         object.__setattr__(module, self.name, self.compute_weight(module))
 
 
-def _nograd():
-    from ...autograd.grad_mode import no_grad
-    return no_grad()
+def _hook_key(module, kind, name):
+    """The key of module's pre-hook of class kind for parameter name, or None."""
+    for key, hook in module._forward_pre_hooks.items():
+        if isinstance(hook, kind) and hook.name == name:
+            return key
+    return None
+
+
+def _remove(module, kind, name, what):
+    """Undo the reparameterisation of module.<name> made by a hook of class kind."""
+    key = _hook_key(module, kind, name)
+    if key is None:
+        raise ValueError("%s of '%s' not found in %s" % (what, name, module))
+    module._forward_pre_hooks[key].remove(module)
+    del module._forward_pre_hooks[key]
+    return module
 
 
 def weight_norm(module, name="weight", dim=0):
@@ -75,9 +87,4 @@ def weight_norm(module, name="weight", dim=0):
 
 def remove_weight_norm(module, name="weight"):
     """Fold the current g and v back into one parameter <name>; returns module."""
-    for k, hook in list(module._forward_pre_hooks.items()):
-        if isinstance(hook, WeightNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[k]
-            return module
-    raise ValueError("weight_norm of '%s' not found in %s" % (name, module))
+    return _remove(module, WeightNorm, name, "weight_norm")
