@@ -170,6 +170,11 @@ from . import utils  # noqa: E402,F401
 from . import multiprocessing  # noqa: E402,F401
 from . import distributed  # noqa: E402,F401 - pure Python; NCCL loads on first use
 
+# ---- torch.accelerator, torch.Stream, torch.Event: device-generic names over CUDA -------
+from . import accelerator  # noqa: E402,F401
+from ._generic_stream import Stream, Event  # noqa: E402,F401
+from .cuda import OutOfMemoryError  # noqa: E402,F401 - torch.OutOfMemoryError
+
 
 # ---- torch.use_deterministic_algorithms: the CUDA scatters read the flag ----------------
 _deterministic_warn_only = False

@@ -4,6 +4,7 @@ import os
 import re
 
 import pycuda_sem
+import pycuda_sem.accelerator
 import pycuda_sem.backends
 import pycuda_sem.backends.cuda
 import pycuda_sem.backends.cudnn
@@ -31,7 +32,8 @@ MODULES = [pycuda_sem, pycuda_sem.cuda, pycuda_sem.backends, pycuda_sem.backends
            pycuda_sem.linalg, pycuda_sem.testing, pycuda_sem.nn, pycuda_sem.nn.functional,
            pycuda_sem.nn.init, pycuda_sem.nn.utils, pycuda_sem.nn.parallel,
            pycuda_sem.optim, pycuda_sem.optim.lr_scheduler, pycuda_sem.utils.data,
-           pycuda_sem.distributed, pycuda_sem.special, pycuda_sem.jit, pycuda_sem.backends.mps]
+           pycuda_sem.distributed, pycuda_sem.special, pycuda_sem.jit, pycuda_sem.backends.mps,
+           pycuda_sem.accelerator]
 
 ENV_VARS = ["CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "PYTORCH_NO_CUDA_MEMORY_CACHING",
             "PYCUDA_SEM_ARCH", "PYCUDA_SEM_JOBS", "CUDA_HOME"]

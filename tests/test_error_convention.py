@@ -105,7 +105,8 @@ def resolve(target):
     space, _, name = target.partition(":")
     if space == "Tensor":
         return None, name
-    mod = {"_C": _C, "torch": torch, "cuda": torch.cuda, "fft": torch.fft}[space]
+    mod = {"_C": _C, "torch": torch, "cuda": torch.cuda, "fft": torch.fft,
+           "accelerator": torch.accelerator}[space]
     return getattr(mod, name), name
 
 def calls(target):
@@ -169,7 +170,8 @@ def _targets():
             seen.add(id(f))
         out.append("%s:%s" % (space, name))
 
-    for space, mod in (("torch", torch), ("cuda", torch.cuda), ("fft", torch.fft)):
+    for space, mod in (("torch", torch), ("cuda", torch.cuda), ("fft", torch.fft),
+                       ("accelerator", torch.accelerator)):
         for name in sorted(dir(mod)):
             if not name.startswith("_"):
                 add(space, mod, name)
