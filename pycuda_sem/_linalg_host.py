@@ -44,7 +44,7 @@ def _host(t):
 
 def _back(a, like, dtype=None):
     """A NumPy result as a tensor on like's device (like's dtype, or dtype)."""
-    a = np.ascontiguousarray(a)
+    a = np.ascontiguousarray(a).reshape(np.shape(a))   # ascontiguousarray makes a 0-d array 1-d
     t = _C.tensor(a, dtype=dtype or like.dtype)
     return t.to(like.device) if like.device.type != "cpu" else t
 

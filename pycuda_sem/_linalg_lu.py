@@ -335,8 +335,8 @@ def _cholesky_info(a):
             bad = ~(d > 0)
             info[(info == 0) & bad] = j + 1
             L[:, j, j] = np.sqrt(np.where(bad, 1, d))
-            L[:, j + 1:, j] = (a[:, j + 1:, j] - L[:, j + 1:, :j] @ np.conj(L[:, j, :j, None])[..., 0]
-                               ) / L[:, j, j, None]
+            dot = (L[:, j + 1:, :j] @ np.conj(L[:, j, :j, None]))[..., 0]
+            L[:, j + 1:, j] = (a[:, j + 1:, j] - dot) / L[:, j, j, None]
     return info.reshape(batch)
 
 
