@@ -55,8 +55,8 @@ def _lu_numpy(a, pivot=True):
     """getrf on a [..., m, n] array: (LU, 1-based int32 pivots [..., k], int32 info [...])."""
     batch, (m, n) = a.shape[:-2], a.shape[-2:]
     k = min(m, n)
-    a = np.array(a.reshape((-1, m, n)), copy=True)
-    nb = a.shape[0]
+    nb = int(np.prod(batch, dtype=np.int64))
+    a = np.array(a.reshape((nb, m, n)), copy=True)   # (nb, not -1: a size-0 array has no -1)
     rows = np.arange(nb)
     piv = np.empty((nb, k), np.int32)
     info = np.zeros(nb, np.int32)
@@ -85,8 +85,8 @@ def _lu_numpy(a, pivot=True):
 def _perm_numpy(piv, m):
     """The row order perm [..., m] of getrf's swaps: row i of P^T A is A[perm[i]]."""
     batch, k = piv.shape[:-1], piv.shape[-1]
-    p = piv.reshape(-1, k).astype(np.int64) - 1
-    nb = p.shape[0]
+    nb = int(np.prod(batch, dtype=np.int64))
+    p = piv.reshape((nb, k)).astype(np.int64) - 1
     perm = np.broadcast_to(np.arange(m), (nb, m)).copy()
     rows = np.arange(nb)
     for i in range(k):
@@ -264,6 +264,8 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     upper (or lower) triangle is read, and its diagonal taken as ones when
     unitriangular. A zero diagonal gives inf/nan, not an error, as torch."""
     _check("linalg.solve_triangular", A)
+    if not isinstance(upper, (bool, np.bool_)):
+        raise TypeError("linalg.solve_triangular(): argument 'upper' must be bool, not %s" % type(upper).__name__)
     _tensor_arg("linalg.solve_triangular", "B", B)
     if B.dim() < 2:
         raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
@@ -326,7 +328,7 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
 def _cholesky_info(a):
     """The order of the first leading minor that is not positive-definite (0: none), per matrix."""
     batch, n = a.shape[:-2], a.shape[-1]
-    a = a.reshape((-1, n, n))
+    a = a.reshape((int(np.prod(batch, dtype=np.int64)), n, n))
     L = np.zeros_like(a)
     info = np.zeros(a.shape[0], np.int32)
     with np.errstate(all="ignore"):

@@ -128,9 +128,11 @@ def matrix_exp(A):
         return A.exp()
     deg = 13 if A.dtype in (_C.float64, _C.complex128) else 7
     theta, b = _PADE[deg]
-    norm1 = np.abs(_host(A)).sum(-2).max(-1)              # [batch]
-    finite = np.isfinite(norm1)
     with np.errstate(all="ignore"):
+        norm1 = np.abs(_host(A)).sum(-2).max(-1)          # [batch]
+        finite = np.isfinite(_host(A)).all((-2, -1))
+        # a sum of finite entries may overflow: cap it, so that s stays <= ~1030
+        norm1 = np.where(np.isfinite(norm1), norm1, np.finfo(np.float64).max)
         s = np.where(finite & (norm1 > theta), np.ceil(np.log2(np.where(finite, norm1, 1) / theta)), 0)
     s = s.astype(np.int64)
     scale = _back((0.5 ** s.astype(np.float64))[..., None, None], A, _real(A.dtype)).to(A.dtype)
@@ -149,7 +151,7 @@ def matrix_exp(A):
     U = X @ Ui
     R = solve(V - U, V + U)
     steps = _back(s[..., None, None], A, _C.int64)
-    for k in range(int(s.max()) if s.size else 0):   # s <= 1100: |A| finite
+    for k in range(int(s.max()) if s.size else 0):   # s <= ~1030 (the norm is capped)
         R = _C.where(steps > k, R @ R, R)
     return _C.where(ok, R, _C.full((), float("nan"), dtype=A.dtype, device=A.device))
 
@@ -209,6 +211,8 @@ def tensorsolve(A, B, dims=None, *, out=None):
     _tensor_arg("linalg.tensorsolve", "B", B)
     if dims is not None:
         dims = [d + A.dim() if d < 0 else d for d in dims]
+        if any(isinstance(d, bool) or not isinstance(d, int) or not 0 <= d < A.dim() for d in dims):
+            raise IndexError("linalg.tensorsolve: dims %s out of range for a %d-dim A" % (dims, A.dim()))
         A = A.movedim(dims, list(range(A.dim() - len(dims), A.dim())))
     rows, cols = math.prod(A.shape[:B.dim()]), math.prod(A.shape[B.dim():])
     if rows != cols or tuple(A.shape[:B.dim()]) != tuple(B.shape):
