@@ -1,6 +1,7 @@
 """The rest of torch.linalg that is not a factorization of its own: cross,
 lstsq, matrix_exp, cond, tensorinv, tensorsolve, vander,
-householder_product, eig/eigvals, and the LDL^T functions (not implemented).
+householder_product (and torch.geqrf / torch.ormqr that go with it),
+eig/eigvals, and the LDL^T functions (not implemented).
 
 Most are compositions of differentiable pycuda_sem ops (cross, matrix_exp,
 cond, tensorinv, tensorsolve, vander, householder_product), so they have
@@ -14,7 +15,7 @@ import numpy as np
 
 from . import _C
 from .autograd.function import Function
-from ._linalg_host import _check, _host, _back, _lapack, inv, solve, svdvals
+from ._linalg_host import _check, _host, _back, _lapack, _conj, _mH, inv, solve, svdvals
 from ._linalg_lu import _dtname, _tensor_arg, inv_ex
 
 _Lstsq = collections.namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
@@ -268,15 +269,66 @@ def householder_product(A, tau, *, out=None):
     if tau.dtype != A.dtype:
         raise RuntimeError("%s: tau dtype %s does not match input dtype %s" % (fname, _dtname(tau), _dtname(A)))
     _check(fname, A, square=False)
-    rows = _C.arange(m, device=A.device).unsqueeze(-1)
     Q = _C.eye(m, n, dtype=A.dtype, device=A.device).expand(tuple(A.shape)).clone()
-    for i in range(k - 1, -1, -1):
+    r = _apply_reflectors(A, tau, Q, left=True, adjoint=False)
+    return r if out is None else out.copy_(r)
+
+
+def _apply_reflectors(A, tau, C, left, adjoint):
+    """Q C, Q^H C, C Q or C Q^H for Q = H_1 ... H_k (the reflectors in A's
+    columns, below the diagonal), one rank-1 update per reflector."""
+    rows = _C.arange(A.shape[-2], device=A.device).unsqueeze(-1)
+    k = tau.shape[-1]
+    # Q C applies H_k first, Q^H C H_1^H first; on the right the other way round
+    order = range(k - 1, -1, -1) if left != adjoint else range(k)
+    for i in order:
         # v: A's column i below the diagonal, 1 on it, 0 above
         v = _C.where(rows > i, A[..., :, i:i + 1], (rows == i).to(A.dtype))
-        vh = v.transpose(-2, -1)
-        vh = vh.conj() if vh.is_complex() else vh
-        Q = Q - tau[..., i:i + 1].unsqueeze(-1) * (v @ (vh @ Q))
-    return Q if out is None else out.copy_(Q)
+        vh = _mH(v)
+        t = tau[..., i:i + 1].unsqueeze(-1)
+        t = _conj(t) if adjoint else t
+        C = C - t * (v @ (vh @ C)) if left else C - t * ((C @ v) @ vh)
+    return C
+
+
+def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
+    """Q @ other (Q^H when transpose; other @ Q when not left) for the Q of
+    geqrf's reflectors (input, tau), without forming Q (LAPACK's ormqr);
+    differentiable."""
+    fname = "torch.ormqr"
+    for name, x in (("input", input), ("tau", tau), ("other", other)):
+        _tensor_arg("ormqr", name, x)
+    if input.dim() < 2 or other.dim() < 2:
+        raise RuntimeError("%s: input and other must have at least 2 dimensions." % fname)
+    if tau.dim() != input.dim() - 1:
+        raise RuntimeError("%s: Expected tau to have one dimension less than input, but got tau.ndim equal to %d "
+                           "and input.ndim is equal to %d" % (fname, tau.dim(), input.dim()))
+    mn = other.shape[-2] if left else other.shape[-1]
+    if input.shape[-2] != mn:
+        raise RuntimeError("%s: %s must be equal to input.shape[-2]"
+                           % (fname, "other.shape[-2]" if left else "other.shape[-1]"))
+    if tau.shape[-1] > min(input.shape[-2:]):
+        raise RuntimeError("%s: tau.shape[-1] must be less than or equal to input.shape[-1]" % fname)
+    if not (input.dtype == tau.dtype == other.dtype):
+        raise RuntimeError("%s: input, tau and other must have the same dtype" % fname)
+    _check(fname, input, square=False)
+    r = _apply_reflectors(input, tau, other, left=bool(left), adjoint=bool(transpose))
+    return r if out is None else out.copy_(r)
+
+
+_Geqrf = collections.namedtuple("geqrf", ["a", "tau"])
+
+
+def geqrf(input, *, out=None):
+    """(a, tau): LAPACK's geqrf through NumPy's qr(mode='raw') on the host: R
+    on and above a's diagonal, the Householder vectors below it. No
+    backward (as torch)."""
+    _check("torch.geqrf", input, square=False)
+    if input.requires_grad and _C.is_grad_enabled():
+        raise NotImplementedError("the derivative of geqrf is not implemented (nor in torch); call it on a "
+                                  "detached tensor or under no_grad")
+    h, tau = _lapack("torch.geqrf", np.linalg.qr, _host(input), "raw")
+    return _Geqrf(_back(np.swapaxes(h, -1, -2), input), _back(tau, input))
 
 
 # ---- general eigenproblem and LDL^T -----------------------------------------------------------

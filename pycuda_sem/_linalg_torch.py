@@ -9,6 +9,8 @@ import collections
 from . import _C
 from . import linalg
 from . import _linalg_lu as _lu
+from . import _linalg_more as _more
+from ._linalg_host import _mH
 
 _SVD = collections.namedtuple("svd", ["U", "S", "V"])
 
@@ -54,8 +56,7 @@ def svd(input, some=True, compute_uv=True, *, out=None):
     """The older torch.svd: (U, S, V) with V (not V^H); some=False gives full U and V;
     compute_uv=False gives zero-filled U and V, as torch."""
     U, S, Vh = linalg.svd(input, full_matrices=not some)
-    V = Vh.transpose(-2, -1)
-    V = V.conj() if V.is_complex() else V
+    V = _mH(Vh)
     if not compute_uv:
         U, V = _C.zeros_like(U), _C.zeros_like(V)
     return _SVD(U, S, V)
@@ -76,12 +77,19 @@ _LUWithInfo = collections.namedtuple("_lu_with_info", ["LU", "pivots", "info"])
 _TriangularSolve = collections.namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
 
 lu_unpack = _lu.lu_unpack
+geqrf = _more.geqrf
+ormqr = _more.ormqr
 cholesky_solve = _lu.cholesky_solve
 cholesky_inverse = _lu.cholesky_inverse
 
 
 def matrix_exp(input):
     return linalg.matrix_exp(input)
+
+
+def orgqr(input, tau):
+    """The older name of linalg.householder_product."""
+    return linalg.householder_product(input, tau)
 
 
 def lu(A, pivot=True, get_infos=False, out=None):

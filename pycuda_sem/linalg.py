@@ -17,6 +17,7 @@ from . import _C
 from ._linalg_host import (  # noqa: F401
     LinAlgError, inv, det, slogdet, solve, cholesky, eigh, eigvalsh, svd, svdvals, qr, pinv, matrix_rank,
 )
+from ._linalg_host import _conj
 from ._linalg_lu import (  # noqa: F401
     lu_factor, lu_factor_ex, lu, lu_solve, solve_triangular, inv_ex, solve_ex, cholesky_ex,
 )
@@ -98,7 +99,7 @@ def multi_dot(tensors, *, out=None):
 
 def vecdot(x, y, *, dim=-1, out=None):
     """sum(conj(x) * y) over dim, broadcasting the other dims."""
-    r = ((x.conj() if x.is_complex() else x) * y).sum(dim)
+    r = (_conj(x) * y).sum(dim)
     return r if out is None else out.copy_(r)
 
 

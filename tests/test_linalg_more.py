@@ -408,6 +408,49 @@ def test_householder_product(device, dtype, batch):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("transpose", [True, False])
+def test_geqrf_ormqr_orgqr(device, left, transpose):
+    a, c = rand(43, 2, 5, 3, well=False), rand(44, 2, 5, 4)
+    h, tau = np.linalg.qr(a, mode="raw")
+    A, T = torch.geqrf(t(a, device))
+    np.testing.assert_allclose(npy(A), np.swapaxes(h, -1, -2), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(npy(T), tau, rtol=1e-12, atol=1e-13)
+    q = np.linalg.qr(a, mode="complete")[0]   # the full 5 x 5 Q, as ormqr applies it
+    q = np.swapaxes(q, -1, -2) if transpose else q
+    C = c if left else np.swapaxes(c, -1, -2)
+    ref = q @ C if left else C @ q
+    np.testing.assert_allclose(npy(torch.ormqr(A, T, t(C, device), left=left, transpose=transpose)), ref,
+                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(npy(torch.orgqr(A, T)), np.linalg.qr(a)[0], rtol=1e-10, atol=1e-12)
+    with pytest.raises(RuntimeError, match="must be equal to input.shape"):
+        torch.ormqr(A, T, t(C[..., :4, :3] if left else C[..., :3, :4], device), left=left)
+    with pytest.raises(NotImplementedError, match="geqrf"):
+        torch.geqrf(t(a, device, rg=True))
+
+
+def test_complex_lu_and_triangular():
+    rng = np.random.default_rng(45)
+    a = rng.standard_normal((2, 4, 4)) + 1j * rng.standard_normal((2, 4, 4)) + 3 * np.eye(4)
+    b = rng.standard_normal((2, 4, 2)) + 1j * rng.standard_normal((2, 4, 2))
+    A, B = torch.tensor(a), torch.tensor(b)
+    P, L, U = LA.lu(A)
+    np.testing.assert_allclose(npy(P @ L @ U), a, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(npy(LA.lu_solve(*LA.lu_factor(A), B, adjoint=True)),
+                               np.linalg.solve(np.conj(np.swapaxes(a, -1, -2)), b), rtol=1e-10)
+    np.testing.assert_allclose(npy(LA.solve_triangular(A, B, upper=True)), np.linalg.solve(np.triu(a), b), rtol=1e-10)
+    h, tau = np.linalg.qr(a, mode="raw")
+    Hq, Tq = torch.tensor(np.swapaxes(h, -1, -2)), torch.tensor(tau)
+    np.testing.assert_allclose(npy(LA.householder_product(Hq, Tq)), np.linalg.qr(a)[0], rtol=1e-10, atol=1e-12)
+    qH = np.conj(np.swapaxes(np.linalg.qr(a)[0], -1, -2))
+    np.testing.assert_allclose(npy(torch.ormqr(Hq, Tq, B, transpose=True)), qH @ b, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(npy(LA.vecdot(A, A)), np.sum(np.conj(a) * a, -1), rtol=1e-12)
+    if real_torch is not None:
+        r = real_torch.linalg.lu_factor(rt(a))
+        assert np.array_equal(npy(LA.lu_factor(A).pivots), r.pivots.numpy())
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_cross(device):
     a, b = rand(24, 4, 1, 3), rand(25, 1, 2, 3)
     np.testing.assert_allclose(npy(LA.cross(t(a, device), t(b, device))), np.cross(a, b), rtol=1e-14)
@@ -485,6 +528,9 @@ GRADS = {
     "householder_product": (lambda a, tau: LA.householder_product(a, tau),
                             lambda a, tau: real_torch.linalg.householder_product(a, tau),
                             (rand(37, 4, 3, well=False), rand(38, 2))),
+    "ormqr": (lambda a, tau, c: torch.ormqr(a, tau, c, transpose=True),
+              lambda a, tau, c: real_torch.ormqr(a, tau, c, transpose=True),
+              (rand(46, 4, 3, well=False), rand(47, 3), rand(48, 4, 2))),
     "cross": (lambda a, b: LA.cross(a, b), lambda a, b: real_torch.linalg.cross(a, b),
               (rand(39, 2, 3), rand(40, 1, 3))),
 }
