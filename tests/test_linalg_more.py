@@ -110,14 +110,12 @@ def test_lu_solve_left_adjoint(device, dtype, batch):
     aH = np.swapaxes(a, -1, -2)
     np.testing.assert_allclose(npy(LA.lu_solve(LU, piv, B)), np.linalg.solve(a, b), **tol(dtype))
     np.testing.assert_allclose(npy(LA.lu_solve(LU, piv, B, adjoint=True)), np.linalg.solve(aH, b), **tol(dtype))
-    bT = np.swapaxes(b, -1, -2)  # X A = B^T
     ref = np.swapaxes(np.linalg.solve(aH, b), -1, -2)
     np.testing.assert_allclose(npy(LA.lu_solve(LU, piv, B.mT, left=False)), ref, **tol(dtype))
     ref = np.swapaxes(np.linalg.solve(a, b), -1, -2)
     np.testing.assert_allclose(npy(LA.lu_solve(LU, piv, B.mT, left=False, adjoint=True)), ref, **tol(dtype))
     np.testing.assert_allclose(npy(torch.lu_solve(B, LU, piv)), np.linalg.solve(a, b), **tol(dtype))
     np.testing.assert_allclose(npy(B.lu_solve(LU, piv)), np.linalg.solve(a, b), **tol(dtype))
-    assert bT.shape[-1] == 4
     with pytest.raises(RuntimeError, match="Incompatible shapes"):
         LA.lu_solve(LU, piv, t(rand(4, 5, 2), device, dtype))
     with pytest.raises(RuntimeError, match="at least 2 dimensions"):
@@ -515,8 +513,8 @@ GRADS = {
                  (A0, B0)),
     "cholesky_ex": (lambda a: LA.cholesky_ex(a + a.mT).L, lambda a: real_torch.linalg.cholesky_ex(a + a.mT).L,
                     (SPD0,)),
-    "cholesky_solve": (lambda b, l: torch.cholesky_solve(b, l.tril()), lambda b, l: real_torch.cholesky_solve(b, l.tril()),
-                       (B0, np.linalg.cholesky(SPD0))),
+    "cholesky_solve": (lambda b, l: torch.cholesky_solve(b, l.tril()),
+                       lambda b, l: real_torch.cholesky_solve(b, l.tril()), (B0, np.linalg.cholesky(SPD0))),
     "cholesky_inverse": (lambda l: torch.cholesky_inverse(l.triu(), upper=True),
                          lambda l: real_torch.cholesky_inverse(l.triu(), upper=True), (np.linalg.cholesky(SPD0).T,)),
     "matrix_exp": (lambda a: LA.matrix_exp(a), lambda a: real_torch.linalg.matrix_exp(a), (rand(34, 2, 3, 3) * 2,)),
