@@ -132,6 +132,8 @@ from ._sampling import bernoulli, multinomial, normal  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from ._linalg_torch import (  # noqa: E402,F401
     det, inverse, slogdet, logdet, pinverse, matrix_power, cholesky, svd, qr,
+    lu, lu_unpack, lu_solve, triangular_solve, cholesky_solve, cholesky_inverse, matrix_exp, geqrf, orgqr, ormqr,
+    lstsq, solve, eig, symeig, matrix_rank,
 )
 from . import special  # noqa: E402,F401
 from .special import polygamma, mvlgamma  # noqa: E402,F401

@@ -44,7 +44,7 @@ def _host(t):
 
 def _back(a, like, dtype=None):
     """A NumPy result as a tensor on like's device (like's dtype, or dtype)."""
-    a = np.ascontiguousarray(a)
+    a = np.ascontiguousarray(a).reshape(np.shape(a))   # ascontiguousarray makes a 0-d array 1-d
     t = _C.tensor(a, dtype=dtype or like.dtype)
     return t.to(like.device) if like.device.type != "cpu" else t
 
@@ -64,9 +64,15 @@ def _lapack(fname, fn, *args):
             raise LinAlgError("%s: %s" % (fname, msg)) from None
 
 
+def _conj(t):
+    """The complex conjugate (there is no Tensor.conj yet: real - i imag); a real t as it is."""
+    if not t.is_complex():
+        return t
+    return t.real.to(t.dtype) - t.imag.to(t.dtype) * 1j
+
+
 def _mH(t):
-    t = t.transpose(-2, -1)
-    return t.conj() if t.is_complex() else t
+    return _conj(t.transpose(-2, -1))
 
 
 # ---- inverse, determinant, solve --------------------------------------------------------

@@ -1,7 +1,10 @@
 """pycuda_sem.linalg: the norms (vector_norm, matrix_norm, norm), the
 factorizations (_linalg_host.py: inv, det, slogdet, solve, cholesky, eigh,
 eigvalsh, svd, svdvals, qr, pinv, matrix_rank, on the host by NumPy's
-LAPACK), and matmul-based helpers (matrix_power, multi_dot, vecdot).
+LAPACK), the LU and triangular solves (_linalg_lu.py, LU written in NumPy),
+the rest (_linalg_more.py: cross, lstsq, matrix_exp, cond, tensorinv,
+tensorsolve, vander, householder_product, eig, eigvals), and matmul-based
+helpers (matrix_power, multi_dot, vecdot).
 
 The norms are compositions of the C reductions: vector norms are the one
 norm reduction (csrc/ops/ops_reduce.c), the induced matrix norms 1 and inf
@@ -14,10 +17,20 @@ from . import _C
 from ._linalg_host import (  # noqa: F401
     LinAlgError, inv, det, slogdet, solve, cholesky, eigh, eigvalsh, svd, svdvals, qr, pinv, matrix_rank,
 )
+from ._linalg_host import _conj
+from ._linalg_lu import (  # noqa: F401
+    lu_factor, lu_factor_ex, lu, lu_solve, solve_triangular, inv_ex, solve_ex, cholesky_ex,
+)
+from ._linalg_more import (  # noqa: F401
+    cross, lstsq, matrix_exp, cond, tensorinv, tensorsolve, vander, householder_product, eig, eigvals,
+    ldl_factor, ldl_factor_ex, ldl_solve,
+)
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "LinAlgError", "inv", "det", "slogdet", "solve", "cholesky",
            "eigh", "eigvalsh", "svd", "svdvals", "qr", "pinv", "matrix_rank", "matrix_power", "multi_dot",
-           "vecdot", "matmul", "diagonal"]
+           "vecdot", "matmul", "diagonal", "lu_factor", "lu_factor_ex", "lu", "lu_solve", "solve_triangular",
+           "inv_ex", "solve_ex", "cholesky_ex", "cross", "lstsq", "matrix_exp", "cond", "tensorinv", "tensorsolve",
+           "vander", "householder_product", "eig", "eigvals", "ldl_factor", "ldl_factor_ex", "ldl_solve"]
 
 _SlogdetResult = _collections.namedtuple("slogdet", ["sign", "logabsdet"])
 _EighResult = _collections.namedtuple("eigh", ["eigenvalues", "eigenvectors"])
@@ -86,7 +99,7 @@ def multi_dot(tensors, *, out=None):
 
 def vecdot(x, y, *, dim=-1, out=None):
     """sum(conj(x) * y) over dim, broadcasting the other dims."""
-    r = ((x.conj() if x.is_complex() else x) * y).sum(dim)
+    r = (_conj(x) * y).sum(dim)
     return r if out is None else out.copy_(r)
 
 

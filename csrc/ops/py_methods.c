@@ -119,7 +119,14 @@ static PyObject *call_with_self(int module, const char *name, PyObject *self, Py
     X(matrix_power, M_LINALG, "matrix_power(n)\n\nThe n-th power of each square matrix.")        \
     X(cholesky, M_LINALG, "cholesky(upper=False)\n\nThe Cholesky factor.")                       \
     X(svd, M_LINALG, "svd(some=True, compute_uv=True)\n\n(U, S, V).")                            \
-    X(qr, M_LINALG, "qr(some=True)\n\n(Q, R).")
+    X(qr, M_LINALG, "qr(some=True)\n\n(Q, R).")                                                    \
+    X(lu, M_LINALG, "lu(pivot=True, get_infos=False)\n\n(LU, pivots[, infos]).")                  \
+    X(lu_solve, M_LINALG, "lu_solve(LU_data, LU_pivots)\n\nSolve with a packed LU.")              \
+    X(triangular_solve, M_LINALG, "triangular_solve(A, upper=True, transpose=False, "            \
+                                  "unitriangular=False)\n\n(solution, cloned_coefficient).")      \
+    X(cholesky_solve, M_LINALG, "cholesky_solve(L, upper=False)\n\nSolve with a Cholesky factor.") \
+    X(cholesky_inverse, M_LINALG, "cholesky_inverse(upper=False)\n\nThe inverse from L.")        \
+    X(matrix_exp, M_LINALG, "matrix_exp()\n\nThe matrix exponential.")
 
 #define PYMETHOD(name, mod, doc)                                                                  \
     static PyObject *m_##name(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObject *kw)    \
