@@ -160,6 +160,7 @@ from . import nn  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401
 globals().update(_functions.functional_functions())  # torch.conv2d, torch.layer_norm, ...
+from .nn._functional_extra import celu_, selu_, threshold_, pdist, _torch_rrelu_ as rrelu_  # noqa: E402,F401
 
 # ---- checkpoints: torch.save / torch.load in torch's zip format (serialization.py) ------
 from .serialization import save, load  # noqa: E402,F401

@@ -23,6 +23,10 @@ from .modules import (  # noqa: F401
     AdaptiveAvgPool3d, AdaptiveMaxPool3d, ChannelShuffle, LocalResponseNorm, EmbeddingBag,
 )
 from .modules.padding import *  # noqa: F401,F403
+from .modules.extra_layers import (  # noqa: F401
+    MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, LPPool1d, LPPool2d, LPPool3d, AlphaDropout,
+    FeatureAlphaDropout, TripletMarginWithDistanceLoss, MultiLabelMarginLoss,
+)
 from . import modules  # noqa: F401
 from . import functional  # noqa: F401
 from . import init  # noqa: F401

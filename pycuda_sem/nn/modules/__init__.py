@@ -37,3 +37,7 @@ from .loss import (  # noqa: F401
     CosineEmbeddingLoss, TripletMarginLoss, PoissonNLLLoss, GaussianNLLLoss,
     MultiLabelSoftMarginLoss, MultiMarginLoss,
 )
+from .extra_layers import (  # noqa: F401
+    MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, LPPool1d, LPPool2d, LPPool3d, AlphaDropout,
+    FeatureAlphaDropout, TripletMarginWithDistanceLoss, MultiLabelMarginLoss,
+)
