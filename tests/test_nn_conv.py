@@ -198,8 +198,8 @@ def test_errors_and_reprs():
         nn.Conv1d(1, 1, 3, padding_mode="mirror")
     with pytest.raises(RuntimeError, match="pad should be at most half"):
         F.max_pool2d(torch.randn(1, 1, 5, 5), 2, padding=2)
-    with pytest.raises(NotImplementedError, match="return_indices"):
-        F.max_pool2d(torch.randn(1, 1, 4, 4), 2, return_indices=True)
+    _, idx = F.max_pool2d(torch.randn(1, 1, 4, 4), 2, return_indices=True)
+    assert idx.dtype == torch.int64 and tuple(idx.shape) == (1, 1, 2, 2)
     assert repr(nn.Conv2d(3, 8, 3, stride=2, padding=1, bias=False)) == (
         "Conv2d(3, 8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), bias=False)")
     assert repr(nn.Conv1d(2, 4, 5, padding="same", dilation=2, groups=2,

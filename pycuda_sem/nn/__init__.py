@@ -23,6 +23,16 @@ from .modules import (  # noqa: F401
     AdaptiveAvgPool3d, AdaptiveMaxPool3d, ChannelShuffle, LocalResponseNorm, EmbeddingBag,
 )
 from .modules.padding import *  # noqa: F401,F403
+from .parameter import UninitializedParameter, UninitializedBuffer  # noqa: F401
+from .modules.lazy import (  # noqa: F401
+    LazyModuleMixin, LazyLinear, LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d,
+    LazyConvTranspose2d, LazyConvTranspose3d, LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d,
+    LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d,
+)
+from .modules.extra_layers import (  # noqa: F401
+    MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, LPPool1d, LPPool2d, LPPool3d, AlphaDropout,
+    FeatureAlphaDropout, TripletMarginWithDistanceLoss, MultiLabelMarginLoss,
+)
 from . import modules  # noqa: F401
 from . import functional  # noqa: F401
 from . import init  # noqa: F401

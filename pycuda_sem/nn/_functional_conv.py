@@ -231,8 +231,9 @@ def _pool_windows(input, kernel_size, stride, padding, dilation, ceil_mode, d, n
 
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, d, name):
     if return_indices:
-        raise NotImplementedError("%s(return_indices=True) is not implemented in pycuda_sem"
-                                  % name)
+        from ._functional_pool_idx import _max_pool_with_indices
+        return _max_pool_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode, d,
+                                      name)
     fill = -math.inf if input.is_floating_point() else None
     win, kdims, unbatched, _ = _pool_windows(input, kernel_size, stride, padding, dilation,
                                              ceil_mode, d, name, fill)
@@ -330,8 +331,8 @@ def _adaptive_pool(input, output_size, d, name, reduce):
 
 def _adaptive_max_pool(input, output_size, return_indices, d, name):
     if return_indices:
-        raise NotImplementedError("%s(return_indices=True) is not implemented in pycuda_sem"
-                                  % name)
+        from ._functional_pool_idx import _adaptive_max_pool_with_indices
+        return _adaptive_max_pool_with_indices(input, output_size, d, name)
     return _adaptive_pool(input, output_size, d, name, "amax")
 
 

@@ -11,7 +11,8 @@ from ._functional_loss import _check_reduction, _legacy_reduction, _reduce
 
 __all__ = ["margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
            "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss",
-           "gaussian_nll_loss", "multilabel_soft_margin_loss", "multi_margin_loss"]
+           "gaussian_nll_loss", "multilabel_soft_margin_loss", "multi_margin_loss",
+           "multilabel_margin_loss", "triplet_margin_with_distance_loss"]
 
 
 def _red(size_average, reduce, reduction):
@@ -155,3 +156,60 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if input.dim() != 2:
         loss = loss.squeeze(0)
     return _reduce(loss, reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """sum over the target classes j and the non-target classes i of
+    max(0, 1 - (x[j] - x[i])) / C; each target row lists class indices up to
+    its first -1 (a repeated class counts again, as torch's loop does)."""
+    reduction = _red(size_average, reduce, reduction)
+    if target.dtype != _C.int64:
+        raise RuntimeError("expected scalar type Long but found %s"
+                           % {"float32": "Float", "float64": "Double", "int32": "Int"}.get(
+                               str(target.dtype).rsplit(".", 1)[-1], str(target.dtype)))
+    if input.dim() > 2 or tuple(target.shape) != tuple(input.shape) or (
+            input.dim() == 2 and input.size(1) == 0):
+        raise RuntimeError("inconsistent target size: %s for input of size: %s"
+                           % (list(target.shape), list(input.shape)))
+    x = input.reshape(1, -1) if input.dim() < 2 else input
+    y = target.reshape(x.shape)
+    c = x.size(1)
+    if y.numel():
+        # one host read, as torch's kernel checks each target
+        lo, hi = y.min().item(), y.max().item()
+        if lo < -1 or hi >= c:
+            raise RuntimeError("argument #2 'target' is out of range")
+    # the listed targets: the positions before each row's first -1
+    valid = (y != -1).long().cumprod(1).bool()
+    classes = _C.arange(c, device=x.device)
+    listed = (y.unsqueeze(-1) == classes) & valid.unsqueeze(-1)  # [N, T, C]
+    is_target = listed.any(1)  # [N, C]
+    xy = x.gather(1, y.clamp(min=0))  # [N, T]
+    z = (1 - xy.unsqueeze(-1) + x.unsqueeze(1)).clamp(min=0)  # [N, T, C]
+    keep = valid.unsqueeze(-1) & ~is_target.unsqueeze(1)
+    loss = (z * keep.to(z.dtype)).sum((1, 2)) / c
+    if input.dim() < 2:
+        loss = loss.reshape(())
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    """max(0, margin + d(a, p) - d(a, n)) for any distance function d
+    (pairwise_distance by default); swap uses min(d(a, n), d(p, n))."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError("%s is not a valid value for reduction" % reduction)
+    if margin <= 0:
+        raise ValueError("margin must be greater than 0, got %s" % margin)
+    a_dim, p_dim, n_dim = anchor.dim(), positive.dim(), negative.dim()
+    if not (a_dim == p_dim and p_dim == n_dim):
+        raise RuntimeError("The anchor, positive, and negative tensors are expected to have the "
+                           "same number of dimensions, but got: anchor %dD, positive %dD, and "
+                           "negative %dD inputs" % (a_dim, p_dim, n_dim))
+    if distance_function is None:
+        from ._functional_distance import pairwise_distance as distance_function
+    dist_pos = distance_function(anchor, positive)
+    dist_neg = distance_function(anchor, negative)
+    if swap:
+        dist_neg = _C.minimum(dist_neg, distance_function(positive, negative))
+    return _reduce((margin + dist_pos - dist_neg).clamp(min=0), reduction)

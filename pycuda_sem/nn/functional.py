@@ -44,6 +44,19 @@ from ._functional_conv import (  # noqa: F401
 from ._functional_fold import unfold, fold  # noqa: F401
 from ._functional_grid import affine_grid, grid_sample  # noqa: F401
 from ._functional_bag import embedding_bag  # noqa: F401
+from ._functional_pool_idx import (  # noqa: F401
+    max_pool1d_with_indices, max_pool2d_with_indices, max_pool3d_with_indices,
+    adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices,
+    adaptive_max_pool3d_with_indices, max_unpool1d, max_unpool2d, max_unpool3d, lp_pool1d,
+    lp_pool2d, lp_pool3d,
+)
+from ._functional_extra import (  # noqa: F401
+    alpha_dropout, feature_alpha_dropout, gumbel_softmax, pdist, elu_, selu_, celu_, threshold_,
+    hardtanh_, rrelu_, upsample_nearest, upsample_bilinear,
+)
+from ._functional_loss_more import (  # noqa: F401
+    multilabel_margin_loss, triplet_margin_with_distance_loss,
+)
 
 __all__ = ["softmax", "log_softmax", "softmin", "one_hot", "normalize", "linear", "bilinear",
            "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "gelu", "silu", "elu", "selu",
@@ -62,7 +75,13 @@ __all__ = ["softmax", "log_softmax", "softmin", "one_hot", "normalize", "linear"
            "adaptive_avg_pool3d", "adaptive_max_pool3d", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
            "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
            "multilabel_soft_margin_loss", "multi_margin_loss", "conv_transpose1d",
-           "conv_transpose2d", "conv_transpose3d"]
+           "conv_transpose2d", "conv_transpose3d", "max_pool1d_with_indices",
+           "max_pool2d_with_indices", "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices",
+           "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices", "max_unpool1d",
+           "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "alpha_dropout",
+           "feature_alpha_dropout", "gumbel_softmax", "pdist", "elu_", "selu_", "celu_",
+           "threshold_", "hardtanh_", "rrelu_", "upsample_nearest", "upsample_bilinear",
+           "multilabel_margin_loss", "triplet_margin_with_distance_loss"]
 
 
 def _implicit_dim(name, ndim):

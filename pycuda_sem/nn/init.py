@@ -157,11 +157,45 @@ def eye_(tensor):
 
 
 def dirac_(tensor, groups=1):
-    raise NotImplementedError("nn.init.dirac_ is not implemented in pycuda_sem (no conv layers)")
+    """The Dirac delta of a 3-, 4- or 5-D convolution weight: in each group,
+    out channel d reads in channel d at the kernel's centre, so the layer is
+    the identity on as many channels as it can keep. One index_put."""
+    dims = tensor.ndimension()
+    if dims not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tensor.size()
+    if groups <= 0 or sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = sizes[0] // groups
+    min_dim = min(per_group, sizes[1])
+    with no_grad():
+        tensor.zero_()
+        if min_dim and groups:
+            dev = tensor.device
+            d = _C.arange(min_dim, device=dev)
+            out_ch = (_C.arange(groups, device=dev).unsqueeze(1) * per_group + d).reshape(-1)
+            in_ch = d.repeat(groups)
+            centre = tuple(s // 2 for s in sizes[2:])
+            tensor[(out_ch, in_ch) + centre] = 1
+    return tensor
 
 
 def sparse_(tensor, sparsity, std=0.01, generator=None):
-    raise NotImplementedError("nn.init.sparse_ is not implemented in pycuda_sem")
+    """A 2-D tensor of N(0, std^2) values with ceil(sparsity * rows) zeros in
+    each column, at rows drawn without replacement (torch draws a randperm
+    per column; here one argsort of uniform noise per column, the same
+    distribution of positions)."""
+    if tensor.ndimension() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = int(math.ceil(sparsity * rows))
+    with no_grad():
+        tensor.normal_(0, std, **_gen(generator))
+        if num_zeros > 0 and cols > 0:
+            noise = _C.empty(rows, cols, device=tensor.device).uniform_(0, 1, **_gen(generator))
+            zero_rows = noise.argsort(0)[:num_zeros]
+            tensor.scatter_(0, zero_rows, 0.0)
+    return tensor
 
 
 def xavier_uniform_(tensor, gain=1.0, generator=None):
@@ -230,7 +264,7 @@ def orthogonal_(tensor, gain=1, generator=None):
 # torch's deprecated aliases without the trailing underscore
 def _deprecated(fn):
     def wrapper(*args, **kwargs):
-        warnings.warn("nn.init.%s is now deprecated in favor of nn.init.%s."
+        warnings.warn("`nn.init.%s` is now deprecated in favor of `nn.init.%s`."
                       % (fn.__name__[:-1], fn.__name__), FutureWarning, stacklevel=2)
         return fn(*args, **kwargs)
     wrapper.__name__ = fn.__name__[:-1]
@@ -245,3 +279,6 @@ xavier_normal = _deprecated(xavier_normal_)
 kaiming_uniform = _deprecated(kaiming_uniform_)
 kaiming_normal = _deprecated(kaiming_normal_)
 orthogonal = _deprecated(orthogonal_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+sparse = _deprecated(sparse_)

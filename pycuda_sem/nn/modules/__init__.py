@@ -37,3 +37,12 @@ from .loss import (  # noqa: F401
     CosineEmbeddingLoss, TripletMarginLoss, PoissonNLLLoss, GaussianNLLLoss,
     MultiLabelSoftMarginLoss, MultiMarginLoss,
 )
+from .extra_layers import (  # noqa: F401
+    MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, LPPool1d, LPPool2d, LPPool3d, AlphaDropout,
+    FeatureAlphaDropout, TripletMarginWithDistanceLoss, MultiLabelMarginLoss,
+)
+from .lazy import (  # noqa: F401
+    LazyModuleMixin, LazyLinear, LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d,
+    LazyConvTranspose2d, LazyConvTranspose3d, LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d,
+    LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d,
+)
