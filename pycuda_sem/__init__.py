@@ -157,7 +157,6 @@ from ._torch_misc import (  # noqa: E402,F401
     sparse_bsc, typename, is_storage, set_warn_always, is_warn_always_enabled, set_flush_denormal,
     set_deterministic_debug_mode, get_deterministic_debug_mode,
 )
-special.i0 = i0  # special.py's placeholder raised NotImplementedError; torch.special.i0 is torch.i0
 from . import jit  # noqa: E402,F401 - eager: script/trace return what they get
 from ._compile import compile  # noqa: E402,F401 - eager: returns the model
 from . import testing  # noqa: E402,F401
