@@ -45,7 +45,9 @@ def acosh(input, *, out=None):
     t = _masked(~big, x, 2.0) - 1
     small = (t + (t * (t + 2)).sqrt()).log1p()
     large = _masked(big, x, 2.0).log() + _LN2
-    return _out(_C.where(big, large, small), out)
+    r = _C.where(big, large, small)
+    # below 1 (down to -inf, where t (t + 2) is +inf again) the answer is nan
+    return _out(_C.where(x < 1, _C.full((), math.nan, dtype=x.dtype, device=x.device), r), out)
 
 
 def asinh(input, *, out=None):
@@ -153,7 +155,11 @@ def lcm(input, other, *, out=None):
     g = _gcd(a, b)
     zero = g == 0
     q = _C.floor_divide(a, _C.where(zero, _C.ones((), dtype=g.dtype, device=g.device), g))
-    return _out(_C.where(zero, _C.zeros((), dtype=g.dtype, device=g.device), (q * b).abs()), out)
+    # C's integer promotion, as torch's kernel: types narrower than int multiply and
+    # take abs() in 32 bits, then wrap back to the dtype
+    wide = q.element_size() < 4
+    m = (q.to(_C.int32) * b.to(_C.int32)).abs().to(q.dtype) if wide else (q * b).abs()
+    return _out(_C.where(zero, _C.zeros((), dtype=g.dtype, device=g.device), m), out)
 
 
 def gcd_(input, other):
