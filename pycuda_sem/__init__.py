@@ -182,6 +182,8 @@ from . import nn  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401
 globals().update(_functions.functional_functions())  # torch.conv2d, torch.layer_norm, ...
+from . import _functional_more  # noqa: E402
+globals().update(_functional_more.functions())  # torch.kl_div, torch.poisson_nll_loss, ... (aten's orders)
 
 # ---- checkpoints: torch.save / torch.load in torch's zip format (serialization.py) ------
 from .serialization import save, load  # noqa: E402,F401

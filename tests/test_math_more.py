@@ -5,6 +5,7 @@ splits, kaiser_window, ...) and the module constants of _torch_misc.py:
 against NumPy in float64, and against torch itself where it imports, with
 special values (0, -0, subnormals, inf, nan, huge) in the inputs."""
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -14,7 +15,8 @@ import pycuda_sem as torch
 from torch_oracle import _torch as real_torch  # torch where it imports, else None
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
-pytestmark = pytest.mark.usefixtures("no_tf32")  # float64 references (conftest.py)
+pytestmark = [pytest.mark.usefixtures("no_tf32"),  # float64 references (conftest.py)
+              pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")]
 
 
 def npy(t):
@@ -22,7 +24,8 @@ def npy(t):
 
 
 def _specials(rng, n=64):
-    """Random values with the special ones mixed in (float64)."""
+    """Random values with the special ones mixed in (float64; in float32 the
+    huge ones become inf)."""
     v = np.concatenate([rng.standard_normal(n) * 3, rng.uniform(-1, 1, n), np.exp(rng.uniform(-30, 30, n)),
                         [0.0, -0.0, 1.0, -1.0, 1 + 1e-12, 1e-310, -5e-324, 2.2250738585072014e-308,
                          np.inf, -np.inf, np.nan, 1e300, -1e300, 0.999999, -0.999999, 3e8, 1e-20]])
@@ -466,3 +469,57 @@ def test_module_constants_and_queries():
     assert not torch.are_deterministic_algorithms_enabled()
     if real_torch is not None:
         assert real_torch.get_deterministic_debug_mode() == 0
+
+
+# ---- torch-level losses in aten's argument order (_functional_more.py) ----------------------
+
+def test_torch_level_losses():
+    F = torch.nn.functional
+    rng = np.random.default_rng(12)
+    x, t = rng.standard_normal((4, 3)), rng.uniform(0, 1, (4, 3))
+    X, Tt = torch.tensor(x), torch.tensor(t)
+    w, pw = torch.tensor(rng.uniform(0.5, 2, 3)), torch.tensor(rng.uniform(0.5, 2, 3))
+    for r, name in ((0, "none"), (1, "mean"), (2, "sum")):
+        got = torch.binary_cross_entropy_with_logits(X, Tt, w, pw, r)
+        np.testing.assert_array_equal(npy(got), npy(F.binary_cross_entropy_with_logits(
+            X, Tt, w, reduction=name, pos_weight=pw)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # aten's kl_div does not warn about 'mean'
+            got_kl = torch.kl_div(X, Tt, r)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            np.testing.assert_array_equal(npy(got_kl), npy(F.kl_div(X, Tt, reduction=name)))
+    # the plain NumPy value of BCE with logits (weight and pos_weight), summed
+    lw = 1 + (npy(pw) - 1) * t
+    ref = npy(w) * ((1 - t) * x + lw * (np.log1p(np.exp(-np.abs(x))) + np.maximum(-x, 0)))
+    np.testing.assert_allclose(npy(torch.binary_cross_entropy_with_logits(X, Tt, w, pw, 2)), ref.sum(), rtol=1e-12)
+    y = torch.tensor(np.sign(rng.standard_normal(4)))
+    a, b = torch.tensor(rng.standard_normal(4)), torch.tensor(rng.standard_normal(4))
+    np.testing.assert_allclose(npy(torch.margin_ranking_loss(a, b, y, 0.3, 2)),
+                               np.maximum(0, -npy(y) * (npy(a) - npy(b)) + 0.3).sum(), rtol=1e-12)
+    np.testing.assert_array_equal(npy(torch.hinge_embedding_loss(a, y, 0.5, 0)),
+                                  npy(F.hinge_embedding_loss(a, y, 0.5, reduction="none")))
+    np.testing.assert_array_equal(npy(torch.cosine_embedding_loss(X, X.flip(0), y, 0.1)),
+                                  npy(F.cosine_embedding_loss(X, X.flip(0), y, 0.1)))
+    np.testing.assert_array_equal(npy(torch.triplet_margin_loss(X, X.flip(0), X.flip(1), 1.0, 2, 1e-6, True, 2)),
+                                  npy(F.triplet_margin_loss(X, X.flip(0), X.flip(1), swap=True, reduction="sum")))
+    np.testing.assert_allclose(npy(torch.poisson_nll_loss(X, Tt, True, False, 1e-8, 1)),
+                               (np.exp(x) - t * x).mean(), rtol=1e-12)
+    with pytest.raises(TypeError):
+        torch.poisson_nll_loss(X, Tt)
+    with pytest.raises(TypeError, match="must be int"):
+        torch.kl_div(X, Tt, "sum")
+    np.testing.assert_array_equal(npy(torch.channel_shuffle(torch.arange(6.0).reshape(1, 6, 1), 2)).ravel(),
+                                  [0, 3, 1, 4, 2, 5])
+    z = torch.ones(4000)
+    assert torch.dropout_(z, 0.5, True) is z
+    v = set(npy(z).tolist())
+    assert v == {0.0, 2.0}
+    assert torch.dropout_(torch.ones(3), 0.5, False).tolist() == [1.0, 1.0, 1.0]
+    if real_torch is not None:
+        rt = real_torch.binary_cross_entropy_with_logits(
+            real_torch.tensor(x), real_torch.tensor(t), real_torch.tensor(npy(w)), real_torch.tensor(npy(pw)), 2)
+        np.testing.assert_allclose(npy(torch.binary_cross_entropy_with_logits(X, Tt, w, pw, 2)), rt.numpy(),
+                                   rtol=1e-12)
+        rk = real_torch.kl_div(real_torch.tensor(x), real_torch.tensor(t), 0, log_target=False)
+        np.testing.assert_allclose(npy(torch.kl_div(X, Tt, 0)), rk.numpy(), rtol=1e-12)
