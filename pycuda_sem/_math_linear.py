@@ -232,6 +232,8 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
     length + 1 when periodic)."""
     from ._math_more import i0
     from ._math_signal import _window
+    from ._torch_misc import check_layout
+    check_layout("kaiser_window", layout)
 
     def fn(k, m):
         a = m / 2.0
@@ -246,6 +248,8 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
     """Random integers in [low, high) of input's shape (and dtype and
     device unless given); randint_like(input, high) also works."""
     x = _t("randint_like", input)
+    from ._torch_misc import check_layout
+    check_layout("randint_like", layout)
     if high is None:
         low, high = 0, low
     kw = {} if generator is None else {"generator": generator}

@@ -72,6 +72,8 @@ def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=Non
                       requires_grad=False):
     """An uninitialised tensor of these sizes and strides with self's dtype
     and device unless given."""
+    from ._torch_misc import check_layout
+    check_layout("new_empty_strided", layout)
     r = _C.empty_strided(size, stride, dtype=dtype or self.dtype,
                          device=device if device is not None else self.device)
     return r.requires_grad_(True) if requires_grad else r

@@ -47,6 +47,13 @@ _mkldnn = layout._make("_mkldnn")
 jagged = layout._make("jagged")
 
 
+def check_layout(fname, value):
+    """None or strided pass; any other layout raises (no tensor here can have it)."""
+    if value is not None and value is not strided:
+        raise NotImplementedError("%s: layout=%r is not supported (pycuda_sem tensors are strided)"
+                                  % (fname, value))
+
+
 def typename(obj):
     """The tensor's legacy type name (torch.FloatTensor, torch.cuda.FloatTensor),
     else module.qualname of obj (plain qualname for builtins)."""

@@ -424,6 +424,9 @@ def test_kaiser_window_and_randint_like():
                                                                           dtype=real_torch.float64).numpy(),
                                        rtol=1e-12, atol=1e-15)
     assert torch.kaiser_window(0).shape == (0,)
+    assert torch.kaiser_window(3, layout=torch.strided).shape == (3,)
+    with pytest.raises(NotImplementedError, match="layout"):
+        torch.kaiser_window(3, layout=torch.sparse_coo)
     x = torch.zeros(2000)
     r = torch.randint_like(x, 3, 6)
     assert r.dtype == torch.float32 and r.shape == (2000,)
