@@ -6,7 +6,6 @@ normal_ (log_normal_, cauchy_, geometric_: transforms of those, so they use
 the same generator), apply_/map_/map2_ (Python callables element by element,
 CPU only, as torch), the unsafe_* split aliases, and the factories
 torch.asarray and torch.frombuffer."""
-import builtins
 import math
 
 import numpy as np
