@@ -137,6 +137,28 @@ from ._linalg_torch import (  # noqa: E402,F401
 )
 from . import special  # noqa: E402,F401
 from .special import polygamma, mvlgamma  # noqa: E402,F401
+# ---- more compositions: elementwise (_math_more.py), linear-algebra glue (_math_linear.py),
+# scatters (_scatter_more.py), tensor utilities and factories (_tensor_more.py) ----------
+from ._math_more import (  # noqa: E402,F401
+    acosh, asinh, atanh, arccosh, arcsinh, arctanh, acosh_, asinh_, atanh_, arccosh_, arcsinh_,
+    arctanh_, fmax, fmin, gcd, lcm, gcd_, lcm_, ldexp, ldexp_, frexp, nextafter, i0, i0_, angle, conj,
+    conj_physical, conj_physical_, resolve_conj, resolve_neg, is_conj, is_neg, rsub, fill,
+)
+from ._math_linear import (  # noqa: E402,F401
+    addmv, addmv_, addr, addbmm, chain_matmul, vdot, diagflat, renorm, dsplit, hsplit, vsplit,
+    constant_pad_nd, narrow_copy, kaiser_window, randint_like,
+)
+from ._scatter_more import (  # noqa: E402,F401
+    slice_scatter, select_scatter, diagonal_scatter, as_strided_scatter, put, index_reduce,
+)
+from ._tensor_more import (  # noqa: E402,F401
+    is_inference, unsafe_chunk, unsafe_split, unsafe_split_with_sizes, asarray, frombuffer,
+)
+from ._torch_misc import (  # noqa: E402,F401
+    pi, e, inf, nan, newaxis, layout, strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr,
+    sparse_bsc, typename, is_storage, set_warn_always, is_warn_always_enabled, set_flush_denormal,
+    set_deterministic_debug_mode, get_deterministic_debug_mode,
+)
 from . import jit  # noqa: E402,F401 - eager: script/trace return what they get
 from ._compile import compile  # noqa: E402,F401 - eager: returns the model
 from . import testing  # noqa: E402,F401
@@ -164,6 +186,8 @@ from . import distributions  # noqa: E402,F401
 from . import func  # noqa: E402,F401 - torch.func: functional_call only
 globals().update(_functions.functional_functions())  # torch.conv2d, torch.layer_norm, ...
 from .nn._functional_extra import celu_, selu_, threshold_, pdist, _torch_rrelu_ as rrelu_  # noqa: E402,F401
+from . import _functional_more  # noqa: E402
+globals().update(_functional_more.functions())  # torch.kl_div, torch.poisson_nll_loss, ... (aten's orders)
 
 # ---- checkpoints: torch.save / torch.load in torch's zip format (serialization.py) ------
 from .serialization import save, load  # noqa: E402,F401

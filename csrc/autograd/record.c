@@ -1,6 +1,6 @@
 /* record.c: where ops meet autograd. Every op callable of the Tensor type
- * and of the module (and the operator slots, and the properties T, mT, H,
- * mH, real, imag) is replaced at import by a small wrapper object. Its fast
+ * and of the module (and the operator slots, and the properties T, mT,
+ * real, imag) is replaced at import by a small wrapper object. Its fast
  * path, taken whenever grad mode is off or no tensor argument requires grad,
  * is one thread-local read, a scan of the arguments and the op's own call.
  * Otherwise it records: the op runs with grad mode off and one node is made
@@ -556,7 +556,8 @@ static const char *const skip_names[] = {
     "is_inference_mode_enabled", "_set_grad_enabled", "_set_inference_mode", "_register_formula",
     "_formula_names", "_run_backward", "_use_c_formulas", "_FunctionCtx", "_function_wire", "share_memory_", NULL,
 };
-static const char *const property_ops[] = {"T", "mT", "H", "mH", "real", "imag", NULL};
+/* (H and mH are written in Python, py_methods.c: their ops record themselves) */
+static const char *const property_ops[] = {"T", "mT", "real", "imag", NULL};
 
 static bool in_list(const char *name, const char *const *list)
 {

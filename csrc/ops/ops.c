@@ -649,7 +649,7 @@ PyObject *pcs_ops_richcompare(PyObject *a, PyObject *b, int op)
 /* ------------------------------------------------------------------------ */
 /* Registration                                                              */
 
-#define PCS_OPS_MAX_METHODS 512 /* room for every op table (past it, methods would be dropped) */
+#define PCS_OPS_MAX_METHODS 1024 /* room for every op table (past it, methods would be dropped) */
 PyMethodDef pcs_tensor_ops_methods[PCS_OPS_MAX_METHODS + 1];
 
 static size_t append_methods(PyMethodDef *dst, size_t k, const PyMethodDef *src)

@@ -138,6 +138,7 @@ extern PyMethodDef pcs_ops_softmax_tmethods[], pcs_ops_softmax_functions[]; /* s
 extern PyMethodDef pcs_ops_fused_functions[]; /* fused_layers.c */
 extern PyMethodDef pcs_ops_optim_functions[]; /* optim.c */
 extern PyMethodDef pcs_ops_py_tmethods[]; /* py_methods.c: methods over pycuda_sem/_math.py */
+extern PyGetSetDef pcs_ops_py_getset[];   /* py_methods.c: properties written in Python (H, mH, layout) */
 
 /* ---- helpers the op files share (op_common.c) ------------------------------- */
 

@@ -5,18 +5,24 @@
  * Python, off the hot path (pycuda_sem/_math.py: outer, cross, dist, trace,
  * isclose, allclose, equal, broadcast_to, addcmul, addcdiv; _math_elementwise.py,
  * _math_reduce.py, _math_shape.py, _sampling.py, _dtype_info.py, special.py,
- * _linalg_torch.py), get their
- * method here: x.f(*a, **k) calls the module's f(x, *a, **k). */
+ * _linalg_torch.py, _math_more.py, _math_linear.py, _tensor_more.py,
+ * _scatter_more.py), get their method here: x.f(*a, **k) calls the module's
+ * f(x, *a, **k). A few properties (H, mH, layout) are written there too:
+ * x.H calls the module's _prop_H(x). */
 #include "ops/ops.h"
 
 #include <string.h>
 
 /* The modules that hold the Python ops, in the order of the M_* codes. */
-enum { M_MATH, M_ELEMENTWISE, M_REDUCE, M_SHAPE, M_SAMPLING, M_DTYPE, M_SPECIAL, M_LINALG, M_COUNT };
+enum {
+    M_MATH, M_ELEMENTWISE, M_REDUCE, M_SHAPE, M_SAMPLING, M_DTYPE, M_SPECIAL, M_LINALG,
+    M_MORE, M_LINEAR, M_TENSOR, M_SCATTER, M_SIGNAL, M_COUNT
+};
 static const char *const module_names[M_COUNT] = {
     "pycuda_sem._math", "pycuda_sem._math_elementwise", "pycuda_sem._math_reduce",
     "pycuda_sem._math_shape", "pycuda_sem._sampling", "pycuda_sem._dtype_info", "pycuda_sem.special",
-    "pycuda_sem._linalg_torch",
+    "pycuda_sem._linalg_torch", "pycuda_sem._math_more", "pycuda_sem._math_linear",
+    "pycuda_sem._tensor_more", "pycuda_sem._scatter_more", "pycuda_sem._math_signal",
 };
 
 static PyObject *call_with_self(int module, const char *name, PyObject *self, PyObject *const *args,
@@ -126,7 +132,106 @@ static PyObject *call_with_self(int module, const char *name, PyObject *self, Py
                                   "unitriangular=False)\n\n(solution, cloned_coefficient).")      \
     X(cholesky_solve, M_LINALG, "cholesky_solve(L, upper=False)\n\nSolve with a Cholesky factor.") \
     X(cholesky_inverse, M_LINALG, "cholesky_inverse(upper=False)\n\nThe inverse from L.")        \
-    X(matrix_exp, M_LINALG, "matrix_exp()\n\nThe matrix exponential.")
+    X(matrix_exp, M_LINALG, "matrix_exp()\n\nThe matrix exponential.") \
+    X(acosh, M_MORE, "acosh()\n\nThe inverse hyperbolic cosine.") \
+    X(acosh_, M_MORE, "acosh_()\n\nIn-place acosh.") \
+    X(arccosh, M_MORE, "arccosh()\n\nAlias of acosh().") \
+    X(arccosh_, M_MORE, "arccosh_()\n\nAlias of acosh_().") \
+    X(asinh, M_MORE, "asinh()\n\nThe inverse hyperbolic sine.") \
+    X(asinh_, M_MORE, "asinh_()\n\nIn-place asinh.") \
+    X(arcsinh, M_MORE, "arcsinh()\n\nAlias of asinh().") \
+    X(arcsinh_, M_MORE, "arcsinh_()\n\nAlias of asinh_().") \
+    X(atanh, M_MORE, "atanh()\n\nThe inverse hyperbolic tangent.") \
+    X(atanh_, M_MORE, "atanh_()\n\nIn-place atanh.") \
+    X(arctanh, M_MORE, "arctanh()\n\nAlias of atanh().") \
+    X(arctanh_, M_MORE, "arctanh_()\n\nAlias of atanh_().") \
+    X(fmax, M_MORE, "fmax(other)\n\nmaximum ignoring nan.") \
+    X(fmin, M_MORE, "fmin(other)\n\nminimum ignoring nan.") \
+    X(gcd, M_MORE, "gcd(other)\n\nGreatest common divisor (integers).") \
+    X(gcd_, M_MORE, "gcd_(other)\n\nIn-place gcd.") \
+    X(lcm, M_MORE, "lcm(other)\n\nLeast common multiple (integers).") \
+    X(lcm_, M_MORE, "lcm_(other)\n\nIn-place lcm.") \
+    X(ldexp, M_MORE, "ldexp(other)\n\nself * 2**other.") \
+    X(ldexp_, M_MORE, "ldexp_(other)\n\nIn-place ldexp.") \
+    X(frexp, M_MORE, "frexp()\n\n(mantissa, exponent), exact.") \
+    X(nextafter, M_MORE, "nextafter(other)\n\nThe next float towards other.") \
+    X(nextafter_, M_MORE, "nextafter_(other)\n\nIn-place nextafter.") \
+    X(i0, M_MORE, "i0()\n\nModified Bessel function I0.") \
+    X(i0_, M_MORE, "i0_()\n\nIn-place i0.") \
+    X(angle, M_MORE, "angle()\n\nThe argument (0 or pi for reals).") \
+    X(conj, M_MORE, "conj()\n\nThe conjugate (self for real dtypes).") \
+    X(conj_physical, M_MORE, "conj_physical()\n\nThe conjugate, materialised.") \
+    X(conj_physical_, M_MORE, "conj_physical_()\n\nIn-place conjugate.") \
+    X(resolve_conj, M_MORE, "resolve_conj()\n\nself (no lazy conjugate bit).") \
+    X(resolve_neg, M_MORE, "resolve_neg()\n\nself (no lazy negative bit).") \
+    X(is_conj, M_MORE, "is_conj()\n\nFalse.") \
+    X(is_neg, M_MORE, "is_neg()\n\nFalse.") \
+    X(greater_, M_MORE, "greater_(other)\n\nAlias of gt_().") \
+    X(greater_equal_, M_MORE, "greater_equal_(other)\n\nAlias of ge_().") \
+    X(less_, M_MORE, "less_(other)\n\nAlias of lt_().") \
+    X(less_equal_, M_MORE, "less_equal_(other)\n\nAlias of le_().") \
+    X(not_equal_, M_MORE, "not_equal_(other)\n\nAlias of ne_().") \
+    X(arctan2_, M_MORE, "arctan2_(other)\n\nAlias of atan2_().") \
+    X(float_power_, M_MORE, "float_power_(exponent)\n\nIn-place float_power (self float64).") \
+    X(heaviside_, M_MORE, "heaviside_(values)\n\nIn-place heaviside.") \
+    X(polygamma_, M_MORE, "polygamma_(n)\n\nIn-place polygamma.") \
+    X(mvlgamma_, M_MORE, "mvlgamma_(p)\n\nIn-place mvlgamma.") \
+    X(addmv, M_LINEAR, "addmv(mat, vec, *, beta=1, alpha=1)\n\nbeta * self + alpha * mat @ vec.") \
+    X(addmv_, M_LINEAR, "addmv_(mat, vec, *, beta=1, alpha=1)\n\nIn-place addmv.") \
+    X(addr, M_LINEAR, "addr(vec1, vec2, *, beta=1, alpha=1)\n\nbeta * self + alpha * outer(vec1, vec2).") \
+    X(addr_, M_LINEAR, "addr_(vec1, vec2, *, beta=1, alpha=1)\n\nIn-place addr.") \
+    X(addbmm, M_LINEAR, "addbmm(batch1, batch2, *, beta=1, alpha=1)" \
+      "\n\nbeta * self + alpha * sum of batch1[i] @ batch2[i].") \
+    X(addbmm_, M_LINEAR, "addbmm_(batch1, batch2, *, beta=1, alpha=1)\n\nIn-place addbmm.") \
+    X(addmm_, M_LINEAR, "addmm_(mat1, mat2, *, beta=1, alpha=1)\n\nIn-place addmm.") \
+    X(baddbmm_, M_LINEAR, "baddbmm_(batch1, batch2, *, beta=1, alpha=1)\n\nIn-place baddbmm.") \
+    X(vdot, M_LINEAR, "vdot(other)\n\nsum(conj(self) * other) of 1-D tensors.") \
+    X(diagflat, M_LINEAR, "diagflat(offset=0)\n\nThe flattened self on a diagonal.") \
+    X(renorm, M_LINEAR, "renorm(p, dim, maxnorm)\n\nSlices along dim scaled to norm <= maxnorm.") \
+    X(renorm_, M_LINEAR, "renorm_(p, dim, maxnorm)\n\nIn-place renorm.") \
+    X(hsplit, M_LINEAR, "hsplit(indices_or_sections)\n\ntensor_split along dim 1.") \
+    X(vsplit, M_LINEAR, "vsplit(indices_or_sections)\n\ntensor_split along dim 0.") \
+    X(dsplit, M_LINEAR, "dsplit(indices_or_sections)\n\ntensor_split along dim 2.") \
+    X(narrow_copy, M_LINEAR, "narrow_copy(dim, start, length)\n\nnarrow(), copied.") \
+    X(sum_to_size, M_LINEAR, "sum_to_size(*size)\n\nSummed down to size.") \
+    X(slice_scatter, M_SCATTER, "slice_scatter(src, dim=0, start=None, end=None, step=1)" \
+      "\n\nA copy with a slice set to src.") \
+    X(select_scatter, M_SCATTER, "select_scatter(src, dim, index)" \
+      "\n\nA copy with select(dim, index) set to src.") \
+    X(diagonal_scatter, M_SCATTER, "diagonal_scatter(src, offset=0, dim1=0, dim2=1)" \
+      "\n\nA copy with a diagonal set to src.") \
+    X(as_strided_scatter, M_SCATTER, "as_strided_scatter(src, size, stride, storage_offset=None)" \
+      "\n\nA copy with a strided view set to src.") \
+    X(fill_diagonal_, M_SCATTER, "fill_diagonal_(fill_value, wrap=False)\n\nFill the main diagonal in place.") \
+    X(put, M_SCATTER, "put(index, source, accumulate=False)\n\nA copy with source at flat positions.") \
+    X(put_, M_SCATTER, "put_(index, source, accumulate=False)\n\nIn-place put.") \
+    X(index_reduce, M_SCATTER, "index_reduce(dim, index, source, reduce, *, include_self=True)" \
+      "\n\nprod/mean/amax/amin of slices.") \
+    X(index_reduce_, M_SCATTER, "index_reduce_(dim, index, source, reduce, *, include_self=True)" \
+      "\n\nIn-place index_reduce.") \
+    X(to_dense, M_TENSOR, "to_dense(dtype=None)\n\nself: tensors are strided.") \
+    X(is_inference, M_TENSOR, "is_inference()\n\nFalse (no inference tensors here).") \
+    X(dim_order, M_TENSOR, "dim_order()\n\nDims from outermost to innermost.") \
+    X(const_data_ptr, M_TENSOR, "const_data_ptr()\n\ndata_ptr().") \
+    X(new_empty_strided, M_TENSOR, "new_empty_strided(size, stride, *, dtype=None, device=None)" \
+      "\n\nUninitialised, strided.") \
+    X(prelu, M_TENSOR, "prelu(weight)\n\nF.prelu(self, weight).") \
+    X(hardshrink, M_TENSOR, "hardshrink(lambd=0.5)\n\nF.hardshrink(self, lambd).") \
+    X(log_normal_, M_TENSOR, "log_normal_(mean=1, std=2, *, generator=None)\n\nexp of normal draws.") \
+    X(cauchy_, M_TENSOR, "cauchy_(median=0, sigma=1, *, generator=None)\n\nCauchy draws.") \
+    X(geometric_, M_TENSOR, "geometric_(p, *, generator=None)\n\nGeometric draws (1, 2, ...).") \
+    X(apply_, M_TENSOR, "apply_(callable)\n\nself[i] = callable(self[i]) (CPU).") \
+    X(map_, M_TENSOR, "map_(tensor, callable)\n\nself[i] = callable(self[i], tensor[i]) (CPU).") \
+    X(map2_, M_TENSOR, "map2_(x, y, callable)\n\nself[i] = callable(self[i], x[i], y[i]) (CPU).") \
+    X(unsafe_chunk, M_TENSOR, "unsafe_chunk(chunks, dim=0)\n\nAlias of chunk().") \
+    X(unsafe_split, M_TENSOR, "unsafe_split(split_size, dim=0)\n\nAlias of split().") \
+    X(unsafe_split_with_sizes, M_TENSOR, "unsafe_split_with_sizes(split_sizes, dim=0)" \
+      "\n\nAlias of split_with_sizes().") \
+    X(histogram, M_REDUCE, "histogram(bins, *, range=None, weight=None, density=False)\n\n(hist, bin_edges).") \
+    X(stft, M_SIGNAL, "stft(n_fft, hop_length=None, win_length=None, window=None, ...)" \
+      "\n\ntorch.stft(self, ...).") \
+    X(istft, M_SIGNAL, "istft(n_fft, hop_length=None, win_length=None, window=None, ...)" \
+      "\n\ntorch.istft(self, ...).")
 
 #define PYMETHOD(name, mod, doc)                                                                  \
     static PyObject *m_##name(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObject *kw)    \
@@ -143,4 +248,27 @@ PY_METHODS(PYMETHOD)
 PyMethodDef pcs_ops_py_tmethods[] = {
     PY_METHODS(PYENTRY)
     {NULL, NULL, 0, NULL},
+};
+
+/* X(property name, module, docstring): the getter calls the module's
+ * _prop_<name>(self). The autograd wrapper leaves these alone (they are not
+ * in record.c's property_ops): the ops they are composed of record. */
+#define PY_PROPERTIES(X)                                                                          \
+    X(H, M_TENSOR, "The conjugate transpose of a matrix (0-D and 1-D: self).")                    \
+    X(mH, M_TENSOR, "The conjugate transpose of the last two dims (a view for real dtypes).")     \
+    X(layout, M_TENSOR, "The memory layout: always torch.strided.")
+
+#define PYGETTER(name, mod, doc)                                                                  \
+    static PyObject *g_##name(PyObject *self, void *c)                                            \
+    {                                                                                             \
+        PCS_UNUSED(c);                                                                            \
+        return call_with_self(mod, "_prop_" #name, self, NULL, 0, NULL);                          \
+    }
+PY_PROPERTIES(PYGETTER)
+#undef PYGETTER
+
+#define PYGSENTRY(name, mod, doc) {#name, g_##name, NULL, doc, NULL},
+PyGetSetDef pcs_ops_py_getset[] = {
+    PY_PROPERTIES(PYGSENTRY)
+    {NULL, NULL, NULL, NULL, NULL},
 };

@@ -121,13 +121,14 @@ int pcs_tensor_type_init(PyObject *m)
         k += n;
     }
     size_t ng1 = count_getset(pcs_tensor_core_getset), ng2 = count_getset(pcs_tensor_view_getset);
-    size_t ng3 = count_getset(pcs_ag_tensor_getset);
-    PyGetSetDef *gs = PyMem_RawCalloc(ng1 + ng2 + ng3 + 1, sizeof(PyGetSetDef));
+    size_t ng3 = count_getset(pcs_ag_tensor_getset), ng4 = count_getset(pcs_ops_py_getset);
+    PyGetSetDef *gs = PyMem_RawCalloc(ng1 + ng2 + ng3 + ng4 + 1, sizeof(PyGetSetDef));
     if (!gs)
         return PyErr_NoMemory(), -1;
     memcpy(gs, pcs_tensor_core_getset, ng1 * sizeof(PyGetSetDef));
     memcpy(gs + ng1, pcs_tensor_view_getset, ng2 * sizeof(PyGetSetDef));
     memcpy(gs + ng1 + ng2, pcs_ag_tensor_getset, ng3 * sizeof(PyGetSetDef));
+    memcpy(gs + ng1 + ng2 + ng3, pcs_ops_py_getset, ng4 * sizeof(PyGetSetDef));
     PcsTensor_Type.tp_methods = all;
     PcsTensor_Type.tp_getset = gs;
 
