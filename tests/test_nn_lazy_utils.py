@@ -15,6 +15,7 @@ from pycuda_sem.nn.utils import rnn as rnn_utils
 from torch_oracle import _torch as real_torch  # torch where it imports, else None
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
+pytestmark = pytest.mark.usefixtures("no_tf32")  # float64 references (conftest.py)
 
 
 # ---- lazy modules -----------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import pycuda_sem as torch
 from torch_oracle import _torch as real_torch  # torch where it imports, else None
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
+pytestmark = pytest.mark.usefixtures("no_tf32")  # float64 references (conftest.py)
 
 
 def npy(t):
