@@ -59,6 +59,12 @@ def gencode_flags():
     return flags
 
 
+def arch_list():
+    """The gencode targets as torch.cuda.get_arch_list() names them
+    ("sm_90", "compute_90"), for device.c's _cuda_arch_flags."""
+    return " ".join(f.rsplit(",code=", 1)[1] for f in gencode_flags())
+
+
 CUDA_HOME = find_cuda_home()
 CUDA_INC = os.path.join(CUDA_HOME, "include")
 CUDA_LIB = os.path.join(CUDA_HOME, "lib64")
@@ -180,7 +186,7 @@ ext = Extension(
     + (["-fsanitize=address,undefined"] if os.environ.get("PYCUDA_SEM_SANITIZE") else []),
     depends=sorted(glob.glob("csrc/**/*.h", recursive=True))
     + sorted(glob.glob("csrc/**/*.cuh", recursive=True)),
-    define_macros=[("PY_SSIZE_T_CLEAN", None)],
+    define_macros=[("PY_SSIZE_T_CLEAN", None), ("PCS_ARCH_LIST", '"%s"' % arch_list())],
 )
 
 setup(ext_modules=[ext], cmdclass={"build_ext": BuildExt})

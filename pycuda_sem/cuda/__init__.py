@@ -17,13 +17,23 @@ from .._C import (  # noqa: F401
     _sleep, _memset_async,
     memory_allocated, max_memory_allocated, memory_reserved, max_memory_reserved,
     reset_peak_memory_stats, reset_accumulated_memory_stats, empty_cache,
-    set_per_process_memory_fraction, memory_stats, memory_snapshot,
+    memory_stats, memory_snapshot,
 )
 from .._C import DeviceContext as device  # noqa: F401
 from .._C import StreamContext as stream  # noqa: F401
 from .._C import _CudaDeviceProperties  # noqa: F401
 from ._memory import memory_summary  # noqa: F401
 from . import nvtx  # noqa: F401
+from ._extras import (  # noqa: F401
+    get_arch_list, get_gencode_flags, memory_stats_as_nested_dict,
+    set_per_process_memory_fraction, get_per_process_memory_fraction,
+    caching_allocator_alloc, caching_allocator_delete, is_current_stream_capturing,
+    set_sync_debug_mode, get_sync_debug_mode, has_half, has_magma,
+)
+from ._nvml import (  # noqa: F401 - NVML through the driver's libnvidia-ml
+    utilization, memory_usage, temperature, power_draw, clock_rate, device_memory_used,
+    list_gpu_processes,
+)
 
 # Deprecated names PyTorch still accepts: "cached" became "reserved".
 memory_cached = memory_reserved
