@@ -33,7 +33,7 @@ MODULES = [pycuda_sem, pycuda_sem.cuda, pycuda_sem.backends, pycuda_sem.backends
            pycuda_sem.nn.init, pycuda_sem.nn.utils, pycuda_sem.nn.parallel,
            pycuda_sem.optim, pycuda_sem.optim.lr_scheduler, pycuda_sem.utils.data,
            pycuda_sem.distributed, pycuda_sem.special, pycuda_sem.jit, pycuda_sem.backends.mps,
-           pycuda_sem.accelerator]
+           pycuda_sem.accelerator, pycuda_sem.foreach]
 
 ENV_VARS = ["CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "PYTORCH_NO_CUDA_MEMORY_CACHING",
             "PYCUDA_SEM_ARCH", "PYCUDA_SEM_JOBS", "CUDA_HOME"]
