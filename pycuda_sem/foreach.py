@@ -213,6 +213,6 @@ globals().update(_FUNCS)
 __all__ = sorted(_FUNCS)
 
 
-def private_names():
+def _private_names():
     """torch._foreach_<name> for each function here (what __init__ exports)."""
     return {"_foreach_" + n: f for n, f in _FUNCS.items()}
