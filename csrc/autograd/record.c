@@ -269,6 +269,24 @@ static int check_inplace(PcsAgOp *w, PyObject *self)
         return -1;
     }
     if (m->base && pcs_ag_requires_grad(m->base)) {
+        pcs_meta *mb = pcs_ag_meta(m->base);
+        if (mb && mb->requires_grad && !mb->grad_fn) {
+            PyErr_SetString(PyExc_RuntimeError, "a view of a leaf Variable that requires grad is "
+                                                "being used in an in-place operation.");
+            return -1;
+        }
+        /* The view holds the only reference to its base: no other tensor,
+         * view or saved slot can read the base's stale history, so the view
+         * may be written in place as a tensor of its own (its grad_fn chain
+         * already runs through the view op to the base's history). This is
+         * the common case of an op whose result is a view of a temporary, as
+         * a convolution's reshaped matmul output followed by
+         * ReLU(inplace=True). Memory shared with a saved tensor is still
+         * caught by the version counter at backward. */
+        if (Py_REFCNT(m->base) == 1) {
+            Py_CLEAR(m->base);
+            return 0;
+        }
         PyErr_Format(PyExc_RuntimeError,
                      "%U: in-place operations on a view of a tensor that requires grad are not "
                      "supported by pycuda_sem's autograd (torch rebases the view's history); "

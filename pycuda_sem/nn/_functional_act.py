@@ -8,18 +8,31 @@ __all__ = ["hardswish", "hardsigmoid", "softsign", "tanhshrink", "threshold", "c
            "softshrink", "hardshrink", "glu", "prelu", "rrelu"]
 
 
+def _src(input, inplace):
+    """What an in-place activation computes from: input itself, or a clone
+    when autograd records the op. The composed op saves what it reads for
+    its backward, and writing the result back into input would change that
+    saved tensor (the version check would then fail at backward); torch's
+    in-place kernels save their result instead."""
+    if inplace and input.requires_grad and _C.is_grad_enabled():
+        return input.clone()
+    return input
+
+
 def _out(input, out, inplace):
     return input.copy_(out) if inplace else out
 
 
 def hardsigmoid(input, inplace=False):
     """relu6(x + 3) / 6."""
-    return _out(input, (input + 3).clamp(0, 6) / 6, inplace)
+    x = _src(input, inplace)
+    return _out(input, (x + 3).clamp(0, 6) / 6, inplace)
 
 
 def hardswish(input, inplace=False):
     """x * relu6(x + 3) / 6."""
-    return _out(input, input * (input + 3).clamp(0, 6) / 6, inplace)
+    x = _src(input, inplace)
+    return _out(input, x * (x + 3).clamp(0, 6) / 6, inplace)
 
 
 def softsign(input):
@@ -32,15 +45,17 @@ def tanhshrink(input):
 
 def threshold(input, threshold, value, inplace=False):
     """x where x > threshold, value elsewhere."""
-    return _out(input, _C.where(input > threshold, input, _C.full_like(input, value)), inplace)
+    x = _src(input, inplace)
+    return _out(input, _C.where(x > threshold, x, _C.full_like(x, value)), inplace)
 
 
 def celu(input, alpha=1.0, inplace=False):
     """max(0, x) + min(0, alpha (exp(x / alpha) - 1))."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
-    neg = (input.clamp(max=0) / alpha).expm1() * alpha
-    return _out(input, _C.where(input > 0, input, neg), inplace)
+    x = _src(input, inplace)
+    neg = (x.clamp(max=0) / alpha).expm1() * alpha
+    return _out(input, _C.where(x > 0, x, neg), inplace)
 
 
 def softshrink(input, lambd=0.5):
@@ -84,4 +99,5 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
         slope = _C.empty_like(input).uniform_(lower, upper)
     else:
         slope = (lower + upper) / 2
-    return _out(input, _C.where(input >= 0, input, input * slope), inplace)
+    x = _src(input, inplace)
+    return _out(input, _C.where(x >= 0, x, x * slope), inplace)

@@ -53,10 +53,19 @@ def _pad_list(pads):
     return flat
 
 
+def _channels_last(x, d):
+    """Whether x is laid out channels_last (2-D) or channels_last_3d (3-D)
+    and not also plainly contiguous (as torch's suggest_memory_format)."""
+    from .. import channels_last, channels_last_3d
+    fmt = channels_last if d == 2 else channels_last_3d
+    return x.is_contiguous(memory_format=fmt) and not x.is_contiguous()
+
+
 def _conv(input, weight, bias, stride, padding, dilation, groups, d, name):
     from .functional import pad as _pad
     input, weight, bias = _to_lower(input, weight, bias)
     x, unbatched = _batched(input, d, name)
+    keep_cl = d in (2, 3) and _channels_last(x, d)  # the output's format follows the input's
     if weight.dim() != d + 2:
         raise RuntimeError("%s: expected a %dD weight [out, in/groups, *kernel], got %s"
                            % (name, d + 2, list(weight.shape)))
@@ -106,6 +115,11 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, d, name):
     y = cols.matmul(w)  # [groups, N * positions, O/groups]
     y = y.transpose(0, 1).reshape((n,) + out + (o,))
     y = y.permute(*((0, d + 1) + tuple(range(1, d + 1))))
+    # The matmul leaves the channels innermost (channels_last strides). torch
+    # returns the input's memory format: contiguous unless the input is
+    # channels_last, and scripts rely on it (out.view(n, -1) after a conv).
+    if not keep_cl:
+        y = y.contiguous()
     if bias is not None:
         y = y + bias.reshape((1, o) + (1,) * d)
     return y.squeeze(0) if unbatched else y

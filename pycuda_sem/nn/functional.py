@@ -23,6 +23,7 @@ from ._functional_attention import (  # noqa: F401
 )
 from ._functional_norm import batch_norm, group_norm, instance_norm, local_response_norm  # noqa: F401
 from ._functional_norm import _upcast
+from ._functional_act import _src  # noqa: E402 - the in-place activations' source
 from ._functional_act import (  # noqa: F401
     hardswish, hardsigmoid, softsign, tanhshrink, threshold, celu, softshrink, hardshrink, glu,
     prelu, rrelu,
@@ -193,7 +194,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    out = _C.where(input > 0, input, input * negative_slope)
+    x = _src(input, inplace)
+    out = _C.where(x > 0, x, x * negative_slope)
     return input.copy_(out) if inplace else out
 
 
@@ -209,7 +211,8 @@ def gelu(input, approximate="none"):
 
 
 def silu(input, inplace=False):
-    out = input * input.sigmoid()
+    x = _src(input, inplace)
+    out = x * x.sigmoid()
     return input.copy_(out) if inplace else out
 
 
@@ -227,20 +230,22 @@ def softplus(input, beta=1.0, threshold=20.0):
 
 def elu(input, alpha=1.0, inplace=False):
     """x for x > 0, alpha (e^x - 1) otherwise."""
-    neg = input.clamp(max=0).expm1() * alpha  # clamp: e^x of the positive side is never formed
-    out = _C.where(input > 0, input, neg)
+    x = _src(input, inplace)
+    neg = x.clamp(max=0).expm1() * alpha  # clamp: e^x of the positive side is never formed
+    out = _C.where(x > 0, x, neg)
     return input.copy_(out) if inplace else out
 
 
 def selu(input, inplace=False):
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
-    out = elu(input, alpha) * scale
+    out = elu(_src(input, inplace), alpha) * scale
     return input.copy_(out) if inplace else out
 
 
 def mish(input, inplace=False):
     """x tanh(softplus(x))."""
-    out = input * softplus(input).tanh()
+    x = _src(input, inplace)
+    out = x * softplus(x).tanh()
     return input.copy_(out) if inplace else out
 
 
