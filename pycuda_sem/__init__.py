@@ -183,7 +183,8 @@ from .cuda import amp as _cuda_amp  # noqa: E402,F401 - torch.cuda.amp
 from . import nn  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401
-from . import func  # noqa: E402,F401 - torch.func: functional_call only
+from . import func  # noqa: E402,F401 - torch.func: functional_call and the transforms
+from .func import vmap  # noqa: E402,F401 - torch.vmap
 globals().update(_functions.functional_functions())  # torch.conv2d, torch.layer_norm, ...
 from .nn._functional_extra import celu_, selu_, threshold_, pdist, _torch_rrelu_ as rrelu_  # noqa: E402,F401
 from . import _functional_more  # noqa: E402

@@ -1,7 +1,11 @@
-"""torch.func, only its functional_call (the transforms grad, vmap, jacrev
-... are not implemented in pycuda_sem): module(*args, **kwargs) run with
-given tensors in place of its parameters and buffers, for one call; the
-work is nn/utils/stateless.py's."""
+"""torch.func: functional_call (nn/utils/stateless.py) and the transforms
+vmap, grad, grad_and_value, vjp, jvp, jacrev, jacfwd, hessian and
+stack_module_state (_func_transforms.py: vmap is a loop over the mapped
+dimension, the derivatives run the reverse-mode engine)."""
 from .nn.utils.stateless import _functional_call as functional_call  # noqa: F401
+from ._func_transforms import (  # noqa: F401
+    vmap, grad, grad_and_value, vjp, jvp, jacrev, jacfwd, hessian, stack_module_state,
+)
 
-__all__ = ["functional_call"]
+__all__ = ["functional_call", "vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd",
+           "hessian", "stack_module_state"]
