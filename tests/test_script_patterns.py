@@ -123,3 +123,40 @@ def test_inplace_on_views(device):
         rv.mul_(3)
         rv.sum().backward()
         np.testing.assert_array_equal(rx.grad.numpy(), [6.0, 6.0, 6.0, 0.0])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_gradient_penalty_through_a_padded_conv(device):
+    """WGAN-GP: the input gradient of a padded conv net is dense (grad.view
+    works, as torch's), and the penalty's double backward matches torch on
+    the same weights."""
+    torch.manual_seed(4)
+    net = nn.Sequential(nn.Conv2d(1, 3, 3, 1, 1), nn.Tanh(), nn.Conv2d(3, 2, 4, 2, 1), nn.Flatten(),
+                        nn.Linear(2 * 4 * 4, 1)).double().to(device)
+    x = torch.randn(3, 1, 8, 8, dtype=torch.float64, device=device, requires_grad=True)
+    out = net(x)
+    g = torch.autograd.grad(out, x, torch.ones_like(out), create_graph=True)[0]
+    assert g.is_contiguous()
+    gp = ((g.view(g.size(0), -1).norm(2, dim=1) - 1) ** 2).mean()
+    gp.backward()
+    xc = x.detach().contiguous(memory_format=torch.channels_last).requires_grad_(True)
+    gc = torch.autograd.grad(net(xc).sum(), xc)[0]
+    np.testing.assert_allclose(gc.cpu().numpy(), g.detach().cpu().numpy(), rtol=1e-12)
+    if real_torch is not None:
+        rnet = real_torch.nn.Sequential(
+            real_torch.nn.Conv2d(1, 3, 3, 1, 1), real_torch.nn.Tanh(), real_torch.nn.Conv2d(3, 2, 4, 2, 1),
+            real_torch.nn.Flatten(), real_torch.nn.Linear(32, 1)).double()
+        with real_torch.no_grad():
+            for rp, p in zip(rnet.parameters(), net.parameters()):
+                rp.copy_(real_torch.from_numpy(p.detach().cpu().numpy()))
+        rx = real_torch.from_numpy(x.detach().cpu().numpy()).requires_grad_(True)
+        ro = rnet(rx)
+        rg = real_torch.autograd.grad(ro, rx, real_torch.ones_like(ro), create_graph=True)[0]
+        rgp = ((rg.view(rg.size(0), -1).norm(2, dim=1) - 1) ** 2).mean()
+        rgp.backward()
+        assert abs(gp.item() - rgp.item()) <= 1e-12 * abs(rgp.item())
+        for rp, p in zip(rnet.parameters(), net.parameters()):
+            if rp.grad is None:  # the last bias does not reach the input gradient
+                assert p.grad is None
+                continue
+            np.testing.assert_allclose(p.grad.cpu().numpy(), rp.grad.numpy(), rtol=1e-10, atol=1e-13)

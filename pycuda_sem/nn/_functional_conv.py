@@ -53,6 +53,35 @@ def _pad_list(pads):
     return flat
 
 
+class _InputGradLayout:
+    """Identity in the forward; in the backward the input's gradient is
+    made dense in the input's memory format, as torch's convolution returns
+    it. The im2col path's gradient arrives through the padding's slice and
+    may be strided (scripts then fail on grad.view(n, -1), as in a
+    gradient penalty)."""
+    _fn = None
+
+    @classmethod
+    def apply(cls, x, channels_last):
+        if cls._fn is None:
+            from ..autograd import Function
+
+            class InputGradLayout(Function):
+                @staticmethod
+                def forward(ctx, t, cl):
+                    ctx.cl = cl
+                    return t.view_as(t)
+
+                @staticmethod
+                def backward(ctx, g):
+                    from .. import channels_last as _cl2, channels_last_3d as _cl3, contiguous_format
+                    fmt = contiguous_format if not ctx.cl else (_cl2 if g.dim() == 4 else _cl3)
+                    return g.contiguous(memory_format=fmt), None
+
+            cls._fn = InputGradLayout
+        return cls._fn.apply(x, channels_last)
+
+
 def _channels_last(x, d):
     """Whether x is laid out channels_last (2-D) or channels_last_3d (3-D)
     and not also plainly contiguous (as torch's suggest_memory_format)."""
@@ -66,6 +95,8 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, d, name):
     input, weight, bias = _to_lower(input, weight, bias)
     x, unbatched = _batched(input, d, name)
     keep_cl = d in (2, 3) and _channels_last(x, d)  # the output's format follows the input's
+    if x.requires_grad and _C.is_grad_enabled():
+        x = _InputGradLayout.apply(x, keep_cl)
     if weight.dim() != d + 2:
         raise RuntimeError("%s: expected a %dD weight [out, in/groups, *kernel], got %s"
                            % (name, d + 2, list(weight.shape)))
