@@ -12,13 +12,16 @@ from . import grad_mode  # noqa: F401
 from . import _formulas  # noqa: F401  (registers the backward formulas with the engine)
 from .grad_mode import (  # noqa: F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
-    set_grad_enabled,
+    set_grad_enabled, is_multithreading_enabled, set_multithreading_enabled,
+    is_view_replay_enabled, _force_original_view_tracking,
 )
 from .variable import Variable  # noqa: F401
 from .function import Function  # noqa: F401
 from . import function  # noqa: F401
 from . import functional  # noqa: F401
 from . import anomaly_mode  # noqa: F401
+from . import graph  # noqa: F401
+from . import forward_ad  # noqa: F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
 # As in torch, the names gradcheck/gradgradcheck in this namespace are the
 # functions; the module stays importable as pycuda_sem.autograd.gradcheck
@@ -27,7 +30,8 @@ from .gradcheck import gradcheck, gradgradcheck  # noqa: F401,E402
 
 __all__ = ["Variable", "Function", "backward", "grad", "grad_mode", "gradcheck", "gradgradcheck",
            "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "functional",
-           "detect_anomaly", "set_detect_anomaly"]
+           "detect_anomaly", "set_detect_anomaly", "graph", "forward_ad",
+           "is_multithreading_enabled", "set_multithreading_enabled", "is_view_replay_enabled"]
 
 _Tensor = _C.Tensor
 
