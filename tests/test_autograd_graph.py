@@ -521,3 +521,32 @@ def test_many_ops_exact_with_hooks(device):
         _many_ops(real_torch, x, w, real_torch.tensor([2, 0, 3])).backward()
         np.testing.assert_allclose(hooked[0], x.grad.numpy(), rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(hooked[1], w.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_grad_with_respect_to_gradient_edges():
+    an = np.array([1.0, -2.0, 0.5])
+
+    def run(mod):
+        a = mod.tensor(an, requires_grad=True)
+        b = a * 3
+        c = (b * b).sin().sum()
+        ge = mod.autograd.graph.get_gradient_edge
+        gb, = mod.autograd.grad(c, ge(b), retain_graph=True)
+        ga, gb2 = mod.autograd.grad(c, [ge(a), b])
+        return npy(ga), npy(gb), npy(gb2)
+
+    ga, gb, gb2 = run(torch)
+    bn = 3 * an
+    np.testing.assert_allclose(gb, 2 * bn * np.cos(bn * bn), rtol=1e-13)
+    np.testing.assert_allclose(gb2, gb, rtol=0)
+    np.testing.assert_allclose(ga, 3 * gb, rtol=1e-13)
+    if real_torch is not None:
+        for o, t in zip((ga, gb, gb2), run(real_torch)):
+            np.testing.assert_allclose(o, t, rtol=1e-13)
+    a = torch.tensor(an, requires_grad=True)
+    y = (a * a).sum()
+    with pytest.raises(IndexError):
+        torch._C._run_backward((y,), (None,), True, False,
+                               ((y.grad_fn, 2 ** 70),), False, False)
+    with pytest.raises(NotImplementedError):
+        y.backward(inputs=[graph.get_gradient_edge(a)])

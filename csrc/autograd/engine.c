@@ -402,6 +402,27 @@ static int setup_inputs(run_state *st, PyObject *inputs)
     }
     for (int i = 0; i < st->n_in; i++) {
         PyObject *x = PyTuple_GET_ITEM(inputs, i);
+        if (PyTuple_Check(x) && PyTuple_GET_SIZE(x) >= 2 && PcsNode_Check(PyTuple_GET_ITEM(x, 0))) {
+            /* a GradientEdge (node, output_nr): the gradient flowing into it */
+            PcsNode *node = (PcsNode *)PyTuple_GET_ITEM(x, 0);
+            PyObject *o = PyTuple_GET_ITEM(x, 1);
+            int overflow = 0;
+            long nr = PyLong_Check(o) ? PyLong_AsLongAndOverflow(o, &overflow) : -1;
+            if (nr == -1 && PyErr_Occurred())
+                return -1;
+            if (!PyLong_Check(o)) {
+                PyErr_Format(PyExc_TypeError, "GradientEdge output_nr must be an int, not %.100s",
+                             Py_TYPE(o)->tp_name);
+                return -1;
+            }
+            if (overflow || nr < 0 || nr >= node->n_outputs) {
+                PyErr_Format(PyExc_IndexError, "GradientEdge output_nr %ld is out of range for %U "
+                             "(%d inputs)", nr, node->name, node->n_outputs);
+                return -1;
+            }
+            st->in_edge[i] = (pcs_edge){(PcsNode *)Py_NewRef(node), (int)nr};
+            continue;
+        }
         if (!PcsTensor_Check(x)) {
             PyErr_Format(PyExc_TypeError, "inputs must be Tensors, but element %d is %.100s", i,
                          Py_TYPE(x)->tp_name);

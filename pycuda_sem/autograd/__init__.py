@@ -39,8 +39,8 @@ _Tensor = _C.Tensor
 # ---- argument normalisation ---------------------------------------------------------
 
 def _as_tensor_tuple(tensors):
-    """A tensor -> (tensor,); any other iterable -> tuple of it."""
-    if isinstance(tensors, _Tensor):
+    """A tensor (or a graph.GradientEdge) -> (it,); any other iterable -> tuple of it."""
+    if isinstance(tensors, (_Tensor, graph.GradientEdge)):
         return (tensors,)
     return tuple(tensors)
 
@@ -104,6 +104,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         inputs = _as_tensor_tuple(inputs)
         if len(inputs) == 0:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+        if any(isinstance(i, graph.GradientEdge) for i in inputs):
+            raise NotImplementedError("backward(inputs=GradientEdge): pycuda_sem accepts gradient "
+                                      "edges as inputs of autograd.grad only")
     tensors = _as_tensor_tuple(tensors)
     grads = _make_grads(tensors, _grads_tuple(grad_tensors, len(tensors)))
     if retain_graph is None:
@@ -131,6 +134,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise NotImplementedError("grad(is_grads_batched=True) needs vmap, which pycuda_sem "
                                   "does not have; call grad once per grad_output instead")
     outputs = _as_tensor_tuple(outputs)
+    if any(isinstance(o, graph.GradientEdge) for o in outputs):
+        raise NotImplementedError("autograd.grad(outputs=GradientEdge): pycuda_sem accepts gradient "
+                                  "edges as inputs only")
     inputs = _as_tensor_tuple(inputs)
     if not inputs:
         raise RuntimeError("grad requires non-empty inputs.")
