@@ -405,6 +405,11 @@ static int setup_inputs(run_state *st, PyObject *inputs)
         if (PyTuple_Check(x) && PyTuple_GET_SIZE(x) >= 2 && PcsNode_Check(PyTuple_GET_ITEM(x, 0))) {
             /* a GradientEdge (node, output_nr): the gradient flowing into it */
             PcsNode *node = (PcsNode *)PyTuple_GET_ITEM(x, 0);
+            if (st->accumulate) {
+                PyErr_SetString(PyExc_NotImplementedError, "backward(inputs=GradientEdge): "
+                                "pycuda_sem accepts gradient edges as inputs of autograd.grad only");
+                return -1;
+            }
             PyObject *o = PyTuple_GET_ITEM(x, 1);
             int overflow = 0;
             long nr = PyLong_Check(o) ? PyLong_AsLongAndOverflow(o, &overflow) : -1;
