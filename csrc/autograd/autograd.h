@@ -12,6 +12,8 @@
  *   record.c      the wrappers around every op that record nodes, the formula
  *                 registry, the version counter bumps of in-place ops
  *                 (record_slots.c: the same for the operator slots; record.h)
+ *   saved_hooks.c    saved_tensors_hooks: the per-thread pack/unpack pair
+ *                 stack, and the packing and unpacking of a node's saved tensors
  *   fast_formulas.c  C twins of the hottest backward formulas
  *   engine.c      the backward pass: dependency counting, a ready heap, the
  *                 stream ordering of the CUDA semantics note (engine_grads.c:

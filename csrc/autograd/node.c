@@ -3,7 +3,10 @@
  * formula reads (args, kwargs, result, shapes, needs_input_grad). This file
  * has its life cycle: creation, the inputs of a recorded call (edges and
  * the tensors it keeps), saved-tensor checks, release after backward, the
- * AccumulateGrad node of a leaf, and a teardown that never recurses deeply. */
+ * AccumulateGrad node of a leaf, and a teardown that never recurses deeply.
+ * Under saved_tensors_hooks a saved tensor is packed as it is saved and
+ * unpacked by pcs_node_check_saved, which every reader calls first
+ * (saved_hooks.c). */
 #include "autograd/autograd.h"
 
 #include <string.h>
