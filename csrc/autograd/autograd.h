@@ -12,6 +12,8 @@
  *   record.c      the wrappers around every op that record nodes, the formula
  *                 registry, the version counter bumps of in-place ops
  *                 (record_slots.c: the same for the operator slots; record.h)
+ *   saved_hooks.c    saved_tensors_hooks: the per-thread pack/unpack pair
+ *                 stack, and the packing and unpacking of a node's saved tensors
  *   fast_formulas.c  C twins of the hottest backward formulas
  *   engine.c      the backward pass: dependency counting, a ready heap, the
  *                 stream ordering of the CUDA semantics note (engine_grads.c:
@@ -72,9 +74,15 @@ typedef struct {
 /* A tensor the node keeps for backward. Inputs are kept as they are (they do
  * not point back at this node); outputs as an alias without a record. */
 typedef struct {
-    PcsTensor *t;    /* strong */
+    PcsTensor *t;    /* strong; NULL while packed (saved_hooks.c) and not unpacked */
     int64_t version; /* storage version when saved */
     int output_nr;   /* >= 0: an output of this node */
+    /* Saved under saved_tensors_hooks: what pack_hook returned and the
+     * unpack_hook that gives the tensor back (both strong), else NULL. An
+     * input kept packed sits as None in args[arg] (or args[arg][elem] for a
+     * sequence, elem >= 0) and is edge `flat`; arg is -1 otherwise. */
+    PyObject *packed, *unpack;
+    int arg, elem, flat;
 } pcs_saved;
 
 struct PcsNode {
@@ -102,6 +110,7 @@ struct PcsNode {
     int n_saved;
     pcs_saved *saved;
     PyObject *result;    /* tuple of saved output aliases, or NULL */
+    PyObject *packed_args; /* args with packed inputs as None while args holds them unpacked */
     bool has_saved, released, materialize, in_function;
     PyObject *to_save;      /* custom Function: tuple given to save_for_backward */
     PyObject *dirty, *non_diff; /* custom Function: tuples of tensors */
@@ -162,6 +171,12 @@ int pcs_node_save(PcsNode *n, PcsTensor *t, int output_nr);
 int pcs_node_check_saved(PcsNode *n);
 /* Drops what the node saved (after its backward ran, unless retained). */
 void pcs_node_release(PcsNode *n);
+/* Forgets the tensors unpack hooks gave back (a retained node unpacks again
+ * at its next use, as torch's does). */
+void pcs_node_drop_unpacked(PcsNode *n);
+/* Unpacks the node's packed saved tensors into saved[].t and args; -1 with
+ * the hook's exception (saved_hooks.c; pcs_node_check_saved calls it). */
+int pcs_node_unpack_saved(PcsNode *n);
 /* The AccumulateGrad node of leaf t (new ref). */
 PcsNode *pcs_node_accumulate(PcsTensor *t);
 /* Decref that defers deep chains instead of recursing (graph teardown). */
@@ -169,6 +184,14 @@ void pcs_ag_decref(PyObject *o);
 int pcs_node_init(PyObject *module);
 int pcs_function_init(PyObject *module); /* function.c */
 int pcs_meta_init(void);                 /* meta.c */
+
+/* ---- saved_hooks.c --------------------------------------------------------- */
+/* Packs t with the innermost saved_tensors_hooks pair: 0 (no hooks; *packed
+ * and *unpack NULL), 1 (new refs in *packed, *unpack) or -1 with exception. */
+int pcs_saved_pack(PcsTensor *t, PyObject **packed, PyObject **unpack);
+/* unpack(packed), checked to be a tensor (new ref), or NULL with exception. */
+PcsTensor *pcs_saved_unpack(PyObject *unpack, PyObject *packed);
+int pcs_saved_hooks_init(PyObject *module);
 
 /* ---- record.c -------------------------------------------------------------- */
 /* Wraps the number/mapping slots (before PyType_Ready). */

@@ -268,6 +268,8 @@ static int execute(run_state *st)
                 pcs_set_current_stream(n->device, pcs_eng_caller_stream(st, n->device), 0);
             if (!rc && !st->keep_graph && n->kind != PCS_NODE_ACCUMULATE)
                 pcs_node_release(n);
+            else /* kept: what unpack hooks gave back is not (torch unpacks at each use) */
+                pcs_node_drop_unpacked(n);
         }
         for (int i = 0; i < n->n_outputs; i++)
             Py_CLEAR(n->buf[i]);
@@ -400,6 +402,32 @@ static int setup_inputs(run_state *st, PyObject *inputs)
     }
     for (int i = 0; i < st->n_in; i++) {
         PyObject *x = PyTuple_GET_ITEM(inputs, i);
+        if (PyTuple_Check(x) && PyTuple_GET_SIZE(x) >= 2 && PcsNode_Check(PyTuple_GET_ITEM(x, 0))) {
+            /* a GradientEdge (node, output_nr): the gradient flowing into it */
+            PcsNode *node = (PcsNode *)PyTuple_GET_ITEM(x, 0);
+            if (st->accumulate) {
+                PyErr_SetString(PyExc_NotImplementedError, "backward(inputs=GradientEdge): "
+                                "pycuda_sem accepts gradient edges as inputs of autograd.grad only");
+                return -1;
+            }
+            PyObject *o = PyTuple_GET_ITEM(x, 1);
+            int overflow = 0;
+            long nr = PyLong_Check(o) ? PyLong_AsLongAndOverflow(o, &overflow) : -1;
+            if (nr == -1 && PyErr_Occurred())
+                return -1;
+            if (!PyLong_Check(o)) {
+                PyErr_Format(PyExc_TypeError, "GradientEdge output_nr must be an int, not %.100s",
+                             Py_TYPE(o)->tp_name);
+                return -1;
+            }
+            if (overflow || nr < 0 || nr >= node->n_outputs) {
+                PyErr_Format(PyExc_IndexError, "GradientEdge output_nr %ld is out of range for %U "
+                             "(%d inputs)", nr, node->name, node->n_outputs);
+                return -1;
+            }
+            st->in_edge[i] = (pcs_edge){(PcsNode *)Py_NewRef(node), (int)nr};
+            continue;
+        }
         if (!PcsTensor_Check(x)) {
             PyErr_Format(PyExc_TypeError, "inputs must be Tensors, but element %d is %.100s", i,
                          Py_TYPE(x)->tp_name);
@@ -415,6 +443,9 @@ static int setup_inputs(run_state *st, PyObject *inputs)
     }
     return 0;
 }
+
+/* The innermost backward running on this thread (hooks ask for its id). */
+static _Thread_local run_state *current_run;
 
 PyObject *pcs_ag_run_backward(PyObject *tensors, PyObject *grads, bool keep_graph, bool create_graph,
                               PyObject *inputs, bool allow_unused, bool accumulate)
@@ -466,8 +497,11 @@ PyObject *pcs_ag_run_backward(PyObject *tensors, PyObject *grads, bool keep_grap
     for (Py_ssize_t i = 0; !rc && i < n_roots; i++)
         if (roots[i]->deps == 0 && roots[i]->heap_pos < 0)
             heap_push(&st, roots[i]);
+    run_state *outer = current_run;
+    current_run = &st;
     if (!rc)
         rc = execute(&st);
+    current_run = outer;
     pcs_set_grad_enabled(was);
     if (st.n_used && join_streams(&st) < 0)
         rc = -1;
@@ -528,7 +562,37 @@ static PyObject *set_cformulas(PyObject *m, PyObject *v)
     return old;
 }
 
+static PyObject *current_graph_task_id(PyObject *m, PyObject *noargs)
+{
+    PCS_UNUSED(m);
+    PCS_UNUSED(noargs);
+    return PyLong_FromLongLong(current_run ? (long long)current_run->id : -1);
+}
+
+/* Whether the running backward will run node (reached, and on a path to a
+ * requested input). Only valid inside a backward, as torch's. */
+static PyObject *will_engine_execute_node(PyObject *m, PyObject *node)
+{
+    PCS_UNUSED(m);
+    if (!PcsNode_Check(node)) {
+        PyErr_Format(PyExc_TypeError, "_will_engine_execute_node: expected a grad_fn (Node), got %.100s",
+                     Py_TYPE(node)->tp_name);
+        return NULL;
+    }
+    if (!current_run) {
+        PyErr_SetString(PyExc_RuntimeError, "_will_engine_execute_node should only be called during "
+                        "the backward pass");
+        return NULL;
+    }
+    PcsNode *n = (PcsNode *)node;
+    return PyBool_FromLong(n->run == current_run->id && n->needed);
+}
+
 static PyMethodDef engine_functions[] = {
+    {"_current_graph_task_id", current_graph_task_id, METH_NOARGS,
+     "_current_graph_task_id() -> int: the id of the backward running on this thread, or -1."},
+    {"_will_engine_execute_node", will_engine_execute_node, METH_O,
+     "_will_engine_execute_node(node) -> bool: inside a backward, whether it runs node."},
     {"_use_c_formulas", set_cformulas, METH_O,
      "_use_c_formulas(on) -> previous: whether the C twins of the hottest formulas run (tests)."},
     {"_run_backward", (PyCFunction)(void (*)(void))run_backward, METH_FASTCALL,

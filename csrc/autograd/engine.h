@@ -22,7 +22,7 @@ typedef struct {
     int n_heap;
     /* requested inputs */
     int n_in;
-    PcsTensor **in_t;   /* borrowed from the inputs tuple */
+    PcsTensor **in_t;   /* borrowed from the inputs tuple (NULL: a GradientEdge) */
     pcs_edge *in_edge;  /* strong */
     PyObject **captured;
     /* streams */

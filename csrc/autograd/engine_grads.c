@@ -202,7 +202,7 @@ static int capture(run_state *st, PcsNode *n, int nr, PyObject *g)
         if (st->in_edge[i].fn != n || st->in_edge[i].nr != nr || !g)
             continue;
         if (st->accumulate) { /* backward(inputs=[non-leaf]) accumulates into its .grad */
-            if (n->kind == PCS_NODE_ACCUMULATE)
+            if (n->kind == PCS_NODE_ACCUMULATE || !st->in_t[i]) /* a leaf's node adds it; an edge has no .grad */
                 continue;
             pcs_meta *m = pcs_ag_meta_get(st->in_t[i]);
             if (!m || accumulate_into(&m->grad, g, st->create_graph) < 0)

@@ -229,8 +229,8 @@ static int wire_saved(PcsNode *n, PyObject *outs)
                 return -1;
             }
             n->saved = s;
-            s[n->n_saved].t = NULL;
-            s[n->n_saved++].output_nr = -1;
+            s[n->n_saved] = (pcs_saved){.t = NULL, .output_nr = -1, .arg = -1, .elem = -1, .flat = -1};
+            n->n_saved++;
         } else if (pcs_node_save(n, (PcsTensor *)x, nr) < 0)
             return -1;
     }

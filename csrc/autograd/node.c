@@ -3,7 +3,10 @@
  * formula reads (args, kwargs, result, shapes, needs_input_grad). This file
  * has its life cycle: creation, the inputs of a recorded call (edges and
  * the tensors it keeps), saved-tensor checks, release after backward, the
- * AccumulateGrad node of a leaf, and a teardown that never recurses deeply. */
+ * AccumulateGrad node of a leaf, and a teardown that never recurses deeply.
+ * Under saved_tensors_hooks a saved tensor is packed as it is saved and
+ * unpacked by pcs_node_check_saved, which every reader calls first
+ * (saved_hooks.c). */
 #include "autograd/autograd.h"
 
 #include <string.h>
@@ -80,16 +83,22 @@ PcsNode *pcs_node_new(int kind, PyObject *name)
 
 static void node_clear_saved(PcsNode *n)
 {
-    for (int i = 0; i < n->n_saved; i++)
-        pcs_ag_decref((PyObject *)n->saved[i].t);
-    PyMem_Free(n->saved);
+    pcs_saved *sv = n->saved;
+    int ns = n->n_saved;
     n->saved = NULL;
     n->n_saved = 0;
-    PyObject *a = n->args, *r = n->result, *ts = n->to_save;
-    n->args = n->result = n->to_save = NULL;
+    for (int i = 0; i < ns; i++) {
+        pcs_ag_decref((PyObject *)sv[i].t);
+        pcs_ag_decref(sv[i].packed);
+        Py_XDECREF(sv[i].unpack);
+    }
+    PyMem_Free(sv);
+    PyObject *a = n->args, *r = n->result, *ts = n->to_save, *pa = n->packed_args;
+    n->args = n->result = n->to_save = n->packed_args = NULL;
     pcs_ag_decref(a);
     pcs_ag_decref(r);
     pcs_ag_decref(ts);
+    pcs_ag_decref(pa);
 }
 
 static void node_dealloc(PyObject *self)
@@ -151,9 +160,22 @@ int pcs_node_save(PcsNode *n, PcsTensor *t, int output_nr)
     PcsTensor *keep = output_nr >= 0 ? pcs_ag_alias(t) : (PcsTensor *)Py_NewRef(t);
     if (!keep)
         return -1;
-    s[n->n_saved].t = keep;
-    s[n->n_saved].version = t->storage->version;
-    s[n->n_saved].output_nr = output_nr;
+    /* under saved_tensors_hooks the node keeps what pack_hook made of it */
+    PyObject *packed, *unpack;
+    int hooked = pcs_saved_pack(keep, &packed, &unpack);
+    if (hooked) {
+        pcs_ag_decref((PyObject *)keep);
+        keep = NULL;
+        if (hooked < 0)
+            return -1;
+    }
+    s = &n->saved[n->n_saved];
+    s->t = keep;
+    s->version = t->storage->version;
+    s->output_nr = output_nr;
+    s->packed = packed;
+    s->unpack = unpack;
+    s->arg = s->elem = s->flat = -1;
     n->n_saved++;
     n->has_saved = true;
     return 0;
@@ -171,7 +193,8 @@ static bool holds_tensor(PyObject *seq)
 
 /* The stored form of one tensor input t: kept (keep_as, listed as saved) or
  * None. The edge, shape and device are t's. */
-static PyObject *input_slot(PcsNode *n, PcsTensor *t, PcsTensor *keep_as, bool keep, int flat)
+static PyObject *input_slot(PcsNode *n, PcsTensor *t, PcsTensor *keep_as, bool keep, int flat,
+                            int arg, int elem)
 {
     pcs_ag_tmeta_of(t, &n->in_meta[flat]);
     node_set_device(n, t->device);
@@ -181,6 +204,13 @@ static PyObject *input_slot(PcsNode *n, PcsTensor *t, PcsTensor *keep_as, bool k
         Py_RETURN_NONE;
     if (pcs_node_save(n, keep_as, -1) < 0)
         return NULL;
+    pcs_saved *s = &n->saved[n->n_saved - 1];
+    if (s->packed) { /* packed: args holds None there until it is unpacked */
+        s->arg = arg;
+        s->elem = elem;
+        s->flat = flat;
+        Py_RETURN_NONE;
+    }
     return Py_NewRef(keep_as);
 }
 
@@ -221,7 +251,7 @@ int pcs_node_set_inputs(PcsNode *n, PyObject *const *args, Py_ssize_t nargs, con
             am->flat = flat;
             /* an in-place op keeps a copy of self from before it ran */
             PcsTensor *keep_as = (PcsTensor *)(i == 0 && self_clone ? self_clone : a);
-            v = input_slot(n, (PcsTensor *)a, keep_as, keep, flat++);
+            v = input_slot(n, (PcsTensor *)a, keep_as, keep, flat++, (int)i, -1);
         } else if ((PyList_Check(a) || PyTuple_Check(a)) && holds_tensor(a)) {
             Py_ssize_t len = PySequence_Fast_GET_SIZE(a);
             am->first = el;
@@ -231,7 +261,7 @@ int pcs_node_set_inputs(PcsNode *n, PyObject *const *args, Py_ssize_t nargs, con
                 PyObject *e = PySequence_Fast_GET_ITEM(a, j), *ev;
                 if (PcsTensor_Check(e)) {
                     n->elem[el + j] = flat;
-                    ev = input_slot(n, (PcsTensor *)e, (PcsTensor *)e, keep, flat++);
+                    ev = input_slot(n, (PcsTensor *)e, (PcsTensor *)e, keep, flat++, (int)i, (int)j);
                 } else {
                     n->elem[el + j] = -1;
                     ev = Py_NewRef(e);
@@ -278,6 +308,8 @@ int pcs_node_check_saved(PcsNode *n)
                         "if you need to access saved tensors after calling backward.");
         return -1;
     }
+    if (pcs_node_unpack_saved(n) < 0)
+        return -1;
     for (int i = 0; i < n->n_saved; i++) {
         pcs_saved *s = &n->saved[i];
         if (!s->t || s->t->storage->version == s->version)
@@ -625,7 +657,7 @@ int pcs_node_init(PyObject *module)
         all_g[k++] = pcs_function_ctx_getset[i];
     PcsNode_Type.tp_methods = all_m;
     PcsNode_Type.tp_getset = all_g;
-    if (PyType_Ready(&PcsNode_Type) < 0)
+    if (PyType_Ready(&PcsNode_Type) < 0 || pcs_saved_hooks_init(module) < 0)
         return -1;
     return PyModule_AddObjectRef(module, "_Node", (PyObject *)&PcsNode_Type);
 }

@@ -12,13 +12,16 @@ from . import grad_mode  # noqa: F401
 from . import _formulas  # noqa: F401  (registers the backward formulas with the engine)
 from .grad_mode import (  # noqa: F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
-    set_grad_enabled,
+    set_grad_enabled, is_multithreading_enabled, set_multithreading_enabled,
+    is_view_replay_enabled, _force_original_view_tracking,
 )
 from .variable import Variable  # noqa: F401
 from .function import Function  # noqa: F401
 from . import function  # noqa: F401
 from . import functional  # noqa: F401
 from . import anomaly_mode  # noqa: F401
+from . import graph  # noqa: F401
+from . import forward_ad  # noqa: F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
 # As in torch, the names gradcheck/gradgradcheck in this namespace are the
 # functions; the module stays importable as pycuda_sem.autograd.gradcheck
@@ -27,7 +30,8 @@ from .gradcheck import gradcheck, gradgradcheck  # noqa: F401,E402
 
 __all__ = ["Variable", "Function", "backward", "grad", "grad_mode", "gradcheck", "gradgradcheck",
            "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "functional",
-           "detect_anomaly", "set_detect_anomaly"]
+           "detect_anomaly", "set_detect_anomaly", "graph", "forward_ad",
+           "is_multithreading_enabled", "set_multithreading_enabled", "is_view_replay_enabled"]
 
 _Tensor = _C.Tensor
 
@@ -35,8 +39,8 @@ _Tensor = _C.Tensor
 # ---- argument normalisation ---------------------------------------------------------
 
 def _as_tensor_tuple(tensors):
-    """A tensor -> (tensor,); any other iterable -> tuple of it."""
-    if isinstance(tensors, _Tensor):
+    """A tensor (or a graph.GradientEdge) -> (it,); any other iterable -> tuple of it."""
+    if isinstance(tensors, (_Tensor, graph.GradientEdge)):
         return (tensors,)
     return tuple(tensors)
 
@@ -100,6 +104,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         inputs = _as_tensor_tuple(inputs)
         if len(inputs) == 0:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+        if any(isinstance(i, graph.GradientEdge) for i in inputs):
+            raise NotImplementedError("backward(inputs=GradientEdge): pycuda_sem accepts gradient "
+                                      "edges as inputs of autograd.grad only")
     tensors = _as_tensor_tuple(tensors)
     grads = _make_grads(tensors, _grads_tuple(grad_tensors, len(tensors)))
     if retain_graph is None:
@@ -127,6 +134,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise NotImplementedError("grad(is_grads_batched=True) needs vmap, which pycuda_sem "
                                   "does not have; call grad once per grad_output instead")
     outputs = _as_tensor_tuple(outputs)
+    if any(isinstance(o, graph.GradientEdge) for o in outputs):
+        raise NotImplementedError("autograd.grad(outputs=GradientEdge): pycuda_sem accepts gradient "
+                                  "edges as inputs only")
     inputs = _as_tensor_tuple(inputs)
     if not inputs:
         raise RuntimeError("grad requires non-empty inputs.")

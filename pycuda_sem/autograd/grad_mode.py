@@ -9,6 +9,7 @@ mode that was in force when it was entered, also when the block raises.
 import functools
 import inspect
 import sys
+import threading
 
 from .. import _C
 
@@ -151,6 +152,69 @@ class inference_mode(_ModeContext):
     def __exit__(self, *exc):
         _C._set_grad_enabled(self._prev[0])
         _C._set_inference_mode(self._prev[1])
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+# ---- switches torch has that change nothing here ----------------------------------------
+# The engine runs every backward on the calling thread and never replays views, so
+# these only store the flag (per thread, as torch's) for code that sets and reads it.
+
+_flags = threading.local()
+
+
+def is_multithreading_enabled():
+    """Whether multithreaded backward is on (the flag only: pycuda_sem's engine
+    always runs a backward on the calling thread)."""
+    return getattr(_flags, "multithreading", True)
+
+
+class set_multithreading_enabled(_ModeContext):
+    """set_multithreading_enabled(mode): sets the flag at once, and restores the
+    previous value at the end of a ``with`` block (or around each decorated call)."""
+
+    def __init__(self, mode):
+        if not isinstance(mode, bool):
+            raise TypeError("set_multithreading_enabled(): argument 'mode' must be bool, not %s"
+                            % type(mode).__name__)
+        self.prev = is_multithreading_enabled()
+        self.mode = mode
+        _flags.multithreading = mode
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _flags.multithreading = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+def is_view_replay_enabled():
+    """Whether autograd replays view chains (the flag only; False unless set)."""
+    return getattr(_flags, "view_replay", False)
+
+
+class _force_original_view_tracking(_ModeContext):
+    """Sets the view-replay flag at once / for a block, as torch's (no effect on
+    the engine, which rebuilds no views)."""
+
+    def __init__(self, mode):
+        self.prev = is_view_replay_enabled()
+        self.mode = bool(mode)
+        _flags.view_replay = self.mode
+
+    def __call__(self, func):
+        _flags.view_replay = self.prev  # a decorator sets nothing until called
+        return super().__call__(func)
+
+    def __enter__(self):
+        _flags.view_replay = self.mode
+
+    def __exit__(self, *exc):
+        _flags.view_replay = self.prev
 
     def clone(self):
         return self.__class__(self.mode)
