@@ -15,6 +15,7 @@ def _sum_rightmost(value, dim):
 
 class TransformedDistribution(Distribution):
     arg_constraints = {}
+    _expand_children = ("base_dist",)
 
     def __init__(self, base_distribution, transforms, validate_args=None):
         if isinstance(transforms, Transform):
@@ -44,20 +45,6 @@ class TransformedDistribution(Distribution):
         event_dim = max(transform.codomain.event_dim, base_event_dim + transform_change_in_event_dim)
         cut = len(forward_shape) - event_dim
         super().__init__(forward_shape[:cut], forward_shape[cut:], validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = _instance if _instance is not None else type(self).__new__(type(self))
-        batch_shape = tuple(batch_shape)
-        shape = batch_shape + tuple(self.event_shape)
-        for t in reversed(self.transforms):
-            shape = tuple(t.inverse_shape(shape))
-        base_batch_shape = shape[:len(shape) - len(self.base_dist.event_shape)]
-        new.__dict__.update({k: v for k, v in self.__dict__.items() if k != "base_dist"})
-        new.base_dist = self.base_dist.expand(base_batch_shape)
-        new.transforms = self.transforms
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
 
     @constraints.dependent_property(is_discrete=False)
     def support(self):
