@@ -59,7 +59,7 @@ class Gamma(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         c, r = self.concentration, self.rate
-        return _C.xlogy(c, r) + _C.xlogy(c - 1, value) - r * value - c.lgamma()
+        return c.xlogy(r) + (c - 1).xlogy(value) - r * value - c.lgamma()
 
     def entropy(self):
         c = self.concentration
@@ -108,7 +108,7 @@ class Dirichlet(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         c = self.concentration
-        return _C.xlogy(c - 1.0, value).sum(-1) + c.sum(-1).lgamma() - c.lgamma().sum(-1)
+        return (c - 1.0).xlogy(value).sum(-1) + c.sum(-1).lgamma() - c.lgamma().sum(-1)
 
     @property
     def mean(self):

@@ -76,7 +76,8 @@ class MultivariateNormal(Distribution):
 
     @lazy_property
     def precision_matrix(self):
-        return _C.cholesky_inverse(self._unbroadcasted_scale_tril).expand(
+        from .._linalg_lu import cholesky_inverse
+        return cholesky_inverse(self._unbroadcasted_scale_tril).expand(
             tuple(self._batch_shape) + tuple(self._event_shape) * 2)
 
     @property

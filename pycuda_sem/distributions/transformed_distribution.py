@@ -112,7 +112,4 @@ class TransformedDistribution(Distribution):
             value = transform(value)
         return value
 
-    def __repr__(self):
-        return "%s()" % self.__class__.__name__
-
 
