@@ -39,6 +39,11 @@ def _kw(x, generator, dtype=_C.float64):
     return kw
 
 
+def _plain(kw):
+    """kw without the generator, for tensors that are not draws."""
+    return {"dtype": kw["dtype"], "device": kw["device"]}
+
+
 def _too_many(fname):
     raise RuntimeError("%s: the rejection sampler did not accept every entry within %d rounds "
                        "(a NaN or infinite parameter?)" % (fname, _MAX_ROUNDS))
@@ -55,7 +60,7 @@ def _standard_gamma(input, generator=None):
     a = _C.where(small, alpha + 1, alpha)
     d = a - 1.0 / 3.0
     c = 1.0 / (9.0 * d).sqrt()
-    out = _C.zeros(shape, **kw)
+    out = _C.zeros(shape, **_plain(kw))
     pending = alpha > 0  # Gamma(0) is 0, as in torch
     for _ in range(_MAX_ROUNDS):
         if not bool(pending.any()):
@@ -79,7 +84,7 @@ def _standard_gamma(input, generator=None):
 
 def _poisson_small(lam, u, kw):
     """Inversion: the smallest k with P(X <= k) >= u, rates below 10 (at most 80 steps)."""
-    k = _C.zeros(tuple(lam.shape), **kw)
+    k = _C.zeros(tuple(lam.shape), **_plain(kw))
     p = (-lam).exp()
     cdf = p.clone()
     for i in range(1, 81):
@@ -100,7 +105,7 @@ def _poisson_ptrs(lam, shape, kw):
     a = -0.059 + 0.02483 * b
     invalpha = 1.1239 + 1.1328 / (b - 3.4)
     vr = 0.9277 - 3.6224 / (b - 2)
-    out = _C.zeros(shape, **kw)
+    out = _C.zeros(shape, **_plain(kw))
     pending = _C.ones(shape, dtype=_C.bool, device=lam.device)
     for _ in range(_MAX_ROUNDS):
         if not bool(pending.any()):
@@ -140,7 +145,7 @@ def _binomial_inversion(n, p, shape, kw):
     """Inversion for n * p < 10 (p <= 1/2): at most min(max n, 110) steps."""
     u = _C.rand(shape, **kw)
     q = 1 - p
-    k = _C.zeros(shape, **kw)
+    k = _C.zeros(shape, **_plain(kw))
     pk = (n * q.log()).exp()
     cdf = pk.clone()
     ratio = p / q
@@ -171,7 +176,7 @@ def _binomial_btrs(n, p, shape, kw):
     m = ((n + 1) * p).floor()
     logp, logq = p.log(), q.log()
     log_fm = _log_pmf_core(m, n, logp, logq)
-    out = _C.zeros(shape, **kw)
+    out = _C.zeros(shape, **_plain(kw))
     pending = _C.ones(shape, dtype=_C.bool, device=n.device)
     for _ in range(_MAX_ROUNDS):
         if not bool(pending.any()):
