@@ -2,29 +2,18 @@
 
 Draws come from torch._standard_gamma (Marsaglia-Tsang on whole tensors,
 pycuda_sem/_sampling_more.py); Beta and Dirichlet normalise Gammas, StudentT
-divides a normal by sqrt(Chi2 / df). rsample is differentiable in the rate
-(Gamma, Chi2 has none), in loc and scale (StudentT), but NOT in a
-concentration or df: torch differentiates those implicitly through the
-gamma CDF (_standard_gamma_grad), which pycuda_sem does not have, so rsample
-raises NotImplementedError when a concentration/df needs a gradient
-(sample() and rsample of constant concentrations work)."""
+divides a normal by sqrt(Chi2 / df). rsample is differentiable in every
+parameter: the Gamma draws carry the implicit reparameterisation gradient in
+the concentration (dx/da = -dCDF/da / pdf, _standard_gamma_grad), and the
+normalisation/division that follow are ordinary differentiable ops."""
 import math
 
 from .. import _C
 from .._dtype_info import finfo
 from .._sampling_more import _standard_gamma
-from ..autograd.grad_mode import is_grad_enabled
 from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all
-
-
-def _no_conc_grad(name, *params):
-    if is_grad_enabled() and any(p.requires_grad for p in params):
-        raise NotImplementedError(
-            "%s.rsample: the reparameterised gradient with respect to the concentration (torch's "
-            "implicit gamma-CDF derivative, _standard_gamma_grad) is not implemented in pycuda_sem; "
-            "detach the concentration or use sample()" % name)
 
 
 class Gamma(Distribution):
@@ -49,9 +38,8 @@ class Gamma(Distribution):
         return self.concentration / self.rate.pow(2)
 
     def rsample(self, sample_shape=()):
-        _no_conc_grad(type(self).__name__, self.concentration)
         shape = tuple(self._extended_shape(sample_shape))
-        g = _standard_gamma(self.concentration.detach().expand(shape))
+        g = _standard_gamma(self.concentration.expand(shape))
         value = g / self.rate.expand(shape)
         return value.clamp(min=finfo(value.dtype).tiny)  # as torch: never exactly 0
 
@@ -97,9 +85,8 @@ class Dirichlet(Distribution):
         super().__init__(concentration.shape[:-1], concentration.shape[-1:], validate_args)
 
     def rsample(self, sample_shape=()):
-        _no_conc_grad(type(self).__name__, self.concentration)
         shape = tuple(self._extended_shape(sample_shape))
-        g = _standard_gamma(self.concentration.detach().expand(shape))
+        g = _standard_gamma(self.concentration.expand(shape))
         fi = finfo(g.dtype)
         g = g.clamp(min=fi.tiny)
         return (g / g.sum(-1, keepdim=True)).clamp(min=fi.tiny, max=1 - fi.eps)
@@ -215,11 +202,10 @@ class StudentT(Distribution):
         return _C.where(df <= 1, _C.full_like(df, math.nan), m)
 
     def rsample(self, sample_shape=()):
-        _no_conc_grad(type(self).__name__ + " (df)", self.df)
         shape = tuple(self._extended_shape(sample_shape))
         x = _C.randn(shape, dtype=self.df.dtype, device=self.df.device)
         z = self._chi2.rsample(sample_shape)
-        y = x * (z / self.df.detach()).rsqrt()
+        y = x * (z / self.df).rsqrt()
         return self.loc + self.scale * y
 
     def log_prob(self, value):
