@@ -187,6 +187,31 @@ def test_relaxed_and_mixture(device):
         D.MixtureSameFamily(D.Categorical(probs=T(SIMPLEX)), D.Normal(T(mu[:, :3]), T(sd[:, :3])))
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_continuous_bernoulli(device):
+    p = np.array([0.1, 0.3, 0.4995, 0.8])
+    x = np.array([0.2, 0.7, 0.1, 0.95])
+    d = D.ContinuousBernoulli(T(p, device))
+    far = np.abs(p - 0.5) > 0.01  # the closed forms; torch's Taylor branch near 1/2 is compared with torch below
+    logc = np.log(2 * np.arctanh(1 - 2 * p) / (1 - 2 * p))
+    lp = x * np.log(p) + (1 - x) * np.log1p(-p) + logc
+    np.testing.assert_allclose(npy(d.log_prob(T(x, device)))[far], lp[far], rtol=1e-9)
+    mean = p / (2 * p - 1) + 1 / (2 * np.arctanh(1 - 2 * p))
+    np.testing.assert_allclose(npy(d.mean)[far], mean[far], rtol=1e-9)
+    cdf = (p ** x * (1 - p) ** (1 - x) + p - 1) / (2 * p - 1)
+    np.testing.assert_allclose(npy(d.cdf(T(x, device)))[far], cdf[far], rtol=1e-9)
+    np.testing.assert_allclose(npy(d.cdf(d.icdf(T(x, device)))), x, rtol=1e-9)
+    torch.manual_seed(6)
+    s = npy(d.sample((100000,)))
+    assert np.all((s >= 0) & (s <= 1))
+    assert np.all(np.abs(s.mean(0) - npy(d.mean)) < 5 * np.sqrt(npy(d.variance) / 100000))
+    if real_torch is not None:
+        r = real_torch.distributions.ContinuousBernoulli(real_torch.tensor(p))
+        np.testing.assert_allclose(npy(d.log_prob(T(x, device))), r.log_prob(real_torch.tensor(x)).numpy(), rtol=1e-12)
+        np.testing.assert_allclose(npy(d.entropy()), r.entropy().numpy(), rtol=1e-12)
+        np.testing.assert_allclose(npy(d.variance), r.variance.numpy(), rtol=1e-12)
+
+
 def _kl_pairs(device):
     P, Q = np.array([0.7, 1.6, 2.5]), np.array([1.2, 0.9, 3.0])
     L1, L2 = np.array([0.1, -0.5, 1.0]), np.array([0.4, 0.3, -0.2])

@@ -26,12 +26,14 @@ from .discrete import Binomial, Geometric, Multinomial, Poisson
 from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal
 from .relaxed import (ExpRelaxedCategorical, LogitRelaxedBernoulli, MixtureSameFamily,  # noqa: F401
                       RelaxedBernoulli, RelaxedOneHotCategorical)
+from .continuous_bernoulli import ContinuousBernoulli
 from .kl import kl_divergence, register_kl
 from . import kl_more as _kl_more  # noqa: F401 - registers the pairs of the classes above
 from . import kl  # noqa: F401
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy",
-           "Chi2", "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform", "Exponential",
+           "Chi2", "ComposeTransform", "ContinuousBernoulli",
+           "Dirichlet", "Distribution", "ExpTransform", "Exponential",
            "ExpRelaxedCategorical", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
            "Independent", "IndependentTransform", "Laplace", "LogNormal", "LogitRelaxedBernoulli",
            "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
@@ -43,7 +45,7 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
 
 def __getattr__(name):
     if name in ("VonMises", "Weibull", "Pareto", "Kumaraswamy", "FisherSnedecor", "NegativeBinomial",
-                "ContinuousBernoulli", "LKJCholesky", "Wishart", "InverseGamma", "GeneralizedPareto",
+                "LKJCholesky", "Wishart", "InverseGamma", "GeneralizedPareto",
                 "LogisticNormal", "ExponentialFamily", "CumulativeDistributionTransform",
                 "CorrCholeskyTransform", "StickBreakingTransform", "LowerCholeskyTransform",
                 "PositiveDefiniteTransform", "ReshapeTransform", "CatTransform", "StackTransform",
