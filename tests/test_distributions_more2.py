@@ -398,3 +398,18 @@ def test_utils():
     assert a.shape == b.shape == (2,) and b.dtype == torch.float64
     with pytest.raises(ValueError, match="Input arguments must all be instances of numbers.Number"):
         utils.broadcast_all("x", T([1.0]))
+
+
+def test_expand_of_composite_distributions():
+    """expand keeps shared parameters (a relaxed distribution's temperature) and expands children."""
+    p = T([0.2, 0.3, 0.5])
+    for d in (D.RelaxedOneHotCategorical(T(0.5), p), D.RelaxedBernoulli(T(0.5), T(0.3)), D.OneHotCategorical(p),
+              D.Multinomial(4, p), D.MixtureSameFamily(D.Categorical(p), D.Normal(T([0.0, 1, 2]), T([1.0, 1, 1]))),
+              D.Beta(T(1.0), T(2.0)), D.StudentT(T(3.0)), D.Gumbel(T(0.0), T(1.0)), D.Dirichlet(T([1.0, 2.0])),
+              D.MultivariateNormal(T([0.0, 1.0]), T(np.eye(2))), D.Independent(D.Normal(T([0.0, 1]), T([1.0, 2])), 1)):
+        e = d.expand((2,))
+        s = e.sample((4,))
+        assert e.batch_shape == (2,) and tuple(s.shape) == (4, 2) + tuple(d.event_shape), type(d).__name__
+        lp = npy(e.log_prob(s))
+        assert lp.shape == (4, 2) and np.all(np.isfinite(lp)), type(d).__name__
+        np.testing.assert_allclose(lp, npy(d.log_prob(s)), rtol=1e-12)  # same parameters, broadcast

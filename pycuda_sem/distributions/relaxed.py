@@ -24,6 +24,7 @@ class LogitRelaxedBernoulli(Distribution):
     """The logit of a RelaxedBernoulli draw: (logistic noise + logits) / temperature."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.real
+    _expand_skip = ("temperature",)  # a parameter shared by the whole batch
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         if (probs is None) == (logits is None):
@@ -94,6 +95,7 @@ class ExpRelaxedCategorical(Distribution):
     support = constraints.real_vector
     has_rsample = True
     _expand_children = ("_categorical",)
+    _expand_skip = ("temperature",)  # a parameter shared by the whole batch
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         self._categorical = Categorical(probs, logits)
