@@ -166,7 +166,8 @@ def test_relaxed_and_mixture(device):
         freq = np.bincount(arg[:, b].astype(int), minlength=4) / 30000
         assert np.all(np.abs(freq - SIMPLEX[b]) < 5 * np.sqrt(SIMPLEX[b] * (1 - SIMPLEX[b]) / 30000) + 1e-9)
     if real_torch is not None:
-        r = real_torch.distributions.RelaxedOneHotCategorical(real_torch.tensor(0.5, dtype=real_torch.float64), probs=real_torch.tensor(SIMPLEX))
+        r = real_torch.distributions.RelaxedOneHotCategorical(real_torch.tensor(0.5, dtype=real_torch.float64),
+                                                              probs=real_torch.tensor(SIMPLEX))
         v = SIMPLEX[::-1].copy()
         np.testing.assert_allclose(npy(rc.log_prob(T(v, device))), r.log_prob(real_torch.tensor(v)).numpy(), rtol=1e-9)
     mu = _rng.standard_normal((2, 4))
