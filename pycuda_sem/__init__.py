@@ -129,6 +129,7 @@ from ._math_signal import (  # noqa: E402,F401
     vander, scalar_tensor, stft, istft,
 )
 from ._sampling import bernoulli, multinomial, normal  # noqa: E402,F401
+from ._sampling_more import poisson, binomial, _standard_gamma  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from ._linalg_torch import (  # noqa: E402,F401
     det, inverse, slogdet, logdet, pinverse, matrix_power, cholesky, svd, qr,

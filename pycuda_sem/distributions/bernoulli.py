@@ -1,26 +1,42 @@
 """Bernoulli(probs= or logits=): 0/1 draws, log_prob by the stable BCE-with-logits form."""
 from .. import _C
-from .._dtype_info import finfo
 from ..nn import functional as F
-from .distribution import Distribution, broadcast_all
+from . import constraints
+from .distribution import Distribution
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 
 class Bernoulli(Distribution):
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.boolean
+    has_enumerate_support = True
+
     def __init__(self, probs=None, logits=None, validate_args=None):
         if (probs is None) == (logits is None):
             raise ValueError("Either `probs` or `logits` must be specified, but not both.")
         if probs is not None:
             (self.probs,) = broadcast_all(probs)
-            super().__init__(self.probs.shape, (), validate_args)
-            self._check(((self.probs >= 0) & (self.probs <= 1)).all(), "probs", "Interval(lower_bound=0.0, "
-                        "upper_bound=1.0)", self.probs)
-            eps = finfo(self.probs.dtype).eps
-            p = self.probs.clamp(eps, 1 - eps)
-            self.logits = p.log() - (-p).log1p()
+            shape = self.probs.shape
         else:
             (self.logits,) = broadcast_all(logits)
-            super().__init__(self.logits.shape, (), validate_args)
-            self.probs = self.logits.sigmoid()
+            shape = self.logits.shape
+        super().__init__(shape, (), validate_args)
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def _param(self):
+        return self.__dict__["probs"] if "probs" in self.__dict__ else self.__dict__["logits"]
+
+    @property
+    def param_shape(self):
+        return self._param.size()
 
     @property
     def mean(self):
@@ -28,7 +44,8 @@ class Bernoulli(Distribution):
 
     @property
     def mode(self):
-        return (self.probs > 0.5).to(self.probs.dtype)
+        mode = (self.probs >= 0.5).to(self.probs.dtype)
+        return mode.masked_fill(self.probs == 0.5, float("nan"))
 
     @property
     def variance(self):
@@ -40,8 +57,15 @@ class Bernoulli(Distribution):
         return (u < self.probs.expand(shape)).to(self.probs.dtype)
 
     def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
         return -F.binary_cross_entropy_with_logits(logits, value, reduction="none")
 
     def entropy(self):
         return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+
+    def enumerate_support(self, expand=True):
+        values = _C.arange(2, dtype=self._param.dtype, device=self._param.device)
+        values = values.reshape((-1,) + (1,) * len(self.batch_shape))
+        return values.expand((-1,) + tuple(self.batch_shape)) if expand else values

@@ -3,32 +3,45 @@ from .. import _C
 from .._dtype_info import finfo
 from .._math import broadcast_shapes
 from .._sampling import multinomial
+from . import constraints
 from .distribution import Distribution
+from .utils import lazy_property, logits_to_probs, probs_to_logits
 
 
 class Categorical(Distribution):
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
+    has_enumerate_support = True
+
     def __init__(self, probs=None, logits=None, validate_args=None):
         if (probs is None) == (logits is None):
             raise ValueError("Either `probs` or `logits` must be specified, but not both.")
         if probs is not None:
             if probs.dim() < 1:
                 raise ValueError("`probs` parameter must be at least one-dimensional.")
-            self._validate_args = self._validate_default if validate_args is None else bool(validate_args)
-            self._check(((probs >= 0).all()), "probs", "Simplex()", probs)
             self.probs = probs / probs.sum(-1, keepdim=True)
-            eps = finfo(self.probs.dtype).eps
-            self.logits = self.probs.clamp(eps, 1 - eps).log()
         else:
             if logits.dim() < 1:
                 raise ValueError("`logits` parameter must be at least one-dimensional.")
-            self.logits = logits - logits.logsumexp(-1, keepdim=True)
-            self.probs = self.logits.softmax(-1)
-        self._num_events = self.probs.size(-1)
-        super().__init__(self.probs.shape[:-1], (), validate_args)
+            self.logits = logits - logits.logsumexp(dim=-1, keepdim=True)
+        self._param = self.probs if probs is not None else self.logits
+        self._num_events = self._param.size(-1)
+        super().__init__(self._param.shape[:-1], (), validate_args)
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits)
+
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
+    def support(self):
+        return constraints.integer_interval(0, self._num_events - 1)
 
     @property
     def param_shape(self):
-        return self.probs.shape
+        return self._param.size()
 
     @property
     def mean(self):
@@ -44,11 +57,13 @@ class Categorical(Distribution):
         return self.mean
 
     def enumerate_support(self, expand=True):
-        values = _C.arange(self._num_events, device=self.probs.device)
+        values = _C.arange(self._num_events, device=self._param.device)
         values = values.reshape((-1,) + (1,) * len(self.batch_shape))
         return values.expand((-1,) + tuple(self.batch_shape)) if expand else values
 
     def _sample(self, sample_shape=()):
+        if not isinstance(sample_shape, (tuple, list, _C.Size)):
+            sample_shape = (sample_shape,)
         n = 1
         for s in sample_shape:
             n *= s
@@ -57,6 +72,8 @@ class Categorical(Distribution):
         return draws.t().reshape(tuple(sample_shape) + tuple(self.batch_shape))
 
     def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
         value = value.long()
         shape = broadcast_shapes(tuple(value.shape), tuple(self.batch_shape))
         logits = self.logits.expand(tuple(shape) + (self._num_events,))
@@ -69,10 +86,21 @@ class Categorical(Distribution):
 
 class OneHotCategorical(Distribution):
     """Draws as one-hot vectors of the last dim's size."""
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    support = constraints.one_hot
+    has_enumerate_support = True
+    _expand_children = ("_categorical",)
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         self._categorical = Categorical(probs, logits, validate_args)
         super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:], validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = type(self).__new__(type(self))
+        new._categorical = self._categorical.expand(batch_shape)
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
 
     @property
     def probs(self):
@@ -83,8 +111,19 @@ class OneHotCategorical(Distribution):
         return self._categorical.logits
 
     @property
+    def param_shape(self):
+        return self._categorical.param_shape
+
+    @property
     def mean(self):
         return self.probs
+
+    @property
+    def mode(self):
+        probs = self._categorical.probs
+        mode = probs.argmax(-1)
+        return _C.zeros(tuple(probs.shape), dtype=probs.dtype, device=probs.device).scatter(
+            -1, mode.unsqueeze(-1), 1.0)
 
     @property
     def variance(self):
@@ -97,7 +136,15 @@ class OneHotCategorical(Distribution):
             .scatter(-1, idx.unsqueeze(-1), 1.0)
 
     def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
         return self._categorical.log_prob(value.argmax(-1))
 
     def entropy(self):
         return self._categorical.entropy()
+
+    def enumerate_support(self, expand=True):
+        n = self.event_shape[0]
+        values = _C.eye(n, dtype=self._categorical._param.dtype, device=self._categorical._param.device)
+        values = values.reshape((n,) + (1,) * len(self.batch_shape) + (n,))
+        return values.expand((n,) + tuple(self.batch_shape) + (n,)) if expand else values

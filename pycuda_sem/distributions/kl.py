@@ -13,6 +13,12 @@ _KL = {}
 
 def register_kl(type_p, type_q):
     """Decorator: fn(p, q) computes KL(p || q) for these two types."""
+    from .distribution import Distribution
+    if not (isinstance(type_p, type) and issubclass(type_p, Distribution)):
+        raise TypeError("Expected type_p to be a Distribution subclass but got {}".format(type_p))
+    if not (isinstance(type_q, type) and issubclass(type_q, Distribution)):
+        raise TypeError("Expected type_q to be a Distribution subclass but got {}".format(type_q))
+
     def deco(fn):
         _KL[(type_p, type_q)] = fn
         return fn
@@ -20,10 +26,17 @@ def register_kl(type_p, type_q):
 
 
 def kl_divergence(p, q):
-    """KL(p || q), batched over the distributions' batch shape."""
+    """KL(p || q), batched over the distributions' batch shape; the most
+    specific registered pair (by the types' method resolution orders) wins."""
+    mro_p, mro_q = type(p).__mro__, type(q).__mro__
+    best = None
     for (tp, tq), fn in _KL.items():
-        if isinstance(p, tp) and isinstance(q, tq):
-            return fn(p, q)
+        if tp in mro_p and tq in mro_q:
+            key = (mro_p.index(tp), mro_q.index(tq))
+            if best is None or key < best[0]:
+                best = (key, fn)
+    if best is not None:
+        return best[1](p, q)
     raise NotImplementedError("No KL(p || q) is implemented for p type %s and q type %s"
                               % (type(p).__name__, type(q).__name__))
 

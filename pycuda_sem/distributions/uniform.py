@@ -1,19 +1,36 @@
 """Uniform(low, high): draws low + (high - low) * u, reparameterised."""
 from .. import _C
-from .distribution import Distribution, broadcast_all
+from . import constraints
+from .distribution import Distribution
+from .utils import broadcast_all
 
 
 class Uniform(Distribution):
+    arg_constraints = {"low": constraints.dependent(is_discrete=False, event_dim=0),
+                       "high": constraints.dependent(is_discrete=False, event_dim=0)}
     has_rsample = True
 
     def __init__(self, low, high, validate_args=None):
         self.low, self.high = broadcast_all(low, high)
         super().__init__(self.low.shape, (), validate_args)
-        self._check((self.low < self.high).all(), "low", "LessThan(upper_bound=high)", self.low)
+        if self._validate_args and not bool(self.low.lt(self.high).all()):
+            raise ValueError("Uniform is not defined when low>= high")
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        return constraints.interval(self.low, self.high)
 
     @property
     def mean(self):
         return (self.high + self.low) / 2
+
+    @property
+    def mode(self):
+        return self.high * float("nan")
+
+    @property
+    def stddev(self):
+        return (self.high - self.low) / 12 ** 0.5
 
     @property
     def variance(self):
@@ -25,13 +42,18 @@ class Uniform(Distribution):
         return self.low + u * (self.high - self.low)
 
     def log_prob(self, value):
-        inside = ((value >= self.low) & (value < self.high)).to(self.low.dtype)
-        return inside.log() - (self.high - self.low).log()
+        if self._validate_args:
+            self._validate_sample(value)
+        lb = self.low.le(value).to(self.low.dtype)
+        ub = self.high.gt(value).to(self.low.dtype)
+        return (lb * ub).log() - (self.high - self.low).log()
 
     def entropy(self):
         return (self.high - self.low).log()
 
     def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
         return ((value - self.low) / (self.high - self.low)).clamp(0, 1)
 
     def icdf(self, value):
