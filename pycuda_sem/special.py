@@ -4,14 +4,22 @@ Most are the same ops under torch.special's names (erf, expit = sigmoid,
 logsumexp, softmax, ...); ndtr, ndtri, log_ndtr, entr and xlog1py are
 composed here from erf/erfc/erfinv and the elementwise kernels. gammaln,
 digamma (psi) and polygamma of orders 0 and 1 use the lgamma, digamma and
-trigamma kernels, multigammaln sums lgamma. The incomplete gamma, zeta and
-Bessel families (gammainc, zeta, i0, ...) have no kernel here yet: calling
-one raises NotImplementedError naming it.
+trigamma kernels, higher orders the Hurwitz zeta; multigammaln sums lgamma.
+The incomplete gamma and zeta functions are in _special_gamma.py, the Bessel
+and Airy functions in _special_bessel.py, the orthogonal polynomials in
+_special_poly.py (all compositions of elementwise ops). erfcx has no
+implementation yet: calling it raises NotImplementedError.
 """
 import math
 
 from . import _C
 from ._math_elementwise import logit, sinc, xlogy, _float_of, _t
+from ._math_more import i0
+from ._special_bessel import (airy_ai, bessel_j0, bessel_j1, bessel_y0, bessel_y1, i0e, i1, i1e,  # noqa: F401
+                              modified_bessel_i0, modified_bessel_i1, modified_bessel_k0, modified_bessel_k1,
+                              scaled_modified_bessel_k0, scaled_modified_bessel_k1, spherical_bessel_j0)
+from ._special_gamma import (gammainc, gammaincc, igamma, igamma_, igammac, igammac_,  # noqa: F401
+                             polygamma_zeta as _polygamma_zeta, zeta)
 
 erf = _C.erf
 erfc = _C.erfc
@@ -28,9 +36,10 @@ psi = _C.digamma
 
 
 def polygamma(n, input, *, out=None):
-    """The n-th derivative of digamma: n = 0 (digamma) and n = 1 (trigamma);
-    higher orders raise NotImplementedError. (Tensor.polygamma(n) reaches
-    this with the tensor first.)"""
+    """The n-th derivative of digamma: n = 0 (digamma) and n = 1 (trigamma)
+    by their kernels, higher orders as (-1)^(n+1) n! zeta(n + 1, x) (in
+    float64, cast back). (Tensor.polygamma(n) reaches this with the tensor
+    first.)"""
     if isinstance(n, _C.Tensor) and not isinstance(input, _C.Tensor):
         n, input = input, n
     if isinstance(n, bool) or not isinstance(n, int):
@@ -43,8 +52,7 @@ def polygamma(n, input, *, out=None):
     elif n == 1:
         r = _C._trigamma(_float_of(x))
     else:
-        raise NotImplementedError("polygamma of order %d is not implemented in pycuda_sem (orders 0 "
-                                  "and 1 are)" % n)
+        r = _polygamma_zeta(n, _float_of(x))
     return r if out is None else out.copy_(r)
 
 
@@ -134,19 +142,19 @@ def xlog1py(input, other, *, out=None):
 
 def _missing(name):
     def fn(*args, **kwargs):
-        raise NotImplementedError("torch.special.%s is not implemented in pycuda_sem (no kernel for "
-                                  "the incomplete gamma, zeta and Bessel families yet)" % name)
+        raise NotImplementedError("torch.special.%s is not implemented in pycuda_sem (no "
+                                  "implementation of the scaled complementary error function yet)" % name)
     fn.__name__ = name
     fn.__doc__ = "Not implemented: raises NotImplementedError."
     return fn
 
 
-for _name in ("gammainc", "gammaincc", "i0", "i0e", "i1", "i1e", "zeta", "erfcx", "bessel_j0", "bessel_j1",
-              "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
-              "spherical_bessel_j0", "airy_ai"):
-    globals()[_name] = _missing(_name)
-del _name
+erfcx = _missing("erfcx")
 
 __all__ = ["erf", "erfc", "erfinv", "exp2", "expm1", "log1p", "expit", "round", "logsumexp",
            "softmax", "log_softmax", "logit", "sinc", "xlogy", "ndtr", "ndtri", "log_ndtr", "entr",
-           "xlog1py", "gammaln", "digamma", "psi", "polygamma", "multigammaln"]
+           "xlog1py", "gammaln", "digamma", "psi", "polygamma", "multigammaln", "erfcx",
+           "gammainc", "gammaincc", "zeta", "i0", "i0e", "i1", "i1e", "modified_bessel_i0",
+           "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+           "scaled_modified_bessel_k1", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
+           "spherical_bessel_j0", "airy_ai"]
