@@ -18,6 +18,11 @@ from ._math_more import i0
 from ._special_bessel import (airy_ai, bessel_j0, bessel_j1, bessel_y0, bessel_y1, i0e, i1, i1e,  # noqa: F401
                               modified_bessel_i0, modified_bessel_i1, modified_bessel_k0, modified_bessel_k1,
                               scaled_modified_bessel_k0, scaled_modified_bessel_k1, spherical_bessel_j0)
+from ._special_poly import (chebyshev_polynomial_t, chebyshev_polynomial_u, chebyshev_polynomial_v,  # noqa: F401
+                            chebyshev_polynomial_w, hermite_polynomial_h, hermite_polynomial_he,
+                            laguerre_polynomial_l, legendre_polynomial_p, shifted_chebyshev_polynomial_t,
+                            shifted_chebyshev_polynomial_u, shifted_chebyshev_polynomial_v,
+                            shifted_chebyshev_polynomial_w)
 from ._special_gamma import (gammainc, gammaincc, igamma, igamma_, igammac, igammac_,  # noqa: F401
                              polygamma_zeta as _polygamma_zeta, zeta)
 
@@ -157,4 +162,7 @@ __all__ = ["erf", "erfc", "erfinv", "exp2", "expm1", "log1p", "expit", "round", 
            "gammainc", "gammaincc", "zeta", "i0", "i0e", "i1", "i1e", "modified_bessel_i0",
            "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
            "scaled_modified_bessel_k1", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
-           "spherical_bessel_j0", "airy_ai"]
+           "spherical_bessel_j0", "airy_ai", "chebyshev_polynomial_t", "chebyshev_polynomial_u",
+           "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+           "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w",
+           "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p"]
