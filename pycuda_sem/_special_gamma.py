@@ -113,6 +113,7 @@ def _upper_fraction(a, x):
     c = b * 0 + 1 / _TINY
     d = 1 / b
     h = d
+    done = b != b  # all False
     for i in range(1, _MAX_TERMS + 1):
         an = -i * (i - a)
         b = b + 2
@@ -122,8 +123,11 @@ def _upper_fraction(a, x):
         c = _C.where(c.abs() < _TINY, _full(c, _TINY), c)
         d = 1 / d
         delta = d * c
-        h = h * delta
-        if i % _CHECK_EVERY == 0 and _all_done((delta - 1).abs() > _EPS):
+        # an element stays put once converged: for integer a the fraction
+        # ends (an = 0 at i = a), and going on past that would restart it
+        h = _C.where(done, h, h * delta)
+        done = done | ((delta - 1).abs() <= _EPS)
+        if i % _CHECK_EVERY == 0 and bool(done.all()):
             break
     else:
         _too_large()
