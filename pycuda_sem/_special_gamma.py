@@ -145,8 +145,11 @@ def _igamma_pq(a, x):
     use_series = regular & (x < a + 1)
     use_cf = regular & ~use_series
     one = _full(a, 1.0)
-    p_series = _lower_series(_C.where(use_series, a, one), _C.where(use_series, x, _full(x, 0.5)))
-    q_cf = _upper_fraction(_C.where(use_cf, a, one), _C.where(use_cf, x, _full(x, 3.0)))
+    # each loop only where some element takes it (the filler converges at once)
+    p_series = (_lower_series(_C.where(use_series, a, one), _C.where(use_series, x, _full(x, 0.5)))
+                if bool(use_series.any()) else a * 0)
+    q_cf = (_upper_fraction(_C.where(use_cf, a, one), _C.where(use_cf, x, _full(x, 3.0)))
+            if bool(use_cf.any()) else a * 0)
     p = _C.where(use_series, p_series, 1 - q_cf)
     q = _C.where(use_series, 1 - p_series, q_cf)
     zero, nanv = _full(a, 0.0), _full(a, math.nan)

@@ -7,8 +7,7 @@ digamma (psi) and polygamma of orders 0 and 1 use the lgamma, digamma and
 trigamma kernels, higher orders the Hurwitz zeta; multigammaln sums lgamma.
 The incomplete gamma and zeta functions are in _special_gamma.py, the Bessel
 and Airy functions in _special_bessel.py, the orthogonal polynomials in
-_special_poly.py (all compositions of elementwise ops). erfcx has no
-implementation yet: calling it raises NotImplementedError.
+_special_poly.py (all compositions of elementwise ops); erfcx is below.
 """
 import math
 
@@ -145,16 +144,46 @@ def xlog1py(input, other, *, out=None):
     return r if out is None else out.copy_(r)
 
 
-def _missing(name):
-    def fn(*args, **kwargs):
-        raise NotImplementedError("torch.special.%s is not implemented in pycuda_sem (no "
-                                  "implementation of the scaled complementary error function yet)" % name)
-    fn.__name__ = name
-    fn.__doc__ = "Not implemented: raises NotImplementedError."
-    return fn
+_SPLIT = 134217729.0  # 2^27 + 1: Veltkamp's split of a float64 into two 26-bit halves
+_INV_SQRT_PI = 1 / math.sqrt(math.pi)
 
 
-erfcx = _missing("erfcx")
+def _exp_square(x):
+    """exp(x^2) without the rounding error of x^2 (which exp would scale by
+    x^2): x = hi + lo with hi^2 exact, exp(hi^2) exp(2 hi lo + lo^2)."""
+    c = _SPLIT * x
+    hi = c - (c - x)
+    lo = x - hi
+    return (hi * hi).exp() * (lo * (2 * hi + lo)).exp()
+
+
+def erfcx(input, *, out=None):
+    """The scaled complementary error function exp(x^2) erfc(x), in float64
+    and cast back: exp(x^2) erfc(x) (x^2 split so that exp sees it exactly)
+    up to 12, the asymptotic series 1 / (x sqrt(pi)) sum (-1)^k (2k-1)!! /
+    (2x^2)^k (12 terms, 1e-17 there) beyond, and 2 exp(x^2) - erfcx(-x) below
+    0 (inf below about -26.6, where exp(x^2) overflows, as torch's)."""
+    x0 = _float_of(_t("erfcx", input))
+    x = x0.double()
+    a = x.abs()
+    near = a <= 12
+    an = _C.where(near, a, _C.full((), 1.0, dtype=x.dtype, device=x.device))
+    af = _C.where(near, _C.full((), 13.0, dtype=x.dtype, device=x.device), a)
+    r_near = _exp_square(an) * an.erfc()
+    z = 1 / (2 * af * af)
+    series = x * 0 + 1
+    term = x * 0 + 1
+    for k in range(1, 13):
+        term = -term * (2 * k - 1) * z
+        series = series + term
+    r_far = series * _INV_SQRT_PI / af
+    pos = _C.where(near, r_near, r_far)  # erfcx(|x|), 0 at +inf
+    pos = _C.where(a == math.inf, _C.zeros((), dtype=x.dtype, device=x.device), pos)
+    neg = 2 * _exp_square(_C.where(x < 0, x, _C.zeros((), dtype=x.dtype, device=x.device))) - pos
+    neg = _C.where(x == -math.inf, _C.full((), math.inf, dtype=x.dtype, device=x.device), neg)
+    r = _C.where(x < 0, neg, pos)
+    r = _C.where(x.isnan(), x, r).to(x0.dtype)
+    return r if out is None else out.copy_(r)
 
 __all__ = ["erf", "erfc", "erfinv", "exp2", "expm1", "log1p", "expit", "round", "logsumexp",
            "softmax", "log_softmax", "logit", "sinc", "xlogy", "ndtr", "ndtri", "log_ndtr", "entr",

@@ -1,6 +1,6 @@
 """pycuda_sem.special against float64 references (math.erf/erfc and the
 normal distribution's definitions) and against torch.special where torch
-imports; erfcx (not written yet) raises NotImplementedError. Also
+imports. Also
 set_num_threads and friends, and cuda.is_bf16_supported."""
 import math
 
@@ -59,13 +59,13 @@ def test_aliases_entr_and_xlog1py(device):
     np.testing.assert_allclose(npy(torch.special.softmax(x[:4], 0)), npy(torch.softmax(x[:4], 0)))
 
 
-def test_functions_without_a_kernel_say_so():
-    for name in ("erfcx",):
-        with pytest.raises(NotImplementedError, match="special.%s" % name):
-            getattr(torch.special, name)(torch.ones(2))
+def test_special_i0_and_erfcx_are_wired():
     assert torch.special.i0 is torch.i0  # special.i0 is torch.i0 (Cephes' series, _math_more.py)
     np.testing.assert_allclose(npy(torch.special.i0(torch.tensor([0.5, -3.0], dtype=torch.float64))),
                                np.i0([0.5, -3.0]), rtol=1e-14)
+    x = np.array([-3.0, 0.0, 0.5, 4.0])
+    np.testing.assert_allclose(npy(torch.special.erfcx(torch.tensor(x, dtype=torch.float64))),
+                               np.exp(x * x) * _erfc(x), rtol=1e-14)
 
 
 def test_thread_counts_are_kept_and_checked():

@@ -398,6 +398,38 @@ def test_orthogonal_polynomials(device):
                                        err_msg=name)
 
 
+def _erfcx_ref(v):
+    """exp(v^2) erfc(v): erfc from math (relative accuracy) and exp of the
+    exact square through a two-term split; past 20 the continued fraction
+    1 / sqrt(pi) / (v + 1/2 / (v + 1 / (v + 3/2 / ...)))."""
+    if v < 20:
+        hi = float(np.float32(v))
+        lo = v - hi
+        return math.exp(hi * hi) * math.exp(lo * (2 * hi + lo)) * math.erfc(v)
+    f = v
+    for k in range(200, 0, -1):
+        f = v + (k / 2) / f
+    return 1 / math.sqrt(math.pi) / f
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_erfcx(device):
+    x = np.concatenate([np.linspace(-20, 11.9, 60), [0.0, 1e-8, 12.0, 12.5, 30.0, 1e4]])
+    want = [_erfcx_ref(v) for v in x]
+    got = npy(torch.special.erfcx(T(x, device)))
+    np.testing.assert_allclose(got, want, rtol=3e-14)
+    e = npy(torch.special.erfcx(T([math.inf, -math.inf, math.nan, -30.0], device)))
+    assert e[0] == 0.0 and e[1] == math.inf and np.isnan(e[2]) and e[3] == math.inf
+    x32 = np.arange(-9.0, 12.0, 0.5)  # exact in float32; float32 overflows below about -9.4
+    np.testing.assert_allclose(npy(torch.special.erfcx(T(x32, device, torch.float32))),
+                               [_erfcx_ref(v) for v in x32], rtol=2e-6)
+    if device == "cpu":
+        xt = torch.tensor([-2.0, 0.3, 5.0, 20.0], dtype=torch.float64, requires_grad=True)
+        assert torch.autograd.gradcheck(torch.special.erfcx, (xt,))
+    if real_torch is not None:
+        np.testing.assert_allclose(got, real_torch.special.erfcx(real_torch.tensor(x)).numpy(), rtol=1e-13)
+
+
 def test_public_names_match_torch_special():
     names = ["gammainc", "gammaincc", "zeta", "i0", "i0e", "i1", "i1e", "bessel_j0", "bessel_j1", "bessel_y0",
              "bessel_y1", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
