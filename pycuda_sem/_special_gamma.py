@@ -13,8 +13,8 @@ terms) and never runs past _MAX_TERMS. Both need about 9 sqrt(a) terms where
 x is near a, so a above _A_MAX with |x - a| < 40 sqrt(a) (where the answer is
 neither 0 nor 1 to double precision) raises NotImplementedError: torch uses
 Temme's uniform asymptotic expansion there, which is not written here.
-Where P is near 1 in the series region (a and x both tiny), Q = 1 - P is
-accurate in absolute, not relative, terms.
+For x <= 1.1 and small a, where Q = 1 - P would cancel, Q has its own series
+(Cephes' igamc_series, with lgamma(1 + a) from its Taylor series in zeta(k)).
 
 zeta(x, q) is Cephes' Euler-Maclaurin summation: q^-x + ... + (q + m)^-x
 directly (m >= 9 and q + m > 9), then the tail integral and twelve
@@ -134,6 +134,47 @@ def _upper_fraction(a, x):
     return (_log_prefactor(a, x).exp() * h).clamp(min=0.0, max=1.0)
 
 
+_ZETA_INT = []  # zeta(2), ..., zeta(42) as Python floats, made on first use
+
+
+def _zeta_ints():
+    """zeta(k), k = 2..42: 1000 terms summed exactly (fsum) plus the
+    Euler-Maclaurin tail, to within an ulp."""
+    if not _ZETA_INT:
+        n = 1000.0
+        for k in range(2, 43):
+            tail = n ** (1 - k) / (k - 1) - 0.5 * n ** -k + k * n ** (-k - 1) / 12 \
+                - k * (k + 1) * (k + 2) * n ** (-k - 3) / 720
+            _ZETA_INT.append(math.fsum([i ** -float(k) for i in range(1, 1001)] + [tail]))
+    return _ZETA_INT
+
+
+def _lgamma1p(a):
+    """lgamma(1 + a) for 0 <= a <= 1.5 without the rounding of 1 + a:
+    Taylor's series -gamma a + sum (-1)^k zeta(k) a^k / k on |a| <= 0.5,
+    log(a) + lgamma1p(a - 1) on (0.5, 1.5] (the same series at a - 1)."""
+    shift = a > 0.5
+    t = _C.where(shift, a - 1, a)
+    zk = _zeta_ints()
+    r = t * 0
+    for k in range(42, 1, -1):  # Horner on sum_{k>=2} (-1)^k zeta(k)/k t^(k-2)
+        r = r * t + (zk[k - 2] / k) * (1 if k % 2 == 0 else -1)
+    r = t * (t * r - 0.5772156649015329)
+    return _C.where(shift, r + _C.where(shift, a, _full(a, 1.0)).log(), r)
+
+
+def _upper_series_small_x(a, x):
+    """Q(a, x) for x <= 1.1 and small a, where 1 - P would cancel (Cephes'
+    igamc_series): -expm1(a log x - lgamma(1 + a)) - x^a / Gamma(a) sum_{n>=1}
+    (-x)^n / (n! (a + n)); 40 terms reach 1e-17 at x = 1.1."""
+    fac, total = x * 0 + 1, x * 0
+    for n in range(1, 41):
+        fac = fac * -x / n
+        total = total + fac / (a + n)
+    logx = x.log()
+    return -(a * logx - _lgamma1p(a)).expm1() - (a * logx - a.lgamma()).exp() * total
+
+
 def _igamma_pq(a, x):
     """(P, Q) for float64 a, x of one shape, with torch's values at the edges."""
     nan = (a < 0) | (x < 0) | a.isnan() | x.isnan() | ((a == 0) & (x == 0)) | (a.isinf() & x.isinf())
@@ -152,6 +193,12 @@ def _igamma_pq(a, x):
             if bool(use_cf.any()) else a * 0)
     p = _C.where(use_series, p_series, 1 - q_cf)
     q = _C.where(use_series, 1 - p_series, q_cf)
+    # small x and a: Q directly (1 - P would keep only its absolute accuracy)
+    small = regular & (x <= 1.1) & _C.where(x <= 0.5, a * x.log() >= -0.4, a <= 1.1 * x) & (a <= 1.5)
+    if bool(small.any()):
+        q_small = _upper_series_small_x(_C.where(small, a, _full(a, 0.5)), _C.where(small, x, _full(x, 0.5)))
+        p = _C.where(small, 1 - q_small, p)
+        q = _C.where(small, q_small, q)
     zero, nanv = _full(a, 0.0), _full(a, math.nan)
     p = _C.where(p_one, one, _C.where(p_zero, zero, p))
     q = _C.where(p_one, zero, _C.where(p_zero, one, q))
