@@ -231,7 +231,7 @@ def test_incomplete_gamma_against_references(device):
     # x <= 1.1 with small a, where Q has its own series: a = 1/2 and a = 1 (Q = exp(-x))
     xs = np.linspace(0.46, 1.1, 9)
     np.testing.assert_allclose(npy(s.gammaincc(T(np.full(9, 0.5), device), T(xs, device))),
-                               [math.erfc(math.sqrt(v)) for v in xs], rtol=1e-14)
+                               [math.erfc(math.sqrt(v)) for v in xs], rtol=3e-14)
     xs = np.linspace(0.92, 1.1, 5)
     np.testing.assert_allclose(npy(s.gammaincc(T(np.ones(5), device), T(xs, device))), np.exp(-xs), rtol=1e-14)
     # general a, x < a + 1: the series in Python
