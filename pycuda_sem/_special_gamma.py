@@ -43,13 +43,18 @@ def _full(x, v):
     return _C.full((), v, dtype=x.dtype, device=x.device)
 
 
-def _pair(name, a, b, names=("input", "other")):
-    """Both operands as float64 tensors of one shape, plus the result dtype."""
+def _check(name, a, b, names=("input", "other")):
+    """TypeError unless both are tensors or real numbers, one at least a tensor."""
     if not isinstance(a, _C.Tensor) and not isinstance(b, _C.Tensor):
         raise TypeError("%s(): argument '%s' must be Tensor, not %s" % (name, names[0], type(a).__name__))
     for v, what in ((a, names[0]), (b, names[1])):
         if not isinstance(v, (_C.Tensor, int, float)) or isinstance(v, bool):
             raise TypeError("%s(): argument '%s' must be Tensor, not %s" % (name, what, type(v).__name__))
+
+
+def _pair(name, a, b, names=("input", "other")):
+    """Both operands as float64 tensors of one shape, plus the result dtype."""
+    _check(name, a, b, names)
     dtype = result_type(a, b)
     dev = a.device if isinstance(a, _C.Tensor) else b.device
     a = a if isinstance(a, _C.Tensor) else _C.tensor(float(a), dtype=_C.float64, device=dev)
@@ -230,7 +235,7 @@ class _IGamma(Function):
 
 def _as_tensors(name, a, b):
     """(a, b, result dtype), numbers made 0-dim tensors beside the other operand."""
-    _pair(name, a, b)  # type checks
+    _check(name, a, b)
     dtype = result_type(a, b)
     dev = a.device if isinstance(a, _C.Tensor) else b.device
     ft = dtype if dtype.is_floating_point else _C.float64
