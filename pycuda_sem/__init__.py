@@ -137,7 +137,7 @@ from ._linalg_torch import (  # noqa: E402,F401
     lstsq, solve, eig, symeig, matrix_rank,
 )
 from . import special  # noqa: E402,F401
-from .special import polygamma, mvlgamma  # noqa: E402,F401
+from .special import polygamma, mvlgamma, igamma, igammac  # noqa: E402,F401
 # ---- more compositions: elementwise (_math_more.py), linear-algebra glue (_math_linear.py),
 # scatters (_scatter_more.py), tensor utilities and factories (_tensor_more.py) ----------
 from ._math_more import (  # noqa: E402,F401

@@ -4,14 +4,26 @@ Most are the same ops under torch.special's names (erf, expit = sigmoid,
 logsumexp, softmax, ...); ndtr, ndtri, log_ndtr, entr and xlog1py are
 composed here from erf/erfc/erfinv and the elementwise kernels. gammaln,
 digamma (psi) and polygamma of orders 0 and 1 use the lgamma, digamma and
-trigamma kernels, multigammaln sums lgamma. The incomplete gamma, zeta and
-Bessel families (gammainc, zeta, i0, ...) have no kernel here yet: calling
-one raises NotImplementedError naming it.
+trigamma kernels, higher orders the Hurwitz zeta; multigammaln sums lgamma.
+The incomplete gamma and zeta functions are in _special_gamma.py, the Bessel
+and Airy functions in _special_bessel.py, the orthogonal polynomials in
+_special_poly.py (all compositions of elementwise ops); erfcx is below.
 """
 import math
 
 from . import _C
 from ._math_elementwise import logit, sinc, xlogy, _float_of, _t
+from ._math_more import i0
+from ._special_bessel import (airy_ai, bessel_j0, bessel_j1, bessel_y0, bessel_y1, i0e, i1, i1e,  # noqa: F401
+                              modified_bessel_i0, modified_bessel_i1, modified_bessel_k0, modified_bessel_k1,
+                              scaled_modified_bessel_k0, scaled_modified_bessel_k1, spherical_bessel_j0)
+from ._special_poly import (chebyshev_polynomial_t, chebyshev_polynomial_u, chebyshev_polynomial_v,  # noqa: F401
+                            chebyshev_polynomial_w, hermite_polynomial_h, hermite_polynomial_he,
+                            laguerre_polynomial_l, legendre_polynomial_p, shifted_chebyshev_polynomial_t,
+                            shifted_chebyshev_polynomial_u, shifted_chebyshev_polynomial_v,
+                            shifted_chebyshev_polynomial_w)
+from ._special_gamma import (gammainc, gammaincc, igamma, igamma_, igammac, igammac_,  # noqa: F401
+                             polygamma_zeta as _polygamma_zeta, zeta)
 
 erf = _C.erf
 erfc = _C.erfc
@@ -28,9 +40,10 @@ psi = _C.digamma
 
 
 def polygamma(n, input, *, out=None):
-    """The n-th derivative of digamma: n = 0 (digamma) and n = 1 (trigamma);
-    higher orders raise NotImplementedError. (Tensor.polygamma(n) reaches
-    this with the tensor first.)"""
+    """The n-th derivative of digamma: n = 0 (digamma) and n = 1 (trigamma)
+    by their kernels, higher orders as (-1)^(n+1) n! zeta(n + 1, x) (in
+    float64, cast back). (Tensor.polygamma(n) reaches this with the tensor
+    first.)"""
     if isinstance(n, _C.Tensor) and not isinstance(input, _C.Tensor):
         n, input = input, n
     if isinstance(n, bool) or not isinstance(n, int):
@@ -43,8 +56,7 @@ def polygamma(n, input, *, out=None):
     elif n == 1:
         r = _C._trigamma(_float_of(x))
     else:
-        raise NotImplementedError("polygamma of order %d is not implemented in pycuda_sem (orders 0 "
-                                  "and 1 are)" % n)
+        r = _polygamma_zeta(n, _float_of(x))
     return r if out is None else out.copy_(r)
 
 
@@ -132,21 +144,54 @@ def xlog1py(input, other, *, out=None):
     return r if out is None else out.copy_(r)
 
 
-def _missing(name):
-    def fn(*args, **kwargs):
-        raise NotImplementedError("torch.special.%s is not implemented in pycuda_sem (no kernel for "
-                                  "the incomplete gamma, zeta and Bessel families yet)" % name)
-    fn.__name__ = name
-    fn.__doc__ = "Not implemented: raises NotImplementedError."
-    return fn
+_SPLIT = 134217729.0  # 2^27 + 1: Veltkamp's split of a float64 into two 26-bit halves
+_INV_SQRT_PI = 1 / math.sqrt(math.pi)
 
 
-for _name in ("gammainc", "gammaincc", "i0", "i0e", "i1", "i1e", "zeta", "erfcx", "bessel_j0", "bessel_j1",
-              "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
-              "spherical_bessel_j0", "airy_ai"):
-    globals()[_name] = _missing(_name)
-del _name
+def _exp_square(x):
+    """exp(x^2) without the rounding error of x^2 (which exp would scale by
+    x^2): x = hi + lo with hi^2 exact, exp(hi^2) exp(2 hi lo + lo^2)."""
+    c = _SPLIT * x
+    hi = c - (c - x)
+    lo = x - hi
+    return (hi * hi).exp() * (lo * (2 * hi + lo)).exp()
+
+
+def erfcx(input, *, out=None):
+    """The scaled complementary error function exp(x^2) erfc(x), in float64
+    and cast back: exp(x^2) erfc(x) (x^2 split so that exp sees it exactly)
+    up to 12, the asymptotic series 1 / (x sqrt(pi)) sum (-1)^k (2k-1)!! /
+    (2x^2)^k (12 terms, 1e-17 there) beyond, and 2 exp(x^2) - erfcx(-x) below
+    0 (inf below about -26.6, where exp(x^2) overflows, as torch's)."""
+    x0 = _float_of(_t("erfcx", input))
+    x = x0.double()
+    a = x.abs()
+    near = a <= 12
+    an = _C.where(near, a, _C.full((), 1.0, dtype=x.dtype, device=x.device))
+    af = _C.where(near, _C.full((), 13.0, dtype=x.dtype, device=x.device), a)
+    r_near = _exp_square(an) * an.erfc()
+    z = 1 / (2 * af * af)
+    series = x * 0 + 1
+    term = x * 0 + 1
+    for k in range(1, 13):
+        term = -term * (2 * k - 1) * z
+        series = series + term
+    r_far = series * _INV_SQRT_PI / af
+    pos = _C.where(near, r_near, r_far)  # erfcx(|x|), 0 at +inf
+    pos = _C.where(a == math.inf, _C.zeros((), dtype=x.dtype, device=x.device), pos)
+    neg = 2 * _exp_square(_C.where(x < 0, x, _C.zeros((), dtype=x.dtype, device=x.device))) - pos
+    neg = _C.where(x == -math.inf, _C.full((), math.inf, dtype=x.dtype, device=x.device), neg)
+    r = _C.where(x < 0, neg, pos)
+    r = _C.where(x.isnan(), x, r).to(x0.dtype)
+    return r if out is None else out.copy_(r)
 
 __all__ = ["erf", "erfc", "erfinv", "exp2", "expm1", "log1p", "expit", "round", "logsumexp",
            "softmax", "log_softmax", "logit", "sinc", "xlogy", "ndtr", "ndtri", "log_ndtr", "entr",
-           "xlog1py", "gammaln", "digamma", "psi", "polygamma", "multigammaln"]
+           "xlog1py", "gammaln", "digamma", "psi", "polygamma", "multigammaln", "erfcx",
+           "gammainc", "gammaincc", "zeta", "i0", "i0e", "i1", "i1e", "modified_bessel_i0",
+           "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+           "scaled_modified_bessel_k1", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
+           "spherical_bessel_j0", "airy_ai", "chebyshev_polynomial_t", "chebyshev_polynomial_u",
+           "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+           "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w",
+           "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p"]

@@ -1,6 +1,6 @@
 """pycuda_sem.special against float64 references (math.erf/erfc and the
 normal distribution's definitions) and against torch.special where torch
-imports; the functions without a kernel raise NotImplementedError. Also
+imports. Also
 set_num_threads and friends, and cuda.is_bf16_supported."""
 import math
 
@@ -59,10 +59,13 @@ def test_aliases_entr_and_xlog1py(device):
     np.testing.assert_allclose(npy(torch.special.softmax(x[:4], 0)), npy(torch.softmax(x[:4], 0)))
 
 
-def test_functions_without_a_kernel_say_so():
-    for name in ("gammainc", "gammaincc", "i0", "zeta", "erfcx"):
-        with pytest.raises(NotImplementedError, match="special.%s" % name):
-            getattr(torch.special, name)(torch.ones(2))
+def test_special_i0_and_erfcx_are_wired():
+    assert torch.special.i0 is torch.i0  # special.i0 is torch.i0 (Cephes' series, _math_more.py)
+    np.testing.assert_allclose(npy(torch.special.i0(torch.tensor([0.5, -3.0], dtype=torch.float64))),
+                               np.i0([0.5, -3.0]), rtol=1e-14)
+    x = np.array([-3.0, 0.0, 0.5, 4.0])
+    np.testing.assert_allclose(npy(torch.special.erfcx(torch.tensor(x, dtype=torch.float64))),
+                               np.exp(x * x) * _erfc(x), rtol=1e-14)
 
 
 def test_thread_counts_are_kept_and_checked():
@@ -124,8 +127,9 @@ def test_gamma_family_at_known_points_and_identities(device):
 def test_gamma_family_gradients_and_limits():
     x = torch.tensor([0.7, 1.9, 4.2], dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(torch.lgamma, (x,)) and torch.autograd.gradcheck(torch.digamma, (x,))
-    with pytest.raises(NotImplementedError, match="polygamma of order 2"):
-        torch.special.polygamma(2, x)
+    # polygamma(2, x) = -2 zeta(3, x); at 1 it is -2 zeta(3) (Apery's constant)
+    np.testing.assert_allclose(npy(torch.special.polygamma(2, torch.tensor([1.0], dtype=torch.float64))),
+                               [-2 * 1.2020569031595942], rtol=1e-14)
     with pytest.raises(NotImplementedError, match="_trigamma"):  # polygamma(2, x) has no kernel
         torch.autograd.grad(torch.digamma(x).sum(), x, create_graph=True)[0].sum().backward()
     with pytest.raises(RuntimeError, match="greater than"):

@@ -115,7 +115,11 @@ static PyObject *call_with_self(int module, const char *name, PyObject *self, Py
     X(bernoulli, M_SAMPLING, "bernoulli(p=None, *, generator=None)\n\n0/1 draws.")                \
     X(multinomial, M_SAMPLING, "multinomial(num_samples, replacement=False, *, generator=None)")   \
     X(is_signed, M_DTYPE, "is_signed()\n\nWhether the dtype is signed.")                          \
-    X(polygamma, M_SPECIAL, "polygamma(n)\n\nThe n-th derivative of digamma (n = 0 or 1).")      \
+    X(polygamma, M_SPECIAL, "polygamma(n)\n\nThe n-th derivative of digamma (any n >= 0).")      \
+    X(igamma, M_SPECIAL, "igamma(other)\n\nRegularised lower incomplete gamma P(self, other).")   \
+    X(igamma_, M_SPECIAL, "igamma_(other)\n\nIn-place igamma.")                                   \
+    X(igammac, M_SPECIAL, "igammac(other)\n\nRegularised upper incomplete gamma Q(self, other).") \
+    X(igammac_, M_SPECIAL, "igammac_(other)\n\nIn-place igammac.")                                \
     X(mvlgamma, M_SPECIAL, "mvlgamma(p)\n\nThe multivariate log-gamma of dimension p.")                \
     X(det, M_LINALG, "det()\n\nThe determinant of each square matrix.")                           \
     X(inverse, M_LINALG, "inverse()\n\nThe inverse of each square matrix.")                      \
