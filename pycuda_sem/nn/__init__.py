@@ -20,7 +20,7 @@ from .modules import (  # noqa: F401
     PairwiseDistance, MarginRankingLoss, HingeEmbeddingLoss, SoftMarginLoss, CosineEmbeddingLoss,
     TripletMarginLoss, PoissonNLLLoss, GaussianNLLLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
     ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, Unfold, Fold, SyncBatchNorm,
-    AdaptiveAvgPool3d, AdaptiveMaxPool3d, ChannelShuffle, LocalResponseNorm, EmbeddingBag,
+    AdaptiveAvgPool3d, AdaptiveMaxPool3d, ChannelShuffle, LocalResponseNorm, EmbeddingBag, CTCLoss,
 )
 from .modules.padding import *  # noqa: F401,F403
 from .parameter import UninitializedParameter, UninitializedBuffer  # noqa: F401
