@@ -1,5 +1,6 @@
 """torch.nn.utils: gradient clipping, flat parameter vectors, rnn
-(pad_sequence), and the weight_norm / spectral_norm reparameterisations."""
+(pad_sequence, PackedSequence), the hook-based weight_norm / spectral_norm
+reparameterisations, and parametrize / parametrizations (torch's newer forms)."""
 from .clip_grad import clip_grad_norm_, clip_grad_norm, clip_grad_value_  # noqa: F401
 from .convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
 from . import rnn  # noqa: F401
