@@ -33,6 +33,10 @@ from .modules.extra_layers import (  # noqa: F401
     MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, LPPool1d, LPPool2d, LPPool3d, AlphaDropout,
     FeatureAlphaDropout, TripletMarginWithDistanceLoss, MultiLabelMarginLoss,
 )
+from .modules import (  # noqa: F401
+    RNNCellBase, FractionalMaxPool2d, FractionalMaxPool3d, CrossMapLRN2d,
+    AdaptiveLogSoftmaxWithLoss,
+)
 from . import modules  # noqa: F401
 from . import functional  # noqa: F401
 from . import init  # noqa: F401

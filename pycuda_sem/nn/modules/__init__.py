@@ -26,7 +26,10 @@ from .conv import (  # noqa: F401
 from .layers import EmbeddingBag  # noqa: F401
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
 from .padding import *  # noqa: F401,F403
-from .rnn import RNNBase, RNN, LSTM, GRU, RNNCell, LSTMCell, GRUCell  # noqa: F401
+from .rnn import RNNBase, RNN, LSTM, GRU, RNNCell, LSTMCell, GRUCell, RNNCellBase  # noqa: F401
+from .extra_layers3 import (  # noqa: F401
+    FractionalMaxPool2d, FractionalMaxPool3d, CrossMapLRN2d, AdaptiveLogSoftmaxWithLoss,
+)
 from .transformer import (  # noqa: F401
     Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer,
     TransformerDecoderLayer,

@@ -19,7 +19,7 @@ from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
 from .module import Module
 
-__all__ = ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
@@ -249,13 +249,15 @@ class GRU(RNNBase):
                          bidirectional, device=device, dtype=dtype)
 
 
-class _CellBase(Module):
-    _gates = 1
+class RNNCellBase(Module):
+    """The base of RNNCell, LSTMCell and GRUCell: weight_ih [num_chunks *
+    hidden_size, input_size], weight_hh [num_chunks * hidden_size,
+    hidden_size] and the two biases, initialised as torch's."""
 
-    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+    def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
-        g = self._gates * hidden_size
+        g = num_chunks * hidden_size
         self.weight_ih = Parameter(_C.empty((g, input_size), device=device, dtype=dtype))
         self.weight_hh = Parameter(_C.empty((g, hidden_size), device=device, dtype=dtype))
         if bias:
@@ -290,12 +292,12 @@ class _CellBase(Module):
         return s.format(**self.__dict__)
 
 
-class RNNCell(_CellBase):
+class RNNCell(RNNCellBase):
     def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
                  dtype=None):
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError("Unknown nonlinearity: %s" % nonlinearity)
-        super().__init__(input_size, hidden_size, bias, device, dtype)
+        super().__init__(input_size, hidden_size, bias, 1, device, dtype)
         self.nonlinearity = nonlinearity
 
     def forward(self, input, hx=None):
@@ -305,8 +307,9 @@ class RNNCell(_CellBase):
         return h.squeeze(0) if unbatched else h
 
 
-class LSTMCell(_CellBase):
-    _gates = 4
+class LSTMCell(RNNCellBase):
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, 4, device, dtype)
 
     def forward(self, input, hx=None):
         x, (h, c), unbatched = self._prepare(input, hx, 2)
@@ -315,8 +318,9 @@ class LSTMCell(_CellBase):
         return (h.squeeze(0), c.squeeze(0)) if unbatched else (h, c)
 
 
-class GRUCell(_CellBase):
-    _gates = 3
+class GRUCell(RNNCellBase):
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, 3, device, dtype)
 
     def forward(self, input, hx=None):
         x, (h,), unbatched = self._prepare(input, hx, 1)

@@ -12,9 +12,13 @@ from .fusion import (  # noqa: F401
     fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights,
 )
 from .init import skip_init  # noqa: F401
+from .memory_format import (  # noqa: F401
+    convert_conv2d_weight_memory_format, convert_conv3d_weight_memory_format,
+)
 from . import stateless, fusion, clip_grad, convert_parameters  # noqa: F401
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "parameters_to_vector",
            "vector_to_parameters", "weight_norm", "remove_weight_norm", "spectral_norm",
            "remove_spectral_norm", "get_total_norm", "clip_grads_with_norm_", "fuse_conv_bn_eval",
-           "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights", "skip_init"]
+           "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights", "skip_init",
+           "convert_conv2d_weight_memory_format", "convert_conv3d_weight_memory_format"]
