@@ -125,6 +125,8 @@ def _cross_map_lrn2d(input, size, alpha, beta, k):
     matrix so that it is one matmul and differentiable."""
     if input.dim() != 4:
         raise ValueError("CrossMapLRN2d: Expected input to be 4D, got %dD instead." % input.dim())
+    if not isinstance(size, int) or size <= 0:
+        raise ValueError("CrossMapLRN2d: size must be a positive int, got %r" % (size,))
     channels = input.size(1)
     pre_pad = int((size - 1) / 2 + 1)
     rows, cur = [], set(range(min(pre_pad, channels)))

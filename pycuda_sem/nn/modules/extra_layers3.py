@@ -91,6 +91,8 @@ class AdaptiveLogSoftmaxWithLoss(Module):
                 or len(set(cutoffs)) != len(cutoffs) or any(int(c) != c for c in cutoffs)):
             raise ValueError("cutoffs should be a sequence of unique, positive integers sorted in "
                              "an increasing order, where each value is between 1 and n_classes-1")
+        if not div_value > 0:
+            raise ValueError("div_value should be positive, got %r" % (div_value,))
         self.in_features, self.n_classes = in_features, n_classes
         self.cutoffs = cutoffs + [n_classes]
         self.div_value, self.head_bias = div_value, head_bias

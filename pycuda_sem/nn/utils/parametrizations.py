@@ -18,6 +18,8 @@ from .weight_norm import _norm_except_dim
 
 __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 
+_MAX_POWER_ITERATIONS = 1 << 16
+
 
 def _lib():
     import pycuda_sem  # the top-level functions (eye, geqrf, matrix_exp, linalg)
@@ -186,6 +188,9 @@ class _SpectralNorm(Module):
         if n_power_iterations <= 0:
             raise ValueError("Expected n_power_iterations to be positive, but got "
                              "n_power_iterations=%d" % n_power_iterations)
+        if n_power_iterations > _MAX_POWER_ITERATIONS:  # every read would loop that often
+            raise ValueError("n_power_iterations=%d is more than pycuda_sem allows (%d)"
+                             % (n_power_iterations, _MAX_POWER_ITERATIONS))
         self.dim = dim if dim >= 0 else dim + ndim
         self.eps = eps
         if ndim > 1:
