@@ -354,3 +354,29 @@ def test_spectral_norm(device):
     ct = nn.ConvTranspose2d(3, 2, 2)
     PZ.spectral_norm(ct)
     assert ct.parametrizations.weight[0].dim == 1
+
+
+def test_weight_norm_loads_hook_form_state_dict():
+    old = nn.utils.weight_norm(nn.Linear(4, 3, dtype=torch.float64))
+    with torch.no_grad():
+        old.weight_g.mul_(1.5)
+    sd = old.state_dict()
+    assert sorted(sd) == ["bias", "weight_g", "weight_v"]
+    new = PZ.weight_norm(nn.Linear(4, 3, dtype=torch.float64))
+    new.load_state_dict(sd)
+    np.testing.assert_allclose(npy(new.parametrizations.weight.original0), npy(old.weight_g))
+    x = torch.tensor(rng.standard_normal((2, 4)))
+    np.testing.assert_allclose(npy(new(x)), npy(old(x)), rtol=1e-14)
+    # the public pre-hook sees the module and may rename keys in place
+    seen = []
+
+    def hook(module, state_dict, prefix, *rest):
+        seen.append(module)
+        state_dict[prefix + "weight"] = state_dict.pop(prefix + "w")
+    lin = nn.Linear(2, 2)
+    h = lin.register_load_state_dict_pre_hook(hook)
+    lin.load_state_dict({"w": torch.ones(2, 2), "bias": torch.zeros(2)})
+    assert seen == [lin] and float(lin.weight.sum()) == 4
+    h.remove()
+    with pytest.raises(RuntimeError, match="Missing key"):
+        lin.load_state_dict({"w": torch.ones(2, 2), "bias": torch.zeros(2)})

@@ -4,9 +4,9 @@ forms of the hook-based nn.utils.weight_norm / spectral_norm. The state
 dict keys are torch's: `parametrizations.<name>.original0/original1` (g and
 v) for weight_norm, `parametrizations.<name>.original` plus the buffers
 `parametrizations.<name>.0._u/_v` for spectral_norm,
-`parametrizations.<name>.original` (and `.0.base`) for orthogonal. Loading
-an old `<name>_g / <name>_v` state dict into a weight_norm-parametrized
-module is not converted (Module has no load_state_dict pre-hooks here)."""
+`parametrizations.<name>.original` (and `.0.base`) for orthogonal. An old
+`<name>_g / <name>_v` state dict loads into a weight_norm-parametrized
+module (a load_state_dict pre-hook renames the keys, as torch's)."""
 import enum
 
 from ... import _C
@@ -170,6 +170,16 @@ def weight_norm(module, name="weight", dim=0):
     """Splits module.<name> into a magnitude (original0) and a direction
     (original1), w = g * v / ||v||."""
     parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+
+    def _weight_norm_compat_hook(state_dict, prefix, local_metadata, strict, missing_keys,
+                                 unexpected_keys, error_msgs):
+        # a state dict of the hook-based weight_norm (<name>_g, <name>_v) loads too
+        g_key, v_key = prefix + name + "_g", prefix + name + "_v"
+        if g_key in state_dict and v_key in state_dict:
+            state_dict[prefix + "parametrizations.%s.original0" % name] = state_dict.pop(g_key)
+            state_dict[prefix + "parametrizations.%s.original1" % name] = state_dict.pop(v_key)
+
+    module._register_load_state_dict_pre_hook(_weight_norm_compat_hook)
     return module
 
 
