@@ -80,5 +80,6 @@ def test_spectral_norm(device):
     assert list(m.state_dict()) == ["bias", "weight"]
     with pytest.raises(ValueError, match="n_power_iterations"):
         nn.utils.spectral_norm(nn.Linear(2, 2), n_power_iterations=0)
-    with pytest.raises(NotImplementedError, match="nn.utils.weight_norm"):
-        nn.utils.parametrizations.weight_norm(nn.Linear(2, 2))
+    # the parametrize form exists too (tested in test_nn_parametrize.py)
+    p = nn.utils.parametrizations.weight_norm(nn.Linear(2, 2))
+    assert "parametrizations.weight.original0" in p.state_dict()

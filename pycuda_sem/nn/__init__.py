@@ -20,7 +20,7 @@ from .modules import (  # noqa: F401
     PairwiseDistance, MarginRankingLoss, HingeEmbeddingLoss, SoftMarginLoss, CosineEmbeddingLoss,
     TripletMarginLoss, PoissonNLLLoss, GaussianNLLLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
     ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, Unfold, Fold, SyncBatchNorm,
-    AdaptiveAvgPool3d, AdaptiveMaxPool3d, ChannelShuffle, LocalResponseNorm, EmbeddingBag,
+    AdaptiveAvgPool3d, AdaptiveMaxPool3d, ChannelShuffle, LocalResponseNorm, EmbeddingBag, CTCLoss,
 )
 from .modules.padding import *  # noqa: F401,F403
 from .parameter import UninitializedParameter, UninitializedBuffer  # noqa: F401
@@ -32,6 +32,10 @@ from .modules.lazy import (  # noqa: F401
 from .modules.extra_layers import (  # noqa: F401
     MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, LPPool1d, LPPool2d, LPPool3d, AlphaDropout,
     FeatureAlphaDropout, TripletMarginWithDistanceLoss, MultiLabelMarginLoss,
+)
+from .modules import (  # noqa: F401
+    RNNCellBase, FractionalMaxPool2d, FractionalMaxPool3d, CrossMapLRN2d,
+    AdaptiveLogSoftmaxWithLoss,
 )
 from . import modules  # noqa: F401
 from . import functional  # noqa: F401

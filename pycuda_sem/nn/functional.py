@@ -58,6 +58,11 @@ from ._functional_extra import (  # noqa: F401
 from ._functional_loss_more import (  # noqa: F401
     multilabel_margin_loss, triplet_margin_with_distance_loss,
 )
+from ._functional_ctc import ctc_loss  # noqa: F401
+from ._functional_more3 import (  # noqa: F401
+    fractional_max_pool2d, fractional_max_pool3d, fractional_max_pool2d_with_indices,
+    fractional_max_pool3d_with_indices, native_channel_shuffle,
+)
 
 __all__ = ["softmax", "log_softmax", "softmin", "one_hot", "normalize", "linear", "bilinear",
            "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "gelu", "silu", "elu", "selu",
@@ -82,7 +87,9 @@ __all__ = ["softmax", "log_softmax", "softmin", "one_hot", "normalize", "linear"
            "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "alpha_dropout",
            "feature_alpha_dropout", "gumbel_softmax", "pdist", "elu_", "selu_", "celu_",
            "threshold_", "hardtanh_", "rrelu_", "upsample_nearest", "upsample_bilinear",
-           "multilabel_margin_loss", "triplet_margin_with_distance_loss"]
+           "multilabel_margin_loss", "triplet_margin_with_distance_loss", "ctc_loss",
+           "fractional_max_pool2d", "fractional_max_pool3d", "fractional_max_pool2d_with_indices",
+           "fractional_max_pool3d_with_indices", "native_channel_shuffle"]
 
 
 def _implicit_dim(name, ndim):

@@ -26,7 +26,10 @@ from .conv import (  # noqa: F401
 from .layers import EmbeddingBag  # noqa: F401
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
 from .padding import *  # noqa: F401,F403
-from .rnn import RNNBase, RNN, LSTM, GRU, RNNCell, LSTMCell, GRUCell  # noqa: F401
+from .rnn import RNNBase, RNN, LSTM, GRU, RNNCell, LSTMCell, GRUCell, RNNCellBase  # noqa: F401
+from .extra_layers3 import (  # noqa: F401
+    FractionalMaxPool2d, FractionalMaxPool3d, CrossMapLRN2d, AdaptiveLogSoftmaxWithLoss,
+)
 from .transformer import (  # noqa: F401
     Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer,
     TransformerDecoderLayer,
@@ -35,7 +38,7 @@ from .loss import (  # noqa: F401
     L1Loss, MSELoss, SmoothL1Loss, HuberLoss, CrossEntropyLoss, NLLLoss, BCELoss,
     BCEWithLogitsLoss, KLDivLoss, MarginRankingLoss, HingeEmbeddingLoss, SoftMarginLoss,
     CosineEmbeddingLoss, TripletMarginLoss, PoissonNLLLoss, GaussianNLLLoss,
-    MultiLabelSoftMarginLoss, MultiMarginLoss,
+    MultiLabelSoftMarginLoss, MultiMarginLoss, CTCLoss,
 )
 from .extra_layers import (  # noqa: F401
     MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, LPPool1d, LPPool2d, LPPool3d, AlphaDropout,

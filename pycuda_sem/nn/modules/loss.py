@@ -7,7 +7,7 @@ from .module import Module
 __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss",
            "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "MarginRankingLoss", "HingeEmbeddingLoss",
            "SoftMarginLoss", "CosineEmbeddingLoss", "TripletMarginLoss", "PoissonNLLLoss",
-           "GaussianNLLLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss"]
+           "GaussianNLLLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "CTCLoss"]
 
 
 class _Loss(Module):
@@ -187,3 +187,15 @@ class MultiMarginLoss(_WeightedLoss):
     def forward(self, input, target):
         return F.multi_margin_loss(input, target, self.p, self.margin, self.weight,
                                    reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification loss (F.ctc_loss)."""
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                          self.reduction, self.zero_infinity)

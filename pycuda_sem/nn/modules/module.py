@@ -312,6 +312,18 @@ class Module:
     register_backward_hook = register_full_backward_hook
     register_full_backward_pre_hook = register_full_backward_hook
 
+    def register_load_state_dict_pre_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs) before this module's own entries are
+        loaded; it may edit state_dict in place (rename keys of an old layout)."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = (
+            (lambda *args: hook(self, *args)) if with_module else hook)
+        return handle
+
     def register_load_state_dict_post_hook(self, hook):
         """hook(module, incompatible_keys) after this module's state was loaded."""
         handle = RemovableHandle(self._load_state_dict_post_hooks)
@@ -581,6 +593,9 @@ class Module:
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
                               unexpected_keys, error_msgs):
+        for hook in self._load_state_dict_pre_hooks.values():
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                 error_msgs)
         persistent = {k: v for k, v in self._buffers.items()
                       if k not in self._non_persistent_buffers_set}
         local_state = {k: v for k, v in itertools.chain(self._parameters.items(), persistent.items())

@@ -5,8 +5,10 @@ batch_first, unbatched inputs, stacked and bidirectional layers and dropout
 between layers. No cuDNN: the input projection of every time step is one
 matmul per layer and direction, then one small matmul and a few elementwise
 ops per step, all differentiable C ops (backpropagation through time is the
-autograd engine's). PackedSequence inputs and LSTM's proj_size are not
-implemented (NotImplementedError)."""
+autograd engine's). PackedSequence inputs run on their packed rows directly:
+at step t only the batch_sizes[t] sequences still running are stepped, the
+others keep their state (see _run). LSTM's proj_size is not implemented
+(NotImplementedError)."""
 import math
 import warnings
 
@@ -14,9 +16,10 @@ from ... import _C
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
 from .module import Module
 
-__all__ = ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
@@ -95,30 +98,77 @@ class RNNBase(Module):
         return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh")
 
     def forward(self, input, hx=None):
-        if not isinstance(input, _C.Tensor):
-            raise NotImplementedError("%s: PackedSequence inputs are not implemented in "
-                                      "pycuda_sem; pad the batch instead" % type(self).__name__)
         lstm = self.mode == "LSTM"
-        if input.dim() not in (2, 3):
-            raise ValueError("%s: Expected input to be 2D or 3D, got %dD instead"
-                             % (type(self).__name__, input.dim()))
-        unbatched = input.dim() == 2
-        x = input.unsqueeze(1) if unbatched else (input.transpose(0, 1) if self.batch_first
-                                                  else input)
+        name = type(self).__name__
+        packed = isinstance(input, PackedSequence)
+        if packed:
+            # PackedSequence: data [N, I] holds the steps time-major, sequences sorted
+            # longest first, so the sequences still running at step t are a prefix
+            # of the batch (batch_sizes[t] rows); batch_first does not apply
+            data, batch_sizes, sorted_indices, unsorted_indices = input
+            if data.dim() != 2:
+                raise RuntimeError("input must have 2 dimensions, got %d" % data.dim())
+            sizes = [int(v) for v in batch_sizes.tolist()]
+            unbatched = False
+            x = data
+        else:
+            if not isinstance(input, _C.Tensor):
+                raise TypeError("%s: expected a Tensor or a PackedSequence as input, got %s"
+                                % (name, type(input).__name__))
+            if input.dim() not in (2, 3):
+                raise ValueError("%s: Expected input to be 2D or 3D, got %dD instead"
+                                 % (name, input.dim()))
+            unbatched = input.dim() == 2
+            x = input.unsqueeze(1) if unbatched else (input.transpose(0, 1) if self.batch_first
+                                                      else input)
+            sizes = [x.size(1)] * x.size(0)  # a padded batch: every row runs every step
+            steps_pad = x.size(0)
+            x = x.reshape((x.size(0) * x.size(1), x.size(2)))
         if x.size(-1) != self.input_size:
             raise RuntimeError("input.size(-1) must be equal to input_size. Expected %d, got %d"
                                % (self.input_size, x.size(-1)))
-        steps, batch = x.size(0), x.size(1)
+        batch = sizes[0] if sizes else (0 if packed else input.size(0 if self.batch_first
+                                                                      else 1))
         dirs = 2 if self.bidirectional else 1
         want = (self.num_layers * dirs, batch, self.hidden_size)
         if hx is None:
             h0 = _C.zeros(want, dtype=x.dtype, device=x.device)
             hx = (h0, h0) if lstm else h0
-        elif unbatched:
-            hx = tuple(h.unsqueeze(1) for h in hx) if lstm else hx.unsqueeze(1)
-        for h in (hx if lstm else (hx,)):
-            if tuple(h.shape) != want:
-                raise RuntimeError("Expected hidden size %s, got %s" % (want, list(h.shape)))
+        else:
+            if unbatched:
+                hx = tuple(h.unsqueeze(1) for h in hx) if lstm else hx.unsqueeze(1)
+            for h in (hx if lstm else (hx,)):
+                if tuple(h.shape) != want:
+                    raise RuntimeError("Expected hidden size %s, got %s" % (want, list(h.shape)))
+            if packed and sorted_indices is not None:  # hx is in the caller's batch order
+                hx = (tuple(h.index_select(1, sorted_indices) for h in hx) if lstm
+                      else hx.index_select(1, sorted_indices))
+        out, hn, cn = self._run(x, sizes, hx, lstm, dirs)
+        if packed:
+            if unsorted_indices is not None:  # back to the caller's batch order
+                hn = hn.index_select(1, unsorted_indices)
+                cn = cn.index_select(1, unsorted_indices) if lstm else None
+            out = PackedSequence(out, batch_sizes, sorted_indices, unsorted_indices)
+        else:
+            out = out.reshape((steps_pad, batch, out.size(-1)))
+            if unbatched:
+                out, hn = out.squeeze(1), hn.squeeze(1)
+                cn = cn.squeeze(1) if lstm else None
+            elif self.batch_first:
+                out = out.transpose(0, 1)
+        return (out, (hn, cn)) if lstm else (out, hn)
+
+    def _run(self, x, sizes, hx, lstm, dirs):
+        """All layers over flat time-major rows x [N, I], sizes[t] rows at step t
+        (a non-increasing prefix of the batch). Returns the last layer's rows
+        [N, dirs*H] and the final states [layers*dirs, B, H]. A sequence that has
+        ended keeps its state untouched (the rows past sizes[t] are carried over),
+        so the forward direction ends at each sequence's own last step; the
+        reverse direction walks t downwards, and a sequence's rows join at its own
+        last step still holding its initial state."""
+        offs = [0]
+        for n in sizes:
+            offs.append(offs[-1] + n)
         h_n, c_n = [], []
         layer_in = x
         for layer in range(self.num_layers):
@@ -129,30 +179,28 @@ class RNNBase(Module):
                 k = layer * dirs + d
                 h = (hx[0] if lstm else hx)[k]
                 c = hx[1][k] if lstm else None
-                seq = [None] * steps
-                for t in (range(steps - 1, -1, -1) if d else range(steps)):
+                seq = [None] * len(sizes)
+                for t in (range(len(sizes) - 1, -1, -1) if d else range(len(sizes))):
+                    n = sizes[t]
+                    full = n == h.size(0)
+                    g, hp = gx[offs[t]:offs[t + 1]], (h if full else h[:n])
                     if lstm:
-                        h, c = _lstm_step(gx[t], h, c, w_hh, b_hh)
+                        hp, cp = _lstm_step(g, hp, c if full else c[:n], w_hh, b_hh)
+                        c = cp if full else _C.cat([cp, c[n:]], 0)
                     elif self.mode == "GRU":
-                        h = _gru_step(gx[t], h, w_hh, b_hh)
+                        hp = _gru_step(g, hp, w_hh, b_hh)
                     else:
-                        h = _rnn_step(gx[t], h, w_hh, b_hh, self.mode == "RNN_RELU")
-                    seq[t] = h
-                outs.append(_C.stack(seq, 0))
+                        hp = _rnn_step(g, hp, w_hh, b_hh, self.mode == "RNN_RELU")
+                    h = hp if full else _C.cat([hp, h[n:]], 0)
+                    seq[t] = hp
+                outs.append(_C.cat(seq, 0) if seq else
+                            _C.zeros((0, self.hidden_size), dtype=x.dtype, device=x.device))
                 h_n.append(h)
                 c_n.append(c)
             layer_in = outs[0] if dirs == 1 else _C.cat(outs, -1)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 layer_in = F.dropout(layer_in, self.dropout, True)
-        out = layer_in
-        hn = _C.stack(h_n, 0)
-        cn = _C.stack(c_n, 0) if lstm else None
-        if unbatched:
-            out, hn = out.squeeze(1), hn.squeeze(1)
-            cn = cn.squeeze(1) if lstm else None
-        elif self.batch_first:
-            out = out.transpose(0, 1)
-        return (out, (hn, cn)) if lstm else (out, hn)
+        return layer_in, _C.stack(h_n, 0), (_C.stack(c_n, 0) if lstm else None)
 
     def extra_repr(self):
         s = "{input_size}, {hidden_size}"
@@ -201,13 +249,15 @@ class GRU(RNNBase):
                          bidirectional, device=device, dtype=dtype)
 
 
-class _CellBase(Module):
-    _gates = 1
+class RNNCellBase(Module):
+    """The base of RNNCell, LSTMCell and GRUCell: weight_ih [num_chunks *
+    hidden_size, input_size], weight_hh [num_chunks * hidden_size,
+    hidden_size] and the two biases, initialised as torch's."""
 
-    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+    def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
-        g = self._gates * hidden_size
+        g = num_chunks * hidden_size
         self.weight_ih = Parameter(_C.empty((g, input_size), device=device, dtype=dtype))
         self.weight_hh = Parameter(_C.empty((g, hidden_size), device=device, dtype=dtype))
         if bias:
@@ -242,12 +292,12 @@ class _CellBase(Module):
         return s.format(**self.__dict__)
 
 
-class RNNCell(_CellBase):
+class RNNCell(RNNCellBase):
     def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
                  dtype=None):
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError("Unknown nonlinearity: %s" % nonlinearity)
-        super().__init__(input_size, hidden_size, bias, device, dtype)
+        super().__init__(input_size, hidden_size, bias, 1, device, dtype)
         self.nonlinearity = nonlinearity
 
     def forward(self, input, hx=None):
@@ -257,8 +307,9 @@ class RNNCell(_CellBase):
         return h.squeeze(0) if unbatched else h
 
 
-class LSTMCell(_CellBase):
-    _gates = 4
+class LSTMCell(RNNCellBase):
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, 4, device, dtype)
 
     def forward(self, input, hx=None):
         x, (h, c), unbatched = self._prepare(input, hx, 2)
@@ -267,8 +318,9 @@ class LSTMCell(_CellBase):
         return (h.squeeze(0), c.squeeze(0)) if unbatched else (h, c)
 
 
-class GRUCell(_CellBase):
-    _gates = 3
+class GRUCell(RNNCellBase):
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, 3, device, dtype)
 
     def forward(self, input, hx=None):
         x, (h,), unbatched = self._prepare(input, hx, 1)

@@ -3,9 +3,8 @@ with pack_padded_sequence, pad_packed_sequence, pack_sequence,
 unpack_sequence and invert_permutation in torch's layout (data: the
 time-major steps of the sequences sorted longest first; batch_sizes: on
 the CPU, how many sequences are still running at each step). Packing and
-unpacking are one index_select / index_copy each, differentiable. The
-recurrent layers here take padded batches only: a PackedSequence input to
-RNN/LSTM/GRU raises NotImplementedError (unpack it with pad_packed_sequence)."""
+unpacking are one index_select / index_copy each, differentiable. RNN, LSTM
+and GRU take PackedSequence inputs (nn/modules/rnn.py steps the packed rows)."""
 import collections
 
 from ... import _C
