@@ -157,6 +157,10 @@ def view_as_real(input):
     if not input.is_complex():
         raise TypeError("view_as_real is only supported for complex tensors")
     real = _C.float32 if input.dtype == _C.complex64 else _C.float64
+    if input.requires_grad and _C.is_grad_enabled():
+        # the dtype alias is not an autograd op: keep gradients right with a
+        # differentiable stack (a copy, so writes do not reach input)
+        return _C.stack([input.real, input.imag], -1)
     return _C._alias_dtype(input, real, 2 * input.storage_offset(),
                            list(input.size()) + [2], [2 * s for s in input.stride()] + [1])
 
@@ -169,8 +173,9 @@ def view_as_complex(input):
                         % type(input).__name__)
     cplx = {_C.float32: _C.complex64, _C.float64: _C.complex128}.get(input.dtype)
     if cplx is None:
-        name = {_C.float16: "Half"}.get(input.dtype, _C._legacy_name(input.dtype)
-                                        if hasattr(_C, "_legacy_name") else str(input.dtype))
+        name = {_C.float16: "Half", _C.bfloat16: "BFloat16", _C.int64: "Long", _C.int32: "Int",
+                _C.int16: "Short", _C.int8: "Char", _C.uint8: "Byte", _C.bool: "Bool"}.get(
+                    input.dtype, str(input.dtype))
         raise NotImplementedError("view_as_complex is only supported for float and double "
                                   "tensors, but got a tensor of scalar type: %s" % name)
     if input.dim() == 0 or input.size(-1) != 2:
@@ -181,5 +186,9 @@ def view_as_complex(input):
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
     if input.storage_offset() % 2:
         raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+    if input.requires_grad and _C.is_grad_enabled():
+        # as view_as_real: a differentiable copy where autograd needs one
+        from ._misc_api import complex as _complex
+        return _complex(input.select(-1, 0), input.select(-1, 1))
     return _C._alias_dtype(input, cplx, input.storage_offset() // 2, list(input.size())[:-1],
                            [s // 2 for s in input.stride()[:-1]])

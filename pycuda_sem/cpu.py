@@ -111,5 +111,3 @@ def stream(stream):
     """StreamContext(stream)."""
     return StreamContext(stream)
 
-
-from . import amp  # noqa: E402,F401  - torch.cpu.amp is torch.amp's autocast for 'cpu'
