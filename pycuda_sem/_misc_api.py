@@ -266,7 +266,7 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sp
     0 sum, 1 mean, 2 max. output is F.embedding_bag's; offset2bag[i] is the bag
     of indices[i]; bag_size counts each bag's entries; max_indices (max mode)
     are the weight rows that gave each maximum. The bookkeeping tensors follow
-    the CPU kernel's shapes (sum mode leaves offset2bag empty and zeros)."""
+    the CPU kernel's shapes (sum mode: zeros, and offset2bag empty for float32)."""
     from .nn import functional as F
     _tensor_arg("embedding_bag", "weight", weight)
     _tensor_arg("embedding_bag", "indices", indices)
@@ -297,9 +297,10 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sp
         keep = (indices != padding_idx).to(_C.int64)
         counts = _C.zeros(nbags, dtype=_C.int64, device=dev).index_add_(0, offset2bag, keep)
     if mode == 0:
-        empty = _C.zeros(0, dtype=_C.int64, device=dev)
+        # torch's CPU sum kernel leaves offset2bag empty on its float32 fast path
+        o2b = offset2bag[:0] if weight.dtype == _C.float32 else offset2bag
         zeros = _C.zeros(nbags, dtype=_C.int64, device=dev)
-        return out, empty, zeros, zeros.clone()
+        return out, o2b, zeros, zeros.clone()
     if mode == 1:
         return out, offset2bag, counts, counts.clone()
     # max: for each bag and column, the first index whose row reached the maximum
