@@ -229,19 +229,21 @@ def test_cupy_both_ways():
 
 @pytest.mark.cuda
 def test_cupy_consumer_stream_waits_for_producer():
+    """CuPy's from_dlpack passes its current stream (a non-blocking one here)
+    to __dlpack__; our current stream (a side stream, still busy) must be
+    waited for on it, or the sum would read the zeros before the fill."""
     cp = pytest.importorskip("cupy")
     side = torch.cuda.Stream()
     n = 1 << 22
     t = torch.zeros(n, device="cuda")
     torch.cuda.synchronize()
+    consumer = cp.cuda.Stream(non_blocking=True)
     with torch.cuda.stream(side):
-        torch.cuda._sleep(50_000_000)   # long enough that an unsynchronised read sees zeros
+        torch.cuda._sleep(50_000_000)
         t.fill_(3.0)
-        consumer = cp.cuda.Stream(non_blocking=True)
-        cap = t.__dlpack__(stream=consumer.ptr)
-    arr = cp.from_dlpack(cap)
-    with consumer:
-        total = float(arr.sum())       # queued on the consumer stream: after the fill
+        with consumer:
+            arr = cp.from_dlpack(t)
+            total = float(arr.sum())
     assert total == 3.0 * n
     torch.cuda.synchronize()
 
