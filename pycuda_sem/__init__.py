@@ -205,6 +205,20 @@ from . import accelerator  # noqa: E402,F401
 from . import foreach  # noqa: E402,F401 - torch.foreach
 globals().update(foreach._private_names())  # torch._foreach_add_, ...
 from ._generic_stream import Stream, Event  # noqa: E402,F401
+from . import cpu  # noqa: E402,F401 - torch.cpu, for device-agnostic code
+from .utils import dlpack as _dlpack  # noqa: E402
+from .utils.dlpack import from_dlpack  # noqa: E402,F401
+from ._tensor_set import view_as_real, view_as_complex  # noqa: E402,F401
+from ._misc_api import (  # noqa: E402,F401
+    get_device_module, is_distributed, complex, polar, adjoint, frobenius_norm, nuclear_norm,
+    norm_except_dim, nonzero_static, erf_, erfc_, arccos_, arcsin_, arctan_, fix_,
+    adaptive_max_pool1d, max_pool1d_with_indices, alpha_dropout, alpha_dropout_,
+    feature_alpha_dropout, feature_alpha_dropout_, feature_dropout, feature_dropout_,
+    embedding_bag, gradient, histogramdd, is_autocast_cpu_enabled, get_autocast_gpu_dtype,
+    get_autocast_cpu_dtype, set_autocast_enabled, set_autocast_cpu_enabled, set_autocast_dtype,
+    set_autocast_gpu_dtype, set_autocast_cpu_dtype, is_autocast_cache_enabled,
+    set_autocast_cache_enabled, clear_autocast_cache,
+)
 from .cuda import OutOfMemoryError  # noqa: E402,F401 - torch.OutOfMemoryError
 
 

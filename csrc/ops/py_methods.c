@@ -6,7 +6,7 @@
  * isclose, allclose, equal, broadcast_to, addcmul, addcdiv; _math_elementwise.py,
  * _math_reduce.py, _math_shape.py, _sampling.py, _dtype_info.py, special.py,
  * _linalg_torch.py, _math_more.py, _math_linear.py, _tensor_more.py,
- * _scatter_more.py), get their method here: x.f(*a, **k) calls the module's
+ * _scatter_more.py, _tensor_set.py, utils/dlpack.py, _misc_api.py), get their method here: x.f(*a, **k) calls the module's
  * f(x, *a, **k). A few properties (H, mH, layout) are written there too:
  * x.H calls the module's _prop_H(x). */
 #include "ops/ops.h"
@@ -16,13 +16,14 @@
 /* The modules that hold the Python ops, in the order of the M_* codes. */
 enum {
     M_MATH, M_ELEMENTWISE, M_REDUCE, M_SHAPE, M_SAMPLING, M_DTYPE, M_SPECIAL, M_LINALG,
-    M_MORE, M_LINEAR, M_TENSOR, M_SCATTER, M_SIGNAL, M_COUNT
+    M_MORE, M_LINEAR, M_TENSOR, M_SCATTER, M_SIGNAL, M_SET, M_DLPACK, M_MISC, M_COUNT
 };
 static const char *const module_names[M_COUNT] = {
     "pycuda_sem._math", "pycuda_sem._math_elementwise", "pycuda_sem._math_reduce",
     "pycuda_sem._math_shape", "pycuda_sem._sampling", "pycuda_sem._dtype_info", "pycuda_sem.special",
     "pycuda_sem._linalg_torch", "pycuda_sem._math_more", "pycuda_sem._math_linear",
     "pycuda_sem._tensor_more", "pycuda_sem._scatter_more", "pycuda_sem._math_signal",
+    "pycuda_sem._tensor_set", "pycuda_sem.utils.dlpack", "pycuda_sem._misc_api",
 };
 
 static PyObject *call_with_self(int module, const char *name, PyObject *self, PyObject *const *args,
@@ -235,7 +236,19 @@ static PyObject *call_with_self(int module, const char *name, PyObject *self, Py
     X(stft, M_SIGNAL, "stft(n_fft, hop_length=None, win_length=None, window=None, ...)" \
       "\n\ntorch.stft(self, ...).") \
     X(istft, M_SIGNAL, "istft(n_fft, hop_length=None, win_length=None, window=None, ...)" \
-      "\n\ntorch.istft(self, ...).")
+      "\n\ntorch.istft(self, ...).") \
+    X(resize_, M_SET, "resize_(*sizes, memory_format=None)\n\nIn place: self gets sizes " \
+      "(contiguous), its storage grown when needed.") \
+    X(resize_as_, M_SET, "resize_as_(other, memory_format=None)\n\nresize_(other.size()).") \
+    X(set_, M_SET, "set_(source=None, storage_offset=0, size=None, stride=None)" \
+      "\n\nIn place: self views source's storage.") \
+    X(is_set_to, M_SET, "is_set_to(tensor)\n\nTrue for the same storage, offset, sizes and strides.") \
+    X(__dlpack__, M_DLPACK, "__dlpack__(*, stream=-1, max_version=None, dl_device=None, copy=None)" \
+      "\n\nA DLPack capsule sharing self's memory.") \
+    X(__dlpack_device__, M_DLPACK, "__dlpack_device__()\n\n(DLDeviceType, device index).") \
+    X(adjoint, M_MISC, "adjoint()\n\nThe conjugate transpose of the last two dims (a view).") \
+    X(chalf, M_MISC, "chalf(memory_format=torch.preserve_format)\n\nNotImplementedError: no complex32.") \
+    X(nonzero_static, M_MISC, "nonzero_static(*, size, fill_value=-1)\n\nnonzero() padded or cut to size rows.")
 
 #define PYMETHOD(name, mod, doc)                                                                  \
     static PyObject *m_##name(PyObject *self, PyObject *const *a, Py_ssize_t n, PyObject *kw)    \

@@ -100,6 +100,9 @@ PyMODINIT_FUNC PyInit__C(void)
      * wrapping: collectives are not differentiable ops */
     if (pcs_nccl_lib_init(m) < 0 || pcs_nccl_init(m) < 0)
         goto fail;
+    /* DLPack exchange and the in-place geometry primitives: not ops either */
+    if (pcs_dlpack_init(m) < 0 || pcs_tensor_set_init(m) < 0)
+        goto fail;
     return m;
 fail:
     Py_DECREF(m);

@@ -188,5 +188,11 @@ extern PyMethodDef pcs_tensor_copy_methods[];
 /* t.fill_(value) for a Python number or a one-element tensor. */
 int pcs_tensor_fill(PcsTensor *t, PyObject *value);
 
+/* dlpack.c (_to_dlpack/_from_dlpack) and tensor_set.c (the primitives under
+ * resize_/set_/view_as_complex): module functions, registered after the
+ * autograd wrapping (they are not differentiable ops) */
+int pcs_dlpack_init(PyObject *module);
+int pcs_tensor_set_init(PyObject *module);
+
 
 #endif

@@ -4,7 +4,7 @@ import warnings
 
 from .. import amp as _amp
 
-__all__ = ["autocast", "GradScaler"]
+__all__ = ["autocast", "GradScaler", "custom_fwd", "custom_bwd"]
 
 
 class autocast(_amp.autocast):
@@ -23,3 +23,19 @@ class GradScaler(_amp.GradScaler):
                       stacklevel=2)
         super().__init__("cuda", init_scale, growth_factor, backoff_factor, growth_interval,
                          enabled)
+
+
+def custom_fwd(fwd=None, *, cast_inputs=None):
+    """Deprecated: torch.amp.custom_fwd(..., device_type='cuda') (FutureWarning)."""
+    warnings.warn("`torch.cuda.amp.custom_fwd(args...)` is deprecated. Please use "
+                  "`torch.amp.custom_fwd(args..., device_type='cuda')` instead.", FutureWarning,
+                  stacklevel=2)
+    return _amp.custom_fwd(fwd, device_type="cuda", cast_inputs=cast_inputs)
+
+
+def custom_bwd(bwd):
+    """Deprecated: torch.amp.custom_bwd(..., device_type='cuda') (FutureWarning)."""
+    warnings.warn("`torch.cuda.amp.custom_bwd(args...)` is deprecated. Please use "
+                  "`torch.amp.custom_bwd(args..., device_type='cuda')` instead.", FutureWarning,
+                  stacklevel=2)
+    return _amp.custom_bwd(bwd, device_type="cuda")
