@@ -61,7 +61,7 @@ def gencode_flags():
 
 def arch_list():
     """The gencode targets as torch.cuda.get_arch_list() names them
-    ("sm_90", "compute_90"), for device.c's _cuda_arch_flags."""
+    ("sm_90", "compute_90"), for module.c's _cuda_arch_flags."""
     return " ".join(f.rsplit(",code=", 1)[1] for f in gencode_flags())
 
 

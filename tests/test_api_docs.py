@@ -1,4 +1,4 @@
-"""docs/api.md, docs/api_cuda.md and docs/api_training.md name every public name
+"""The docs/api*.md reference files name every public name
 of the public modules (CPU test)."""
 import os
 import re
@@ -25,7 +25,8 @@ import pycuda_sem.utils.data
 import pycuda_sem.version
 
 DOCS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs")
-API_MDS = [os.path.join(DOCS, n) for n in ("api.md", "api_cuda.md", "api_training.md")]
+API_MDS = [os.path.join(DOCS, n) for n in ("api.md", "api_cuda.md", "api_training.md", "api_ops.md",
+                                            "api_distributions.md", "api_nn.md")]
 
 MODULES = [pycuda_sem, pycuda_sem.cuda, pycuda_sem.backends, pycuda_sem.backends.cuda,
            pycuda_sem.backends.cudnn, pycuda_sem.fft, pycuda_sem.version, pycuda_sem.random,

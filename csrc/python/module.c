@@ -41,9 +41,26 @@ static PyObject *cuda_version(PyObject *self, PyObject *noargs)
     return PyUnicode_FromFormat("%d.%d", CUDART_VERSION / 1000, (CUDART_VERSION % 1000) / 10);
 }
 
+/* The GPU architectures the build compiled its kernels for, as nvcc's
+ * gencode targets ("sm_80 sm_90 compute_90"): setup.py passes them in, since
+ * only the build knows them (a device reports its own capability, not the
+ * binary's). torch.cuda.get_arch_list() splits the string. */
+#ifndef PCS_ARCH_LIST
+#define PCS_ARCH_LIST ""
+#endif
+
+static PyObject *cuda_arch_flags(PyObject *self, PyObject *noargs)
+{
+    PCS_UNUSED(self);
+    PCS_UNUSED(noargs);
+    return PyUnicode_FromString(PCS_ARCH_LIST);
+}
+
 static PyMethodDef module_methods[] = {
     {"_cuda_version", cuda_version, METH_NOARGS,
      "The CUDA runtime version pycuda_sem was built against, as 'major.minor'."},
+    {"_cuda_arch_flags", cuda_arch_flags, METH_NOARGS,
+     "The architectures the kernels were compiled for (cuda.get_arch_list)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -583,20 +583,6 @@ static PyObject *py_get_device_capability(PyObject *m, PyObject *const *args, Py
     return p ? Py_BuildValue("(ii)", p->major, p->minor) : NULL;
 }
 
-/* The GPU architectures the build compiled its kernels for, as nvcc's
- * gencode list ("sm_80 sm_90 compute_90"): setup.py passes it in, since only
- * the build knows it (a device reports its own capability, not the binary's). */
-#ifndef PCS_ARCH_LIST
-#define PCS_ARCH_LIST ""
-#endif
-
-static PyObject *py_cuda_arch_flags(PyObject *m, PyObject *unused)
-{
-    PCS_UNUSED(m);
-    PCS_UNUSED(unused);
-    return PyUnicode_FromString(PCS_ARCH_LIST);
-}
-
 static PyStructSequence_Field props_fields[] = {
     {"name", "device name"},
     {"major", "compute capability, major"},
@@ -780,8 +766,6 @@ static PyMethodDef device_functions[] = {
     {"synchronize", FASTKW(py_synchronize),
      "synchronize(device=None)\n\nWait until all work queued on every stream of the "
      "device has finished. Releases the GIL while waiting."},
-    {"_cuda_arch_flags", py_cuda_arch_flags, METH_NOARGS,
-     "_cuda_arch_flags()\n\nThe architectures the kernels were compiled for (get_arch_list)."},
     {"mem_get_info", FASTKW(py_mem_get_info),
      "mem_get_info(device=None)\n\n(free, total) device memory in bytes, as the driver sees it."},
     {"can_device_access_peer", py_can_device_access_peer, METH_VARARGS,
