@@ -203,6 +203,7 @@ from . import distributed  # noqa: E402,F401 - pure Python; NCCL loads on first 
 # ---- torch.accelerator, torch.Stream, torch.Event: device-generic names over CUDA -------
 from . import accelerator  # noqa: E402,F401
 from . import foreach  # noqa: E402,F401 - torch.foreach
+from . import profiler  # noqa: E402,F401 - torch.profiler over record_function ranges
 globals().update(foreach._private_names())  # torch._foreach_add_, ...
 from ._generic_stream import Stream, Event  # noqa: E402,F401
 from . import cpu  # noqa: E402,F401 - torch.cpu, for device-agnostic code

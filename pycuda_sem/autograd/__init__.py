@@ -22,6 +22,7 @@ from . import functional  # noqa: F401
 from . import anomaly_mode  # noqa: F401
 from . import graph  # noqa: F401
 from . import forward_ad  # noqa: F401
+from . import profiler  # noqa: F401 - torch.autograd.profiler (record_function, profile)
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
 # As in torch, the names gradcheck/gradgradcheck in this namespace are the
 # functions; the module stays importable as pycuda_sem.autograd.gradcheck

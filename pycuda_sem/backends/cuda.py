@@ -8,6 +8,15 @@ from .. import _C
 
 __all__ = ["matmul", "cufft_plan_cache", "is_built"]
 
+# The attention switches and library preferences (one implementation each here).
+from ._sdp import (  # noqa: E402,F401
+    SDPAParams, allow_fp16_bf16_reduction_math_sdp, can_use_cudnn_attention,
+    can_use_efficient_attention, can_use_flash_attention, cudnn_sdp_enabled, enable_cudnn_sdp,
+    enable_flash_sdp, enable_math_sdp, enable_mem_efficient_sdp, flash_sdp_enabled,
+    fp16_bf16_reduction_math_sdp_allowed, is_flash_attention_available, math_sdp_enabled,
+    mem_efficient_sdp_enabled, preferred_blas_library, preferred_linalg_library, sdp_kernel,
+)
+
 
 def is_built():
     """pycuda_sem is always built with CUDA."""

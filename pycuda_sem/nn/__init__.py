@@ -42,4 +42,5 @@ from . import functional  # noqa: F401
 from . import init  # noqa: F401
 from . import utils  # noqa: F401
 from . import parallel  # noqa: F401
+from . import attention  # noqa: F401 - nn.attention: SDPBackend, sdpa_kernel
 from .parallel import DataParallel, DistributedDataParallel  # noqa: F401
