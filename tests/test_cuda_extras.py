@@ -128,3 +128,10 @@ def test_nvml_readings_are_plausible():
     with pytest.raises(ValueError):
         torch.cuda.temperature("cpu")
     del x
+
+
+def test_graph_capture_and_mem_pools_say_they_are_missing():
+    for make in (torch.cuda.CUDAGraph, lambda: torch.cuda.graph(None), torch.cuda.make_graphed_callables,
+                 torch.cuda.graph_pool_handle, torch.cuda.MemPool, torch.cuda.use_mem_pool):
+        with pytest.raises(NotImplementedError, match="pycuda_sem has"):
+            make()

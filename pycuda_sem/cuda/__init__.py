@@ -29,6 +29,7 @@ from ._extras import (  # noqa: F401
     set_per_process_memory_fraction, get_per_process_memory_fraction,
     caching_allocator_alloc, caching_allocator_delete, is_current_stream_capturing,
     set_sync_debug_mode, get_sync_debug_mode, has_half, has_magma,
+    CUDAGraph, graph, make_graphed_callables, graph_pool_handle, MemPool, use_mem_pool,
 )
 from ._nvml import (  # noqa: F401 - NVML through the driver's libnvidia-ml
     utilization, memory_usage, temperature, power_draw, clock_rate, device_memory_used,

@@ -144,3 +144,48 @@ def get_sync_debug_mode():
 
 has_half = True
 has_magma = False  # no MAGMA: linalg runs on the host through NumPy's LAPACK
+
+
+# ---- CUDA graphs: not in this project ------------------------------------------------
+# Scripts that reach for graph capture should learn so at the call, with the
+# reason, rather than from an AttributeError at import.
+
+_NO_GRAPHS = ("pycuda_sem has no CUDA graph capture (every op launches on its stream as it is "
+              "called); run the callable eagerly instead")
+
+
+class CUDAGraph:
+    """torch.cuda.CUDAGraph: not implemented; constructing one raises."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("torch.cuda.CUDAGraph: " + _NO_GRAPHS)
+
+
+class graph:
+    """torch.cuda.graph(cuda_graph, ...): not implemented; raises."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("torch.cuda.graph: " + _NO_GRAPHS)
+
+
+def make_graphed_callables(*args, **kwargs):
+    """Not implemented: raises NotImplementedError (no CUDA graphs here)."""
+    raise NotImplementedError("torch.cuda.make_graphed_callables: " + _NO_GRAPHS)
+
+
+def graph_pool_handle():
+    """Not implemented: raises NotImplementedError (no CUDA graphs here)."""
+    raise NotImplementedError("torch.cuda.graph_pool_handle: " + _NO_GRAPHS)
+
+
+class MemPool:
+    """torch.cuda.MemPool: not implemented (one caching allocator a device); raises."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("torch.cuda.MemPool: pycuda_sem has one caching allocator a "
+                                  "device and no separate memory pools")
+
+
+def use_mem_pool(*args, **kwargs):
+    """Not implemented: raises NotImplementedError (no separate memory pools)."""
+    raise NotImplementedError("torch.cuda.use_mem_pool: pycuda_sem has no separate memory pools")
