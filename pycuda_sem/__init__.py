@@ -162,6 +162,7 @@ from ._torch_misc import (  # noqa: E402,F401
 )
 from . import jit  # noqa: E402,F401 - eager: script/trace return what they get
 from ._compile import compile  # noqa: E402,F401 - eager: returns the model
+from . import _dynamo  # noqa: E402,F401 - torch._dynamo: config and decorators for eager compile
 from . import testing  # noqa: E402,F401
 
 # ---- autograd: the grad modes (autograd/grad_mode.py over csrc/autograd/) ---------------
@@ -204,6 +205,7 @@ from . import distributed  # noqa: E402,F401 - pure Python; NCCL loads on first 
 from . import accelerator  # noqa: E402,F401
 from . import foreach  # noqa: E402,F401 - torch.foreach
 from . import profiler  # noqa: E402,F401 - torch.profiler over record_function ranges
+from . import hub  # noqa: E402,F401 - torch.hub: cached checkpoint downloads, local hubconf
 globals().update(foreach._private_names())  # torch._foreach_add_, ...
 from ._generic_stream import Stream, Event  # noqa: E402,F401
 from . import cpu  # noqa: E402,F401 - torch.cpu, for device-agnostic code

@@ -20,6 +20,7 @@ import pycuda_sem.nn.utils
 import pycuda_sem.optim
 import pycuda_sem.optim.lr_scheduler
 import pycuda_sem.profiler
+import pycuda_sem.hub
 import pycuda_sem.nn.attention
 import pycuda_sem.random
 import pycuda_sem.testing
@@ -37,7 +38,7 @@ MODULES = [pycuda_sem, pycuda_sem.cuda, pycuda_sem.backends, pycuda_sem.backends
            pycuda_sem.optim, pycuda_sem.optim.lr_scheduler, pycuda_sem.utils.data,
            pycuda_sem.distributed, pycuda_sem.special, pycuda_sem.jit, pycuda_sem.backends.mps,
            pycuda_sem.accelerator, pycuda_sem.foreach, pycuda_sem.profiler,
-           pycuda_sem.nn.attention]
+           pycuda_sem.nn.attention, pycuda_sem.hub, pycuda_sem._dynamo]
 
 ENV_VARS = ["CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "PYTORCH_NO_CUDA_MEMORY_CACHING",
             "PYCUDA_SEM_ARCH", "PYCUDA_SEM_JOBS", "CUDA_HOME"]
