@@ -276,3 +276,9 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     r = _C.from_numpy(arr)
     r = r.view(dtype) if r.dtype != dtype else r
     return r.requires_grad_(True) if requires_grad else r
+
+
+def storage(self):
+    """Tensor.storage(): the deprecated TypedStorage view (_typed_storage.py)."""
+    from ._typed_storage import storage as _storage
+    return _storage(self)

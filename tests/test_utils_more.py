@@ -132,3 +132,26 @@ def test_dynamo_knobs_leave_eager_results():
         d.explain(abs)
     m = torch.nn.Linear(3, 2)
     np.testing.assert_array_equal(torch.compile(m)(x).detach().numpy(), m(x).detach().numpy())
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)])
+def test_typed_storage_views_the_whole_memory(device):
+    base = torch.arange(6.0, device=device)
+    t = base[2:]
+    with pytest.warns(UserWarning, match="TypedStorage is deprecated"):
+        import pycuda_sem._typed_storage as ts
+        ts._warned[0] = False
+        s = t.storage()
+    assert isinstance(s, torch.TypedStorage)
+    assert len(s) == s.size() == 6 and s.element_size() == 4 and s.nbytes() == 24
+    assert s.dtype == torch.float32 and s.device == base.device and s.is_cuda == (device == "cuda")
+    assert s.data_ptr() == t.untyped_storage().data_ptr() == base.data_ptr()
+    assert s[0] == 0.0 and s[-1] == 5.0 and s[1:3] == [1.0, 2.0]
+    s[1] = 9.0
+    assert base[1].item() == 9.0 and s.tolist() == [0.0, 9.0, 2.0, 3.0, 4.0, 5.0]
+    with pytest.raises(IndexError):
+        s[6]
+    with pytest.raises(TypeError):
+        s["a"]
+    with pytest.raises(TypeError):
+        torch.TypedStorage()

@@ -215,6 +215,7 @@ static PyObject *call_with_self(int module, const char *name, PyObject *self, Py
     X(index_reduce_, M_SCATTER, "index_reduce_(dim, index, source, reduce, *, include_self=True)" \
       "\n\nIn-place index_reduce.") \
     X(to_dense, M_TENSOR, "to_dense(dtype=None)\n\nself: tensors are strided.") \
+    X(storage, M_TENSOR, "storage()\n\nThe memory as a TypedStorage (deprecated: untyped_storage()).") \
     X(is_inference, M_TENSOR, "is_inference()\n\nFalse (no inference tensors here).") \
     X(dim_order, M_TENSOR, "dim_order()\n\nDims from outermost to innermost.") \
     X(const_data_ptr, M_TENSOR, "const_data_ptr()\n\ndata_ptr().") \
