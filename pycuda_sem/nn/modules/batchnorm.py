@@ -11,11 +11,15 @@ __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNo
            "InstanceNorm2d", "InstanceNorm3d"]
 
 
-def _affine_params(module, n, affine, device, dtype):
-    # weight and bias of n channels (initialised by reset_parameters), or None
+def _affine_params(module, n, affine, device, dtype, bias=True):
+    # weight and bias of n channels (initialised by reset_parameters), or
+    # None; bias=False (torch 2.15's argument) keeps the weight only
     if affine:
         module.weight = Parameter(_C.empty(n, device=device, dtype=dtype))
-        module.bias = Parameter(_C.empty(n, device=device, dtype=dtype))
+        if bias:
+            module.bias = Parameter(_C.empty(n, device=device, dtype=dtype))
+        else:
+            module.register_parameter("bias", None)
     else:
         module.register_parameter("weight", None)
         module.register_parameter("bias", None)
@@ -26,14 +30,15 @@ class _BatchNorm(Module):
     _version = 2
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, device=None, dtype=None):
+                 track_running_stats=True, device=None, dtype=None, *, bias=True):
         super().__init__()
         self.num_features = num_features
         self.eps = eps
         self.momentum = momentum
         self.affine = affine
+        self.use_bias = bool(bias)
         self.track_running_stats = track_running_stats
-        _affine_params(self, num_features, affine, device, dtype)
+        _affine_params(self, num_features, affine, device, dtype, bias)
         if track_running_stats:
             self.register_buffer("running_mean", _C.zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", _C.ones(num_features, device=device, dtype=dtype))
@@ -55,7 +60,8 @@ class _BatchNorm(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def _check_input_dim(self, input):
         if input.dim() not in self._dims:
@@ -77,8 +83,11 @@ class _BatchNorm(Module):
                             bn_training, factor, self.eps)
 
     def extra_repr(self):
-        return ("{num_features}, eps={eps}, momentum={momentum}, affine={affine}, "
-                "track_running_stats={track_running_stats}".format(**self.__dict__))
+        # bias= only when False: torch 2.15 added the argument (and prints it
+        # always); earlier releases print no bias, as here by default
+        return ("{num_features}, eps={eps}, momentum={momentum}, affine={affine}, ".format(**self.__dict__)
+                + ("bias=False, " if self.affine and not self.use_bias else "")
+                + "track_running_stats={track_running_stats}".format(**self.__dict__))
 
 
 class BatchNorm1d(_BatchNorm):
@@ -100,7 +109,8 @@ class GroupNorm(Module):
     """Normalises groups of channels of each sample (num_channels divisible
     by num_groups), then a per-channel affine."""
 
-    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None):
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *,
+                 bias=True):
         super().__init__()
         if num_channels % num_groups != 0:
             raise ValueError("num_channels must be divisible by num_groups")
@@ -108,19 +118,22 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        _affine_params(self, num_channels, affine, device, dtype)
+        self.use_bias = bool(bias)
+        _affine_params(self, num_channels, affine, device, dtype, bias)
         self.reset_parameters()
 
     def reset_parameters(self):
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return "{num_groups}, {num_channels}, eps={eps}, affine={affine}".format(**self.__dict__)
+        return ("{num_groups}, {num_channels}, eps={eps}, affine={affine}".format(**self.__dict__)
+                + (", bias=False" if self.affine and not self.use_bias else ""))
 
 
 class _InstanceNorm(_BatchNorm):
@@ -128,8 +141,9 @@ class _InstanceNorm(_BatchNorm):
     affine and no running statistics by default, as torch."""
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
-                 track_running_stats=False, device=None, dtype=None):
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+                 track_running_stats=False, device=None, dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype,
+                         bias=bias)
 
     def forward(self, input):
         self._check_input_dim(input)
@@ -165,8 +179,9 @@ class SyncBatchNorm(_BatchNorm):
     yet. convert_sync_batchnorm swaps it in for every BatchNorm of a model."""
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
-                 process_group=None, device=None, dtype=None):
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+                 process_group=None, device=None, dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype,
+                         bias=bias)
         self.process_group = process_group
 
     def _check_input_dim(self, input):
