@@ -3,10 +3,10 @@ from .. import _C
 from ..nn import functional as F
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryParams, broadcast_all
 
 
-class Bernoulli(Distribution):
+class Bernoulli(BinaryParams, Distribution):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
@@ -21,14 +21,6 @@ class Bernoulli(Distribution):
             (self.logits,) = broadcast_all(logits)
             shape = self.logits.shape
         super().__init__(shape, (), validate_args)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def _param(self):

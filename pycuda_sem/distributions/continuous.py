@@ -194,89 +194,66 @@ class LogNormal(TransformedDistribution):
         return self.base_dist.entropy() + self.loc
 
 
-class HalfNormal(TransformedDistribution):
-    """|Normal(0, scale)|."""
+class _Folded(TransformedDistribution):
+    """|X| for X symmetric about 0 with a scale (HalfNormal, HalfCauchy): the
+    density doubles on [0, inf), the cdf is 2 F - 1, the entropy loses log 2."""
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+
+    @property
+    def scale(self):
+        return self.base_dist.scale
+
+    @property
+    def mode(self):
+        return _C.zeros_like(self.scale)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        log_prob = self.base_dist.log_prob(value) + math.log(2)
+        return _C.where(value >= 0, log_prob, _C.full_like(log_prob, -math.inf))
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, prob):
+        return self.base_dist.icdf((prob + 1) / 2)
+
+    def entropy(self):
+        return self.base_dist.entropy() - math.log(2)
+
+
+class HalfNormal(_Folded):
+    """|Normal(0, scale)|."""
 
     def __init__(self, scale, validate_args=None):
         base_dist = Normal(0, scale, validate_args=False)
         super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
 
     @property
-    def scale(self):
-        return self.base_dist.scale
-
-    @property
     def mean(self):
         return self.scale * math.sqrt(2 / math.pi)
-
-    @property
-    def mode(self):
-        return _C.zeros_like(self.scale)
 
     @property
     def variance(self):
         return self.scale.pow(2) * (1 - 2 / math.pi)
 
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return _C.where(value >= 0, log_prob, _C.full_like(log_prob, -math.inf))
 
-    def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)
-
-
-class HalfCauchy(TransformedDistribution):
+class HalfCauchy(_Folded):
     """|Cauchy(0, scale)|."""
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
 
     def __init__(self, scale, validate_args=None):
         base_dist = Cauchy(0, scale, validate_args=False)
         super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
 
     @property
-    def scale(self):
-        return self.base_dist.scale
-
-    @property
     def mean(self):
         return _C.full(tuple(self._extended_shape()), math.inf, dtype=self.scale.dtype, device=self.scale.device)
 
     @property
-    def mode(self):
-        return _C.zeros_like(self.scale)
-
-    @property
     def variance(self):
         return self.base_dist.variance
-
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return _C.where(value >= 0, log_prob, _C.full_like(log_prob, -math.inf))
-
-    def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)

@@ -13,10 +13,10 @@ from ..nn import functional as F
 from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryParams, broadcast_all, lazy_property
 
 
-class Geometric(Distribution):
+class Geometric(BinaryParams, Distribution):
     """The number of failures before the first success, P(k) = (1 - p)^k p."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer
@@ -37,14 +37,6 @@ class Geometric(Distribution):
                     "Expected parameter probs (%s of shape %s) of distribution %r to satisfy the "
                     "constraint %r, but found invalid values:\n%s"
                     % (type(value).__name__, tuple(value.shape), self, constraints.interval(0.0, 1.0), value))
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def mean(self):
@@ -112,7 +104,7 @@ def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(Distribution):
+class Binomial(BinaryParams, Distribution):
     arg_constraints = {"total_count": constraints.nonnegative_integer, "probs": constraints.unit_interval,
                        "logits": constraints.real}
     has_enumerate_support = True
@@ -132,14 +124,6 @@ class Binomial(Distribution):
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self.total_count)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):

@@ -11,7 +11,7 @@ from .categorical import Categorical
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform, SigmoidTransform
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryParams, broadcast_all, clamp_probs
 
 
 def _temperature(temperature, like):
@@ -20,7 +20,7 @@ def _temperature(temperature, like):
     return _C.tensor(float(temperature), dtype=like.dtype, device=like.device)
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(BinaryParams, Distribution):
     """The logit of a RelaxedBernoulli draw: (logistic noise + logits) / temperature."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.real
@@ -38,14 +38,6 @@ class LogitRelaxedBernoulli(Distribution):
         self.temperature = _temperature(temperature, param)
         self._param = param
         super().__init__(param.shape, (), validate_args)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):

@@ -64,6 +64,20 @@ class lazy_property:
         return value
 
 
+class BinaryParams:
+    """The two spellings of a binary distribution's parameter: whichever of
+    probs and logits the constructor stored, the other is derived on first
+    use (Bernoulli, Geometric, Binomial, LogitRelaxedBernoulli)."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+
 def tril_matrix_to_vec(mat, diag=0):
     """The lower triangle (from diagonal diag) of the last two dims, row by row."""
     n = mat.shape[-1]
