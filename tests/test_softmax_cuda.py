@@ -100,6 +100,17 @@ def test_many_long_rows_in_registers(dtype, log, K):
 
 
 @pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("rows, K", [(300, 5000), (140, 8192), (200, 4097), (100, 6000)])
+def test_float64_rows_of_8_packs_two_blocks_an_sm(log, rows, K):
+    # float64 rows of 4097..8192 values: more rows than SMs take 8 packs a
+    # thread of 512 threads at two blocks an SM, fewer keep one block an SM;
+    # a view one element in reads each row with a scalar head and tail
+    check(make((rows, K), pcs.float64, seed=K, scale=6.0), -1, log)
+    base = make((rows * K + 1,), pcs.float64, seed=K + 1)
+    check(base[1:].view(rows, K), 1, log)
+
+
+@pytest.mark.parametrize("log", [False, True])
 def test_block_path_misaligned_rows(log):
     # a contiguous view that starts one element in: rows are not 16-byte aligned
     base = make((4 * 4096 + 1,), pcs.float32, seed=3)

@@ -394,6 +394,31 @@ def test_few_long_rows_sort_one_at_a_time_or_together_numpy_oracle(dtype):
     eq(pcs.msort(ours(b, dtype)), np.sort(b, axis=0, kind="stable"))
 
 
+@pytest.mark.parametrize("dtype", ["int64", "float64", "float32", "int32"])
+@pytest.mark.parametrize("rows", [65, 256, 300])
+def test_many_long_rows_sorted_together_numpy_oracle(dtype, rows):
+    # rows of more than 16384 keys sorted together: 32-bit keys under
+    # composite keys of up to 256 rows (the segmented sort beyond), 64-bit
+    # keys as one sort of all keys then a stable sort by row number (a byte
+    # up to 256 rows, two beyond); ties in a narrow range keep index order
+    k = 16385
+    if dtype.startswith("int"):
+        a = np.random.default_rng(rows).integers(-50, 50, (rows, k)).astype(dtype)
+    else:
+        a = rand((rows, k), dtype, rows)
+    x = ours(a, dtype)
+    r = x.sort(dim=1, stable=True)
+    i = np.argsort(a, axis=1, kind="stable")
+    eq(r.indices, i)
+    eq(r.values, np.take_along_axis(a, i, 1))
+    d = x.sort(dim=1, descending=True, stable=True)
+    f = a.astype(np.float64)
+    nan = np.isnan(f)
+    j = np.stack([np.lexsort((np.where(n, 0.0, -v), ~n)) for v, n in zip(f, nan)])
+    eq(d.indices, j)
+    eq(pcs.sort(x, dim=1).values, np.sort(a, axis=1))
+
+
 # ---- without torch: NumPy oracles, streams, memory ------------------------------------------
 
 def test_sort_large_rows_numpy_oracle():

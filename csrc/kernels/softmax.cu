@@ -298,8 +298,8 @@ constexpr int regs_per_sm(size_t elem, int ppt) { return ppt <= 4 || (ppt <= 8 &
 // kernel's four loads in flight a thread made it four to eight, one after
 // another ([128, 65536] float16 log_softmax 0.76x torch, float32
 // [128, 32000] 0.89x); launch_block says which many rows take them too.
-template <class T, int PPT, bool LOG, int NT = BLOCK>
-__global__ void __launch_bounds__(NT, regs_per_sm(sizeof(T), PPT) * BLOCK / NT)
+template <class T, int PPT, bool LOG, int NT = BLOCK, int MINB = regs_per_sm(sizeof(T), PPT) * BLOCK / NT>
+__global__ void __launch_bounds__(NT, MINB)
     softmax_regs(T *out, const T *in, int64_t rows, int K)
 {
     pcs::pdl_wait(); // launched early (pdl.cuh): nothing global before this
@@ -527,11 +527,9 @@ void launch_block(T *out, const T *in, int64_t rows, int64_t K, cudaStream_t st)
         const int64_t ppt = (K / VEC + BLOCK - 1) / BLOCK; // packs a thread, at most
         // Rows of up to 4 packs a thread of a 512-thread block stay in
         // registers, in the smallest block that holds them in 4 packs a
-        // thread (64 to 512 threads; 1024 for float64 rows of more than a
-        // wave, which the shared-memory kernel below read at 0.57x to 0.95x
-        // torch). 16-bit rows of up to 16384 values: float16 [16384, 16384]
-        // went from 0.81x torch to 1.00x (log_softmax 0.74x to 1.14x) in
-        // 512-thread blocks. With 512 threads for every row, a row of 2048
+        // thread (64 to 512 threads). 16-bit rows of up to 16384 values:
+        // float16 [16384, 16384] went from 0.81x torch to 1.00x
+        // (log_softmax 0.74x to 1.14x) in 512-thread blocks. With 512 threads for every row, a row of 2048
         // float32 values was one pack a thread, two blocks an SM (16 KiB in
         // flight, two block reductions a row): on the H200 against the same
         // kernel in 512-thread blocks, [8192, 2048] float32 softmax 57.6 ->
@@ -542,18 +540,33 @@ void launch_block(T *out, const T *in, int64_t rows, int64_t K, cudaStream_t st)
         // mixed (float32 [4096, 12000] log_softmax 152 -> 161 us, float16
         // [4096, 32768] 190 -> 198 us), so those keep the kernels below.
         const int64_t packs = (K + VEC - 1) / VEC;
-        constexpr int NT_HI = sizeof(T) >= 8 ? 1024 : BLOCK;
-        const int nt_hi = NT_HI > BLOCK && rows > (int64_t)regs_per_sm(sizeof(T), 8) * sm_count() ? NT_HI : BLOCK;
-        if (packs <= 4 * nt_hi) {
+        if constexpr (sizeof(T) == 8) {
+            // float64 rows of 4097 to 8192 values, more than a wave of them:
+            // 8 packs a thread of 512 threads, two blocks an SM, so that one
+            // block's exps overlap the other's loads. A block of 1024
+            // threads at 4 packs a thread, one an SM, left the SM idle in
+            // each phase: on the H200 in one process, log_softmax [8192,
+            // 5000] 361.3 -> 231.3 us (0.56x -> 0.88x torch), [1000, 5000]
+            // 51.2 -> 31.4 (0.60x -> 0.98x), [300, 5000] 16.3 -> 11.7 (0.75x
+            // -> 1.03x); softmax [8192, 5000] 341.7 -> 223.3 (1.02x ->
+            // 1.55x). Six packs at three blocks an SM measured between the
+            // two. Rows of one wave keep one block an SM below ([100, 5000]
+            // 5.0 us against 5.4).
+            if (packs > 4 * BLOCK && packs <= 8 * BLOCK && rows > sm_count()) {
+                launch_kernel_pdl(softmax_regs<T, 8, LOG, BLOCK, 2>, grid, BLOCK, st, out, in, rows, (int)K);
+                return;
+            }
+        }
+        if (packs <= 4 * BLOCK) {
             // A block a row for float32 and 16-bit rows: the block
             // scheduler then hands rows to SMs as blocks drain, where a
             // grid of 32 blocks an SM walking rows left SMs idle at the
             // end ([65536, 2048] float32 log_softmax 284.2 -> 262.8 us,
             // 0.92x -> 1.00x torch; float16 143.1 -> 130.4 us). float64
-            // blocks of 1024 threads measured mixed and keep the grid, as do
-            // the rows of 8 and 16 packs below (within 2 % either way).
+            // keeps the grid, as do the rows of 8 and 16 packs below
+            // (within 2 % either way).
             const dim3 g1 = sizeof(T) <= 4 ? dim3((unsigned)(rows < INT32_MAX ? rows : INT32_MAX)) : grid;
-            pow2_class<regs_threads_lo<T>(), NT_HI>(threads_for_packs<T>(packs, nt_hi), [&](auto n) {
+            pow2_class<regs_threads_lo<T>(), BLOCK>(threads_for_packs<T>(packs, BLOCK), [&](auto n) {
                 launch_kernel_pdl(softmax_regs<T, 4, LOG, n.value>, g1, n.value, st, out, in, rows, (int)K);
             });
             return;

@@ -130,14 +130,14 @@ __global__ void finish_pairs(const T *in, const K *keys, const int32_t *idx, T *
 // Rows sorted together, in one device-wide sort, rather than by
 // DeviceSegmentedSort, which gives each row a single block ([8, 2^16]
 // float32 ran at 0.32x torch, [64, 2^18] at 0.65x; 1.61x and 1.01x
-// together, H100): up to 64 rows of more than 16384 keys. Rows of 2^20
-// keys and more, when few enough, sort one at a time instead (the extra
-// key bits cost more passes than the launches they save); short rows (a
-// block sorts one in shared memory) and many rows keep the segmented sort.
-// Returns the bits of a row number (0: not together).
-int together_bits(int64_t nseg, int64_t seglen)
+// together, H100): up to max_rows rows of more than 16384 keys. Rows of
+// 2^20 keys and more, when few enough, sort one at a time instead (the
+// extra key bits cost more passes than the launches they save); short rows
+// (a block sorts one in shared memory) and more rows keep the segmented
+// sort. Returns the bits of a row number (0: not together).
+int together_bits(int64_t nseg, int64_t seglen, int64_t max_rows)
 {
-    if (nseg < 2 || nseg > 64 || seglen <= 16384 || nseg * seglen > INT32_MAX ||
+    if (nseg < 2 || nseg > max_rows || seglen <= 16384 || nseg * seglen > INT32_MAX ||
         (seglen >= (int64_t(1) << 20) && rows_one_at_a_time(nseg, seglen)))
         return 0;
     int rb = 1;
@@ -147,10 +147,14 @@ int together_bits(int64_t nseg, int64_t seglen)
 }
 
 // Keys of up to 32 bits sort together as composite keys, the row number
-// above the key's bits: the width of those (0: too wide, 64-bit keys).
+// above the key's bits: the width of those (0: too wide, 64-bit keys). Up
+// to 256 rows (40-bit keys): on the H200 against the segmented sort, in
+// one process, float32 [96, 2^17] 1101 -> 862 us (0.82x -> 1.05x torch),
+// [256, 2^16] 1216 -> 1113 us, [200, 40000] 661 -> 594 us; at 512 rows the
+// two were even.
 template <class U> int composite_bits(int64_t nseg, int64_t seglen)
 {
-    const int rb = together_bits(nseg, seglen);
+    const int rb = together_bits(nseg, seglen, 256);
     const int b = (int)sizeof(U) * 8 + rb;
     return rb && b <= 64 ? b : 0;
 }
@@ -159,9 +163,14 @@ template <class U> int composite_bits(int64_t nseg, int64_t seglen)
 // (values: their index in the whole block), then a stable sort of those
 // indices by their row number, which keeps each row's keys in order; the
 // values are read back from the input through the index, bit for bit.
-__global__ void row_numbers(const int32_t *idx, uint8_t *rows, int64_t n, int64_t seglen)
+// The row numbers take a byte up to 256 rows, two beyond. Against the
+// segmented sort on the H200, in one process (int64; float64 the same):
+// [256, 2^16] 3270 -> 1876 us (0.83x -> 1.44x torch), [96, 2^17] 3009 ->
+// 1466, [512, 32768] 3238 -> 1994 (0.85x -> 1.37x), [4096, 16385] 11200 ->
+// 7341 (0.94x -> 1.44x).
+template <class R> __global__ void row_numbers(const int32_t *idx, R *rows, int64_t n, int64_t seglen)
 {
-    GRID_STRIDE(i, n) rows[i] = (uint8_t)(idx[i] / seglen);
+    GRID_STRIDE(i, n) rows[i] = (R)(idx[i] / seglen);
 }
 
 template <class T>
@@ -178,7 +187,7 @@ __global__ void gather_sorted(const T *in, const int32_t *idx, T *values, int64_
     }
 }
 
-template <class T>
+template <class T, class R>
 int run_sort_twice(const T *in, T *values, int64_t *indices, int64_t nseg, int64_t seglen, bool desc,
                    int rb, char *base, size_t *ws_bytes, cudaStream_t s)
 {
@@ -187,10 +196,10 @@ int run_sort_twice(const T *in, T *values, int64_t *indices, int64_t nseg, int64
     Carve c{base};
     U *k0 = c.take<U>((size_t)n * sizeof(U)), *k1 = c.take<U>((size_t)n * sizeof(U));
     int32_t *v0 = c.take<int32_t>((size_t)n * 4), *v1 = c.take<int32_t>((size_t)n * 4);
-    uint8_t *r0 = c.take<uint8_t>((size_t)n), *r1 = c.take<uint8_t>((size_t)n);
+    R *r0 = c.take<R>((size_t)n * sizeof(R)), *r1 = c.take<R>((size_t)n * sizeof(R));
     cub::DoubleBuffer<U> keys(k0, k1);
     cub::DoubleBuffer<int32_t> vals(v0, v1);
-    cub::DoubleBuffer<uint8_t> rows(r0, r1);
+    cub::DoubleBuffer<R> rows(r0, r1);
     size_t b1 = 0, b2 = 0;
     cudaError_t e = cub::DeviceRadixSort::SortPairs(nullptr, b1, keys, vals, n, 0, (int)sizeof(U) * 8, s);
     if (e == cudaSuccess)
@@ -208,7 +217,7 @@ int run_sort_twice(const T *in, T *values, int64_t *indices, int64_t nseg, int64
         (e = cub::DeviceRadixSort::SortPairs(tmp, tmp_bytes, keys, vals, n, 0, (int)sizeof(U) * 8, s)) !=
             cudaSuccess)
         return (int)e;
-    launch_kernel(row_numbers, grid_for(n), 256, s, (const int32_t *)vals.Current(), rows.Current(),
+    launch_kernel(row_numbers<R>, grid_for(n), 256, s, (const int32_t *)vals.Current(), rows.Current(),
                   (int64_t)n, seglen);
     if ((e = cudaGetLastError()) != cudaSuccess ||
         (e = cub::DeviceRadixSort::SortPairs(tmp, tmp_bytes, rows, vals, n, 0, rb, s)) != cudaSuccess)
@@ -266,8 +275,10 @@ int run_sort(const T *in, T *values, int64_t *indices, int64_t nseg, int64_t seg
     if (seglen > INT32_MAX || (nseg == 1 && n > INT32_MAX))
         return -3;
     if constexpr (sizeof(U) == 8) {
-        if (const int rb = together_bits(nseg, seglen))
-            return run_sort_twice<T>(in, values, indices, nseg, seglen, desc, rb, base, ws_bytes, s);
+        // rows numbered in one byte up to 256 rows, two bytes beyond
+        if (const int rb = together_bits(nseg, seglen, 65535))
+            return rb <= 8 ? run_sort_twice<T, uint8_t>(in, values, indices, nseg, seglen, desc, rb, base, ws_bytes, s)
+                           : run_sort_twice<T, uint16_t>(in, values, indices, nseg, seglen, desc, rb, base, ws_bytes, s);
     } else if (const int cb = composite_bits<U>(nseg, seglen)) {
         if (cb <= 32)
             return run_sort_composite<T, uint32_t>(in, values, indices, nseg, seglen, desc, cb, base,
