@@ -109,23 +109,18 @@ static PyObject *f_div(PcsNode *n, PyObject *g)
 {
     if (!plain(n, 2))
         return Py_NewRef(Py_NotImplemented);
-    PyObject *b = operand(n, 1);
-    if (!b)
+    PyObject *a = operand(n, 0), *b = operand(n, 1);
+    if (!b || (needs(n, 1) && !a))
         return Py_NewRef(Py_NotImplemented);
     PyObject *ga = needs(n, 0) ? PyNumber_TrueDivide(g, b) : NONE(), *gb = NONE();
-    if (ga && needs(n, 1)) { /* -g * (a / b) / b, from the saved result */
+    if (ga && needs(n, 1)) { /* -g * ((a / b) / b), as torch rounds it */
         Py_DECREF(gb);
-        PyObject *res = PyObject_GetAttrString((PyObject *)n, "result");
-        if (res == Py_None) { /* the result was not kept: the Python formula decides */
-            Py_DECREF(res);
-            Py_DECREF(ga);
-            return Py_NewRef(Py_NotImplemented);
-        }
-        PyObject *q = res ? PyNumber_TrueDivide(res, b) : NULL;
-        PyObject *p = q ? PyNumber_Multiply(g, q) : NULL;
+        PyObject *q = PyNumber_TrueDivide(a, b);
+        PyObject *q2 = q ? PyNumber_TrueDivide(q, b) : NULL;
+        PyObject *p = q2 ? PyNumber_Multiply(g, q2) : NULL;
         gb = p ? PyNumber_Negative(p) : NULL;
-        Py_XDECREF(res);
         Py_XDECREF(q);
+        Py_XDECREF(q2);
         Py_XDECREF(p);
     }
     return tuple2(ga, gb);
@@ -191,8 +186,8 @@ static PyObject *f_mm(PcsNode *n, PyObject *g) /* (g @ b.T, a.T @ g) */
 {
     if (!plain(n, 2))
         return Py_NewRef(Py_NotImplemented);
-    PyObject *a = operand(n, 0), *b = operand(n, 1);
-    if (!a || !b)
+    PyObject *a = operand(n, 0), *b = operand(n, 1); /* each kept for the other's gradient */
+    if ((needs(n, 0) && !b) || (needs(n, 1) && !a))
         return Py_NewRef(Py_NotImplemented);
     PyObject *ga = NONE(), *gb = NONE();
     if (needs(n, 0)) {

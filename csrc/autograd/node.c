@@ -451,16 +451,27 @@ static PyObject *get_result(PyObject *self, void *c)
         cnt += n->saved[i].output_nr >= 0;
     if (!cnt)
         Py_RETURN_NONE;
-    PyObject *tup = PyTuple_New(cnt);
+    /* some outputs kept, not all (save_result as a tuple): each at its own
+     * index, None for the others */
+    bool sparse = cnt < n->n_outputs;
+    PyObject *tup = PyTuple_New(sparse ? n->n_outputs : cnt);
+    for (int i = 0; tup && sparse && i < n->n_outputs; i++)
+        PyTuple_SET_ITEM(tup, i, Py_NewRef(Py_None));
     for (int i = 0; tup && i < n->n_saved; i++) {
-        if (n->saved[i].output_nr < 0)
+        int o = n->saved[i].output_nr;
+        if (o < 0 || (sparse && o >= n->n_outputs))
             continue;
-        PyObject *v = unpack_output(n, n->saved[i].t, n->saved[i].output_nr);
+        PyObject *v = unpack_output(n, n->saved[i].t, o);
         if (!v) {
             Py_CLEAR(tup);
             break;
         }
-        PyTuple_SET_ITEM(tup, k++, v);
+        if (sparse) {
+            PyObject *none = PyTuple_GET_ITEM(tup, o);
+            PyTuple_SET_ITEM(tup, o, v);
+            Py_DECREF(none);
+        } else
+            PyTuple_SET_ITEM(tup, k++, v);
     }
     if (tup && cnt == 1 && n->n_outputs == 1) {
         PyObject *one = Py_NewRef(PyTuple_GET_ITEM(tup, 0));

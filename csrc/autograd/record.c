@@ -10,6 +10,7 @@
  * a saved tensor that was modified later is caught at backward. */
 #include "autograd/record.h"
 
+#include <limits.h>
 #include <string.h>
 
 #include "autograd/grad_mode.h"
@@ -26,7 +27,9 @@ struct pcs_opinfo {
     pcs_cformula cfn;    /* C version for the common cases, or NULL */
     int n_save;
     int save[PCS_MAX_SAVE];
-    bool save_result;
+    int save_when[PCS_MAX_SAVE]; /* k >= 0: only if input k requires grad; -k-1: only if it
+                                  * does not; INT_MIN: always */
+    uint64_t result_mask; /* the outputs kept for the formula: bit i, output i (63: and beyond) */
     bool no_materialize; /* outputs with no gradient reach the formula as None */
 };
 
@@ -74,18 +77,28 @@ static PyObject *default_node_name(const char *name)
 }
 
 /* _register_formula(name, fn, save_args, save_result, node_name=None,
- * materialize=True). materialize=False: an output that got no gradient is
- * passed to the formula as None rather than as zeros, for the fused layers
- * whose side outputs (mean, rstd, lse) are almost never used and whose
- * zero gradients would cost full passes over the input. */
+ * materialize=True, save_when=None). save_result: a bool (every output
+ * kept, or none) or a tuple of the outputs' indices to keep (topk keeps
+ * its indices, not the values a caller may then scale in place, as
+ * torch). materialize=False: an output that got
+ * no gradient is passed to the formula as None rather than as zeros, for
+ * the fused layers whose side outputs (mean, rstd, lse) are almost never
+ * used and whose zero gradients would cost full passes over the input.
+ * save_when, a tuple as long as save_args of None or an input's index k:
+ * that saved arg is kept only when input k requires grad (~k: only when
+ * it does not), as torch keeps only what the needed gradients use (a / 2
+ * keeps nothing of a, so a may then be changed in place). */
 static PyObject *register_formula(PyObject *m, PyObject *const *a, Py_ssize_t nargs)
 {
     PCS_UNUSED(m);
-    if (nargs < 4 || nargs > 6 || !PyUnicode_Check(a[0]) || !PyTuple_Check(a[2]) ||
-        (a[1] != Py_None && !PyCallable_Check(a[1]))) {
+    if (nargs < 4 || nargs > 7 || !PyUnicode_Check(a[0]) || !PyTuple_Check(a[2]) ||
+        (a[1] != Py_None && !PyCallable_Check(a[1])) ||
+        (nargs == 7 && a[6] != Py_None &&
+         (!PyTuple_Check(a[6]) || PyTuple_GET_SIZE(a[6]) != PyTuple_GET_SIZE(a[2])))) {
         PyErr_SetString(PyExc_TypeError,
                         "_register_formula(name: str, fn: callable | None, save_args: tuple, "
-                        "save_result: bool, node_name: str | None = None, materialize: bool = True)");
+                        "save_result: bool | tuple, node_name: str | None = None, materialize: bool = True, "
+                        "save_when: tuple | None = None (as long as save_args))");
         return NULL;
     }
     const char *name = PyUnicode_AsUTF8(a[0]);
@@ -96,7 +109,7 @@ static PyObject *register_formula(PyObject *m, PyObject *const *a, Py_ssize_t na
         PyErr_Format(PyExc_ValueError, "_register_formula: at most %d saved args", PCS_MAX_SAVE);
         return NULL;
     }
-    int save[PCS_MAX_SAVE];
+    int save[PCS_MAX_SAVE], when[PCS_MAX_SAVE];
     for (Py_ssize_t i = 0; i < ns; i++) {
         long v = PyLong_AsLong(PyTuple_GET_ITEM(a[2], i));
         if (v == -1 && PyErr_Occurred())
@@ -106,10 +119,38 @@ static PyObject *register_formula(PyObject *m, PyObject *const *a, Py_ssize_t na
             return NULL;
         }
         save[i] = (int)v;
+        when[i] = INT_MIN;
+        PyObject *w = nargs == 7 && a[6] != Py_None ? PyTuple_GET_ITEM(a[6], i) : Py_None;
+        if (w != Py_None) {
+            long wv = PyLong_AsLong(w);
+            if (wv == -1 && PyErr_Occurred())
+                return NULL;
+            if (wv < -65 || wv > 64) {
+                PyErr_SetString(PyExc_ValueError, "_register_formula: save_when entries are None or "
+                                                  "positional indices");
+                return NULL;
+            }
+            when[i] = (int)wv;
+        }
     }
-    int sr = PyObject_IsTrue(a[3]);
-    if (sr < 0)
-        return NULL;
+    uint64_t mask = 0;
+    if (PyTuple_Check(a[3])) {
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(a[3]); i++) {
+            long v = PyLong_AsLong(PyTuple_GET_ITEM(a[3], i));
+            if (v == -1 && PyErr_Occurred())
+                return NULL;
+            if (v < 0 || v > 62) {
+                PyErr_SetString(PyExc_ValueError, "_register_formula: save_result indices are 0..62");
+                return NULL;
+            }
+            mask |= (uint64_t)1 << v;
+        }
+    } else {
+        int sr = PyObject_IsTrue(a[3]);
+        if (sr < 0)
+            return NULL;
+        mask = sr ? ~(uint64_t)0 : 0;
+    }
     int mat = nargs == 6 ? PyObject_IsTrue(a[5]) : 1;
     if (mat < 0)
         return NULL;
@@ -127,7 +168,8 @@ static PyObject *register_formula(PyObject *m, PyObject *const *a, Py_ssize_t na
     Py_XSETREF(op->formula, Py_NewRef(a[1]));
     op->n_save = (int)ns;
     memcpy(op->save, save, sizeof save);
-    op->save_result = sr;
+    memcpy(op->save_when, when, sizeof when);
+    op->result_mask = mask;
     op->no_materialize = !mat;
     Py_RETURN_NONE;
 }
@@ -296,6 +338,39 @@ static int check_inplace(PcsAgOp *w, PyObject *self)
     return 0;
 }
 
+/* Whether output i is kept for the formula. */
+static bool keeps_output(const pcs_opinfo *op, int i)
+{
+    return (op->result_mask >> (i < 63 ? i : 63)) & 1;
+}
+
+/* Whether an argument requires grad, for save_when (a tensor, or a list
+ * or tuple holding one that does). */
+static bool gates_grad(PyObject *a)
+{
+    if (PcsTensor_Check(a))
+        return pcs_ag_requires_grad(a);
+    if (PyList_Check(a) || PyTuple_Check(a)) {
+        Py_ssize_t len = PySequence_Fast_GET_SIZE(a);
+        for (Py_ssize_t j = 0; j < len; j++) {
+            PyObject *it = PySequence_Fast_GET_ITEM(a, j);
+            if (PcsTensor_Check(it) && pcs_ag_requires_grad(it))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Whether a saved arg with save_when entry `when` is kept for this call. */
+static bool keeps_arg(int when, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (when == INT_MIN)
+        return true;
+    int k = when >= 0 ? when : -when - 1;
+    bool g = k < nargs && gates_grad(args[k]);
+    return when >= 0 ? g : !g;
+}
+
 static PyObject *record(PcsAgOp *w, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                         PyObject *kwargs)
 {
@@ -323,7 +398,8 @@ static PyObject *record(PcsAgOp *w, PyObject *const *args, Py_ssize_t nargs, PyO
     bool save[PCS_MAX_SAVE * 8 + 1] = {false};
     bool save_self = false;
     for (int i = 0; i < op->n_save; i++)
-        if (op->save[i] < nargs && op->save[i] < (int)(sizeof save)) {
+        if (op->save[i] < nargs && op->save[i] < (int)(sizeof save) &&
+            keeps_arg(op->save_when[i], args, nargs)) {
             save[op->save[i]] = true;
             save_self |= op->save[i] == 0;
         }
@@ -389,14 +465,14 @@ static PyObject *record(PcsAgOp *w, PyObject *const *args, Py_ssize_t nargs, PyO
         pcs_ag_tmeta_of(t, &n->out_meta[i]);
         if (!pcs_ag_differentiable_dtype(t->dtype)) {
             n->out_meta[i].ndim = -1; /* integer output (indices): no gradient, but kept */
-            if (op->save_result && pcs_node_save(n, t, i) < 0) {
+            if (keeps_output(op, i) && pcs_node_save(n, t, i) < 0) {
                 Py_CLEAR(r);
                 break;
             }
             continue;
         }
         if (pcs_ag_set_history(t, n, i) < 0 || (!inplace && mark_view(t, args, nargs) < 0) ||
-            (op->save_result && pcs_node_save(n, t, i) < 0)) {
+            (keeps_output(op, i) && pcs_node_save(n, t, i) < 0)) {
             Py_CLEAR(r);
             break;
         }
@@ -701,7 +777,7 @@ int pcs_ag_wrap_module(PyObject *module)
 
 static PyMethodDef record_functions[] = {
     {"_register_formula", (PyCFunction)(void (*)(void))register_formula, METH_FASTCALL,
-     "_register_formula(name, fn, save_args, save_result, node_name=None, materialize=True): "
+     "_register_formula(name, fn, save_args, save_result, node_name=None, materialize=True, save_when=None): "
      "the backward formula "
      "of op `name` (fn=None: not differentiable)."},
     {"_formula_names", formula_names, METH_NOARGS,

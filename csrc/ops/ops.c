@@ -19,11 +19,19 @@
 
 #include <string.h>
 
+#include "core/numpy_interop.h"
 #include "tensor/copy.h"
 #include "runtime/stream.h"
 
 /* ------------------------------------------------------------------------ */
 /* Operands                                                                  */
+
+/* A NumPy scalar (numpy.float32(2) ...) of a dtype we have. The type's
+ * name is looked at first, so no other operand loads NumPy. */
+static bool is_numpy_scalar(PyObject *obj)
+{
+    return !strncmp(Py_TYPE(obj)->tp_name, "numpy.", 6) && pcs_numpy_scalar_dtype(obj) >= 0;
+}
 
 int pcs_operand_from(PyObject *obj, pcs_operand *op)
 {
@@ -35,9 +43,12 @@ int pcs_operand_from(PyObject *obj, pcs_operand *op)
         return 0;
     }
     /* Python numbers only: NumPy arrays and lists are not operands (torch
-     * raises TypeError for them too). */
+     * raises TypeError for them too). NumPy scalars are numbers, as in
+     * torch: x / np.sqrt(d) is x / 8.0, not an ndarray made by NumPy's
+     * operator after ours declined. */
     if (!(PyBool_Check(obj) || PyLong_Check(obj) || PyFloat_Check(obj) || PyComplex_Check(obj) ||
-          (PyNumber_Check(obj) && !PySequence_Check(obj) && !PyObject_HasAttrString(obj, "shape"))))
+          (PyNumber_Check(obj) && !PySequence_Check(obj) &&
+           (!PyObject_HasAttrString(obj, "shape") || is_numpy_scalar(obj)))))
         return 1;
     if (pcs_scalar_from_py(obj, &op->s) < 0) {
         /* An int beyond [-2^63, 2^64) is a number no scalar holds: keep the

@@ -287,6 +287,16 @@ static PyObject *get_array_interface(PyObject *self, void *c)
     return pcs_tensor_array_interface(T(self));
 }
 
+/* NumPy's operators defer to a type of higher priority: np.float32(2) * t
+ * then reaches Tensor.__rmul__ (a tensor, as torch) instead of turning t
+ * into an ndarray. torch says 1000 too. */
+static PyObject *get_array_priority(PyObject *self, void *c)
+{
+    PCS_UNUSED(self);
+    PCS_UNUSED(c);
+    return PyFloat_FromDouble(1000.0);
+}
+
 PyGetSetDef pcs_tensor_core_getset[] = {
     {"device", get_device, NULL, "The device the tensor's memory is on.", NULL},
     {"dtype", get_dtype, NULL, "The element type.", NULL},
@@ -310,6 +320,7 @@ PyGetSetDef pcs_tensor_core_getset[] = {
     {"is_sparse_csr", get_false, NULL, "Always False: tensors are strided.", NULL},
     {"nbytes", get_nbytes, NULL, "numel() * element_size().", NULL},
     {"itemsize", get_itemsize, NULL, "Bytes per element.", NULL},
+    {"__array_priority__", get_array_priority, NULL, "NumPy's operator priority: 1000, as torch.", NULL},
     {"__array_interface__", get_array_interface, NULL,
      "NumPy's array interface (CPU tensors only).", NULL},
     /* A static type gets no __dict__ descriptor from tp_dictoffset alone;

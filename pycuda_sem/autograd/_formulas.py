@@ -39,28 +39,35 @@ def _camel(name):
     return "".join(p[:1].upper() + p[1:] for p in name.strip("_").split("_"))
 
 
-def register(names, fn, save=(), result=False, node_name=None, materialize=True):
+def register(names, fn, save=(), result=False, node_name=None, materialize=True, save_when=None):
     """Register fn under every name of the space-separated `names`. The
     first name is the canonical op: aliases and in-place variants share its
     node name (torch: x.mul_(y).grad_fn is MulBackward0). materialize=False:
     outputs that got no gradient reach fn as None instead of zeros (for ops
     with side outputs that are rarely differentiated, where zeros would cost
-    whole passes over the input)."""
+    whole passes over the input). result: True (every output kept for fn as
+    ctx.result), False, or a tuple of output indices (the others read as
+    None there). save_when, as long as save: None (always
+    kept) or the index k of the input whose requires_grad decides whether
+    that saved arg is kept (what only that input's gradient reads); ~k
+    keeps it only when input k does not require grad."""
     names = names.split()
     if node_name is None:
         node_name = _camel(names[0].rstrip("_")) + "Backward0"
     save = tuple(save)
     for n in names:
-        REGISTRY[n] = (fn, save, bool(result), node_name if fn is not None else None,
+        res = tuple(result) if isinstance(result, (tuple, list)) else bool(result)
+        REGISTRY[n] = (fn, save, res, node_name if fn is not None else None,
                        bool(materialize))
         if _engine_register is not None:
-            _engine_register(n, fn, save, bool(result), node_name, bool(materialize))
+            _engine_register(n, fn, save, res, node_name, bool(materialize),
+                             None if save_when is None else tuple(save_when))
 
 
-def formula(names, save=(), result=False, node_name=None, materialize=True):
+def formula(names, save=(), result=False, node_name=None, materialize=True, save_when=None):
     """Decorator form of register()."""
     def deco(fn):
-        register(names, fn, save, result, node_name, materialize)
+        register(names, fn, save, result, node_name, materialize, save_when)
         return fn
     return deco
 

@@ -18,42 +18,47 @@ def _mH(t):
 
 # ---- matmul family -------------------------------------------------------------------------
 
-@formula("matmul matmul_", save=(0, 1))
+@formula("matmul matmul_", save=(0, 1), save_when=(1, 0))
 def _matmul(ctx, g):
+    # each operand is kept only for the other's gradient (None otherwise):
+    # the shapes come from the node's metadata
     a, b = ctx.args[0], ctx.args[1]
+    sa, sb = tuple(ctx.shapes[0]), tuple(ctx.shapes[1])
     ga = gb = None
-    if a.dim() == 1 and b.dim() == 1:
+    if len(sa) == 1 and len(sb) == 1:
         return (fit(ctx, 0, g * conj(b)) if needs(ctx, 0) else None,
                 fit(ctx, 1, g * conj(a)) if needs(ctx, 1) else None)
-    a2 = a.unsqueeze(0) if a.dim() == 1 else a
-    b2 = b.unsqueeze(-1) if b.dim() == 1 else b
+    sa2 = (1,) + sa if len(sa) == 1 else sa
+    sb2 = sb + (1,) if len(sb) == 1 else sb
     g2 = g
-    if a.dim() == 1:
+    if len(sa) == 1:
         g2 = g2.unsqueeze(-2)
-    if b.dim() == 1:
+    if len(sb) == 1:
         g2 = g2.unsqueeze(-1)
     if needs(ctx, 0):
-        ga = fit(ctx, 0, sum_to(g2.matmul(_mH(b2)), a2.shape).reshape(a.shape))
+        b2 = b.unsqueeze(-1) if len(sb) == 1 else b
+        ga = fit(ctx, 0, sum_to(g2.matmul(_mH(b2)), sa2).reshape(sa))
     if needs(ctx, 1):
-        gb = fit(ctx, 1, sum_to(_mH(a2).matmul(g2), b2.shape).reshape(b.shape))
+        a2 = a.unsqueeze(0) if len(sa) == 1 else a
+        gb = fit(ctx, 1, sum_to(_mH(a2).matmul(g2), sb2).reshape(sb))
     return (ga, gb)
 
 
-@formula("mm", save=(0, 1))
+@formula("mm", save=(0, 1), save_when=(1, 0))
 def _mm(ctx, g):
     a, b = ctx.args[0], ctx.args[1]
     return (fit(ctx, 0, g.mm(_mH(b))) if needs(ctx, 0) else None,
             fit(ctx, 1, _mH(a).mm(g)) if needs(ctx, 1) else None)
 
 
-@formula("bmm", save=(0, 1))
+@formula("bmm", save=(0, 1), save_when=(1, 0))
 def _bmm(ctx, g):
     a, b = ctx.args[0], ctx.args[1]
     return (fit(ctx, 0, g.bmm(_mH(b))) if needs(ctx, 0) else None,
             fit(ctx, 1, _mH(a).bmm(g)) if needs(ctx, 1) else None)
 
 
-@formula("mv", save=(0, 1))
+@formula("mv", save=(0, 1), save_when=(1, 0))
 def _mv(ctx, g):
     m, v = ctx.args[0], ctx.args[1]
     return (fit(ctx, 0, g.unsqueeze(1) * conj(v)) if needs(ctx, 0) else None,

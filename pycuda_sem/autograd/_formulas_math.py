@@ -165,24 +165,27 @@ def _sub(ctx, g):
     return (fit(ctx, 0, g) if needs(ctx, 0) else None, fit(ctx, 1, gb))
 
 
-@formula("mul mul_ multiply multiply_", save=(0, 1))
+@formula("mul mul_ multiply multiply_", save=(0, 1), save_when=(1, 0))
 def _mul(ctx, g):
+    # each operand is kept only for the other's gradient: x * 2 keeps
+    # nothing of x, which may then change in place (as torch)
     a, b = ctx.args[0], ctx.args[1]
     ga = fit(ctx, 0, g * conj(b)) if needs(ctx, 0) else None
     gb = fit(ctx, 1, g * conj(a)) if needs(ctx, 1) else None
     return (ga, gb)
 
 
-@formula("div div_ divide divide_ true_divide true_divide_", save=(1,), result=True)
+@formula("div div_ divide divide_ true_divide true_divide_", save=(0, 1), save_when=(1, None))
 def _div(ctx, g):
-    # gradient of b from the result (a / b) / b, so that div_ need not keep
-    # the a it overwrites
+    # a is kept only when b requires grad (its gradient is -g a / b^2), so
+    # x / 2 leaves x free to change in place, as torch; div_ then keeps a
+    # copy of the a it overwrites
     if arg(ctx, 2, "rounding_mode") is not None:
         return (_C.zeros_like(g) if needs(ctx, 0) else None,
                 _C.zeros_like(g) if needs(ctx, 1) else None)
     b = ctx.args[1]
     ga = fit(ctx, 0, g / conj(b)) if needs(ctx, 0) else None
-    gb = fit(ctx, 1, -g * conj(ctx.result / b)) if needs(ctx, 1) else None
+    gb = fit(ctx, 1, -g * conj(ctx.args[0] / b / b)) if needs(ctx, 1) else None
     return (ga, gb)
 
 
@@ -195,7 +198,7 @@ def _remainder(ctx, g):
     return (g if needs(ctx, 0) else None, gb)
 
 
-@formula("pow pow_", save=(0, 1), result=True)
+@formula("pow pow_", save=(0, 1))
 def _pow(ctx, g):
     a = ctx.args[0] if ctx.args else ctx.kwargs.get("self", ctx.kwargs.get("input"))
     e = arg(ctx, 1, "exponent", ctx.kwargs.get("other"))
@@ -209,7 +212,9 @@ def _pow(ctx, g):
             d = e * a.pow(e - 1)
         ga = fit(ctx, 0, g * conj(d))
     if needs(ctx, 1):
-        r = ctx.result
+        # the result is made again rather than kept, so that x ** 2 may be
+        # changed in place afterwards (torch keeps only x there)
+        r = _C.pow(a, e)
         if is_tensor(a):
             la = a.log()
             if not a.is_complex():
@@ -266,8 +271,11 @@ def _binary_extreme(ctx, g, greater, ia=0, ib=1):
 # ---- where, clamp, lerp --------------------------------------------------------------
 
 
-@formula("where", save=(0, 1))
+@formula("where", save=(0, 1), save_when=(~0, ~1))
 def _where(ctx, g):
+    # only the condition is read: arg 0 of where(c, x, y), arg 1 of
+    # x.where(c, y); a float arg that requires grad is not kept, so it may
+    # change in place afterwards (as torch)
     args = ctx.args
     if ctx.dtypes[0] is _C.bool:  # where(condition, input, other)
         c, ix, io = args[0], 1, 2
@@ -307,7 +315,7 @@ def _clamp(ctx, g):
     return tuple(out)
 
 
-@formula("lerp lerp_", save=(0, 1, 2))
+@formula("lerp lerp_", save=(0, 1, 2), save_when=(2, 2, None))
 def _lerp(ctx, g):
     a, b = ctx.args[0], ctx.args[1]
     w = arg(ctx, 2, "weight")

@@ -21,15 +21,15 @@ def _composed_norm(x, w, mean, rstd, rms, gy, n):
     return (rs * gx).reshape(x.shape), (gr * xh).sum(0), gr.sum(0)
 
 
-@formula("_layer_norm", save=(0, 2), result=True, materialize=False)
+@formula("_layer_norm", save=(0, 2), result=(1, 2), materialize=False)
 def _layer_norm(ctx, gy, *gstats):
     x, w = ctx.args[0], ctx.args[2]
     n, rms = int(ctx.args[1]), bool(ctx.args[5]) if len(ctx.args) > 5 else bool(ctx.kwargs.get("rms"))
     res = ctx.result
     mean, rstd = (None, res[1]) if rms else (res[1], res[2])
     need = (needs(ctx, 0), needs(ctx, 2) and w is not None, needs(ctx, 3))
-    if gy is None:
-        gy = _C.zeros_like(res[0])
+    if gy is None:  # the output itself is not kept (it may change in place)
+        gy = _C.zeros_like(x)
     if _C.is_grad_enabled():
         gx, gw, gb = _composed_norm(x, w, mean, rstd, rms, gy, n)
     else:

@@ -121,8 +121,11 @@ def _max_min(greater):
             if other is not None:
                 raise NotImplementedError("max/min: 'other' given by keyword has no gradient path")
             return _binary_extreme(ctx, g, greater)
-        if a1 is None:  # full reduction
-            return (_evenly_full(g, x, ctx.result),)
+        if a1 is None:  # full reduction: the value made again from x
+            from .grad_mode import no_grad
+            with no_grad():
+                r = _C.amax(x.detach()) if greater else _C.amin(x.detach())
+            return (_evenly_full(g, x, r),)
         idx = _indices(ctx, _C.max if greater else _C.min)
         d = int(a1) % max(x.dim(), 1)
         return (_select_back(g, idx, x.shape, d, arg(ctx, 2, "keepdim", False)),)
@@ -134,8 +137,9 @@ def _evenly_full(g, x, r):
     return g * mask / mask.sum()
 
 
-register("max", _max_min(True), save=(0, 1), result=True)
-register("min", _max_min(False), save=(0, 1), result=True)
+# the indices are kept, not the values (which a caller may scale in place)
+register("max", _max_min(True), save=(0, 1), result=(1,))
+register("min", _max_min(False), save=(0, 1), result=(1,))
 
 
 # ---- var, std, norm, logsumexp, dist, trace -------------------------------------------------
@@ -304,13 +308,13 @@ def _scan_select_of(op):
     return fn
 
 
-register("cummax", _scan_select_of(_C.cummax), save=(0,), result=True)
-register("cummin", _scan_select_of(_C.cummin), save=(0,), result=True)
+register("cummax", _scan_select_of(_C.cummax), result=(1,))
+register("cummin", _scan_select_of(_C.cummin), result=(1,))
 
 
 # ---- sorting and selection -------------------------------------------------------------------
 
-@formula("sort", save=(0,), result=True)
+@formula("sort", result=(1,))
 def _sort(ctx, gv, *rest):
     x_shape = ctx.shapes[0]
     if len(x_shape) == 0:
@@ -319,7 +323,7 @@ def _sort(ctx, gv, *rest):
     return (zeros(x_shape, gv).scatter(d, _indices(ctx, _C.sort), gv),)
 
 
-@formula("topk", save=(0,), result=True)
+@formula("topk", result=(1,))
 def _topk(ctx, gv, *rest):
     x_shape = ctx.shapes[0]
     if len(x_shape) == 0:
@@ -342,7 +346,10 @@ def _kth_like(dim_pos, op):
         gv = grads[0]
         x_shape = ctx.shapes[0]
         r = ctx.result
-        if is_tensor(r):  # median() / nanmedian() of all elements: shared among equals
+        if not isinstance(r, tuple):  # median() / nanmedian() of all elements: shared among equals
+            from .grad_mode import no_grad
+            with no_grad():
+                r = op(ctx.args[0].detach())
             return (_evenly_full(gv, ctx.args[0], r),)
         d = int(arg(ctx, dim_pos, "dim", -1)) % max(len(x_shape), 1)
         keep = arg(ctx, dim_pos + 1, "keepdim", False)
@@ -350,7 +357,9 @@ def _kth_like(dim_pos, op):
     return fn
 
 
-register("kthvalue", _kth_like(2, _C.kthvalue), save=(0,), result=True)
-register("median", _kth_like(1, _C.median), save=(0,), result=True)
-register("nanmedian", _kth_like(1, _C.nanmedian), save=(0,), result=True)
-register("mode", _kth_like(1, _C.mode), save=(0,), result=True)
+# the indices kept, the values free to change in place (as torch); the
+# input too for the full median, whose gradient is shared among equals
+register("kthvalue", _kth_like(2, _C.kthvalue), save=(0,), result=(1,))
+register("median", _kth_like(1, _C.median), save=(0,), result=(1,))
+register("nanmedian", _kth_like(1, _C.nanmedian), save=(0,), result=(1,))
+register("mode", _kth_like(1, _C.mode), save=(0,), result=(1,))

@@ -1,0 +1,71 @@
+"""NumPy scalars are numbers to tensor operators, as in torch: x / np.sqrt(d)
+and np.float32(2) * x give tensors of x's dtype (a NumPy scalar promotes
+like the Python number of its kind), never ndarrays made by NumPy's operator
+after the tensor's declined or by NumPy converting the tensor. Tensors carry
+__array_priority__ 1000, as torch's, so NumPy's operators defer to them; an
+ndarray operand still raises TypeError, as in torch."""
+import numpy as np
+import pytest
+
+import pycuda_sem as torch
+
+from torch_oracle import _torch as real_torch  # torch where it imports, else None
+
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
+SCALARS = [np.float32(3.5), np.float64(0.25), np.int64(3), np.int32(-2), np.int8(5), np.uint8(7),
+           np.float16(1.5)]
+OPS = {
+    "mul": lambda t, v: t * v, "rmul": lambda t, v: v * t, "add": lambda t, v: t + v,
+    "rsub": lambda t, v: v - t, "div": lambda t, v: t / v, "rdiv": lambda t, v: v / t,
+    "pow": lambda t, v: t ** (v if abs(v) < 4 else 2), "fn_add": lambda t, v: torch.add(t, v),
+    "fn_mul": lambda t, v: torch.mul(t, v), "clamp": lambda t, v: t.clamp(min=v),
+    "masked_fill": lambda t, v: t.masked_fill(t > 1, v), "gt": lambda t, v: t > v, "rgt": lambda t, v: v > t,
+}
+
+
+def _as_torch_op(name):
+    # the same lambdas, with real torch in place of pycuda_sem for the functions
+    return {"fn_add": lambda t, v: real_torch.add(t, v), "fn_mul": lambda t, v: real_torch.mul(t, v)}.get(name, OPS[name])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int32", "int64"])
+@pytest.mark.parametrize("name", list(OPS))
+def test_numpy_scalars_act_as_python_numbers(device, dtype, name):
+    base = np.array([0.5, 1.5, 2.5, 4.0]) if dtype.startswith("float") else np.array([1, 2, 3, 5])
+    t = torch.tensor(base.astype(dtype), device=device)
+    for v in SCALARS:
+        if name in ("div", "rdiv", "pow") and dtype.startswith("int") and isinstance(v, np.integer):
+            continue  # integer true division / pow: covered by the float cases
+        got = OPS[name](t, v)
+        assert isinstance(got, torch.Tensor), (name, type(v), type(got))
+        assert got.device.type == device
+        # the same op with the equivalent Python number
+        py = v.item()
+        want = OPS[name](t, py)
+        assert got.dtype == want.dtype, (name, type(v).__name__, got.dtype, want.dtype)
+        np.testing.assert_array_equal(got.cpu().numpy(), want.cpu().numpy())
+        if real_torch is not None:
+            r = _as_torch_op(name)(real_torch.tensor(base.astype(dtype)), v)
+            assert str(r.dtype).replace("torch.", "") == str(got.dtype).replace("pycuda_sem.", ""), (name, type(v))
+            np.testing.assert_allclose(got.cpu().double().numpy(), r.double().numpy(), rtol=1e-3)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_attention_scale_idiom(device):
+    q = torch.tensor(np.random.default_rng(0).standard_normal((2, 8)), dtype=torch.float32, device=device)
+    s = q @ q.t() / np.sqrt(q.shape[-1])
+    assert isinstance(s, torch.Tensor) and s.dtype == torch.float32
+    np.testing.assert_allclose(s.cpu().numpy(), (q @ q.t()).cpu().numpy() / np.sqrt(8), rtol=1e-6)
+    h = torch.ones(3, dtype=torch.float16, device=device) * np.float32(0.5)
+    assert isinstance(h, torch.Tensor) and h.dtype == torch.float16
+
+
+def test_numpy_defers_to_tensors_and_arrays_stay_refused():
+    assert torch.ones(1).__array_priority__ == 1000.0
+    with pytest.raises(TypeError):
+        np.array([1.0, 2.0]) * torch.ones(2)
+    # a NumPy scalar on the left of an in-place op's tensor keeps the tensor
+    t = torch.ones(2)
+    t *= np.float32(2)
+    assert t.tolist() == [2.0, 2.0] and isinstance(t, torch.Tensor)
