@@ -24,11 +24,13 @@ class FisherSnedecor(Distribution):
 
     def __init__(self, df1, df2, validate_args=None):
         self.df1, self.df2 = broadcast_all(df1, df2)
+        # checked here under their own names (torch's inner Gammas report
+        # "concentration" and check even when validate_args=False)
+        super().__init__(self.df1.shape, (), validate_args)
         # Chi2(d) / d is Gamma(d / 2, rate d / 2); Gamma(d / 2, rate d), torch's
         # choice, is half of it, and the halves cancel in the ratio
-        self._gamma1 = Gamma(self.df1 * 0.5, self.df1)
-        self._gamma2 = Gamma(self.df2 * 0.5, self.df2)
-        super().__init__(self.df1.shape, (), validate_args)
+        self._gamma1 = Gamma(self.df1 * 0.5, self.df1, validate_args=False)
+        self._gamma2 = Gamma(self.df2 * 0.5, self.df2, validate_args=False)
 
     @property
     def mean(self):
