@@ -39,9 +39,11 @@ def univariate(name, p, x):
     if name == "Weibull":
         lam, k = p["scale"], p["concentration"]
         g1, g2 = np.exp(lgamma(1 + 1 / k)), np.exp(lgamma(1 + 2 / k))
+        with np.errstate(invalid="ignore"):  # the mode is NaN for k < 1 (as torch has it)
+            mode = lam * ((k - 1) / k) ** (1 / k)
         return dict(log_prob=np.log(k / lam) + (k - 1) * np.log(x / lam) - (x / lam) ** k, mean=lam * g1,
                     variance=lam ** 2 * (g2 - g1 ** 2), entropy=EULER * (1 - 1 / k) + np.log(lam / k) + 1,
-                    cdf=1 - np.exp(-(x / lam) ** k), mode=lam * ((k - 1) / k) ** (1 / k))
+                    cdf=1 - np.exp(-(x / lam) ** k), mode=mode)
     if name == "Pareto":
         s, a = p["scale"], p["alpha"]
         return dict(log_prob=np.log(a) + a * np.log(s) - (a + 1) * np.log(x), mean=a * s / (a - 1),

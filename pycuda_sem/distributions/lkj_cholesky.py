@@ -35,11 +35,15 @@ class LKJCholesky(Distribution):
         self.dim = dim
         (self.concentration,) = broadcast_all(concentration)
         c = self.concentration
-        # the Beta of row i (0-based): concentration1 i / 2 (1/2 for row 0,
-        # whose draw is unused), concentration0 eta + (dim - 2) / 2 - (i - 1) / 2
+        # the Beta of row i (0-based): concentration1 i / 2 (the squared length
+        # of a row with i free coordinates; 1/2 for row 0, whose draw is unused),
+        # concentration0 eta + (dim - 2) / 2 - (i - 1) / 2. (torch 2.x uses
+        # i - 1/2 for concentration1, which is right for the second row only:
+        # its later rows' correlations come out too large.)
         offset = _C.cat([c.new_zeros((1,)), _C.arange(dim - 1, dtype=c.dtype, device=c.device)])
+        rows = _C.arange(dim, dtype=c.dtype, device=c.device).clamp(min=1)
         marginal = c + 0.5 * (dim - 2)
-        self._beta = Beta(offset + 0.5, marginal.unsqueeze(-1) - 0.5 * offset)
+        self._beta = Beta(0.5 * rows, marginal.unsqueeze(-1) - 0.5 * offset)
         super().__init__(c.shape, (dim, dim), validate_args)
 
     def _sample(self, sample_shape=()):
