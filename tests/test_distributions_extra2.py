@@ -208,7 +208,7 @@ def test_wishart_kl_rsample_and_errors():
                                               covariance_matrix=real_torch.tensor(COV))
         rq = real_torch.distributions.Wishart(real_torch.tensor(5.0, dtype=real_torch.float64),
                                               covariance_matrix=real_torch.tensor(COV2))
-        assert kl[0] == pytest.approx(float(real_torch.distributions.kl_divergence(rp, rq)), rel=1e-9)
+        assert kl[0] == pytest.approx(float(real_torch.distributions.kl_divergence(rp, rq).detach()), rel=1e-9)
     # d E[X] / d df = Sigma: the mean of n per-draw gradients (one df leaf each)
     n = 100000
     df = torch.full((n,), 5.0, dtype=torch.float64, requires_grad=True)
