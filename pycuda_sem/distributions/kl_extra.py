@@ -16,8 +16,6 @@ from .normal import Normal
 from .transformed_more import Pareto
 from .uniform import Uniform
 
-_EULER = 0.57721566490153286061
-
 
 @register_kl(ExponentialFamily, ExponentialFamily)
 def _kl_expfamily_expfamily(p, q):

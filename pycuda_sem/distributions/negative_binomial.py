@@ -3,7 +3,6 @@
 real >= 0. P(k) = Gamma(n + k) / (Gamma(n) k!) p^k (1 - p)^n. Draws are the
 Gamma-Poisson mixture, Poisson(Gamma(n, rate (1 - p) / p)), exact through
 the whole-tensor samplers of _sampling_more.py; not reparameterised."""
-from .. import _C
 from .._sampling_more import poisson as _poisson
 from ..autograd.grad_mode import no_grad
 from ..nn import functional as F

@@ -44,6 +44,7 @@ class Wishart(ExponentialFamily):
     has_rsample = True
     _mean_carrier_measure = 0
     _expand_children = ("_dist_chi2",)
+    _expand_skip = ("_unbroadcasted_scale_tril",)  # kept unbroadcast: every use broadcasts it
 
     @property
     def arg_constraints(self):
