@@ -260,8 +260,8 @@ def test_generalized_pareto_support_and_tails():
     assert np.isnan(npy(heavy.variance)).all() and np.isnan(npy(heavy.mean))[1] and np.isfinite(npy(heavy.mean))[0]
     lsf = npy(gp.log_survival_function(torch.tensor([2.0], dtype=torch.float64)))
     np.testing.assert_allclose(lsf, [2.0 * np.log1p(-0.5 * 0.5)], rtol=1e-12)  # -log1p(c z) / c
-    ignore = D.Pareto(torch.tensor([1.0]), torch.tensor([0.5]))
-    assert np.isinf(npy(ignore.mean)).all() and np.isinf(npy(ignore.variance)).all()
+    heavy_pareto = D.Pareto(torch.tensor([1.0]), torch.tensor([0.5]))  # alpha <= 1: no mean, no variance
+    assert np.isinf(npy(heavy_pareto.mean)).all() and np.isinf(npy(heavy_pareto.variance)).all()
 
 
 def _raises(fn, match, torch_fn=None):

@@ -98,6 +98,19 @@ def test_bregman_kl_gradient_and_cross_families():
     q = D.Normal(loc, T([1.5, 0.6]))
     (g,) = torch.autograd.grad(_kl_expfamily_expfamily(p, q).sum(), loc)
     np.testing.assert_allclose(npy(g), (np.array([1.0, 0.5]) - [0.3, -1.0]) / np.array([1.5, 0.6]) ** 2, rtol=1e-9)
+    # q with more batch dims than p: the inner products still reduce only each parameter's event dims
+    pd = D.Dirichlet(T([1.5, 0.7, 2.0]))
+    qd = D.Dirichlet(T([[0.9, 2.2, 1.0], [1.0, 1.0, 1.0]]))
+    got = npy(_kl_expfamily_expfamily(pd, qd))
+    assert got.shape == (2,)
+    np.testing.assert_allclose(got, [npy(D.kl_divergence(pd, D.Dirichlet(qd.concentration[i]))) for i in range(2)],
+                               rtol=1e-10)
+    pw = D.Wishart(T(5.0), covariance_matrix=T(np.eye(2) + 0.3))
+    qw = D.Wishart(T([4.0, 6.5]), covariance_matrix=T([[2.0, 0.1], [0.1, 0.5]]))
+    got = npy(D.kl_divergence(pw, qw))
+    want = [npy(D.kl_divergence(pw, D.Wishart(T(v), covariance_matrix=T([[2.0, 0.1], [0.1, 0.5]]))))
+            for v in (4.0, 6.5)]
+    np.testing.assert_allclose(got, want, rtol=1e-10)
     with pytest.raises(NotImplementedError, match="cross KL-divergence between different exponential families"):
         D.kl_divergence(D.Normal(0.0, 1.0), D.Gamma(1.0, 1.0))
     with pytest.raises(NotImplementedError, match="No KL"):

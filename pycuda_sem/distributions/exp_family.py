@@ -25,10 +25,12 @@ def _log_normalizer_and_grads(dist, nparams):
     return leaves, value, grads
 
 
-def _inner(dist, a, g):
-    """<a, g> per batch entry: the product summed over the dims that the
-    natural parameter has beyond the distribution's batch dims."""
-    extra = a.dim() - len(dist.batch_shape)
+def _inner(dist, theta, a, g):
+    """<a, g> per batch entry: a * g summed over the rightmost dims that the
+    natural parameter theta (of dist) has beyond dist's batch dims (its own
+    event dims: none for Normal's, one for Dirichlet's, two for Wishart's
+    matrix). a * g may have broadcast to more batch dims than dist has."""
+    extra = theta.dim() - len(dist.batch_shape)
     prod = a * g
     if extra <= 0:
         return prod
@@ -55,5 +57,5 @@ class ExponentialFamily(Distribution):
         leaves, value, grads = _log_normalizer_and_grads(self, self._natural_params)
         result = result + value
         for theta, g in zip(leaves, grads):
-            result = result - _inner(self, theta, g)
+            result = result - _inner(self, theta, theta, g)
         return result

@@ -25,7 +25,7 @@ def _kl_expfamily_expfamily(p, q):
     leaves, value_p, grads = _log_normalizer_and_grads(p, p._natural_params)
     result = q._log_normalizer(*q._natural_params) - value_p
     for theta_p, theta_q, g in zip(leaves, q._natural_params, grads):
-        result = result - _inner(p, theta_q - theta_p, g)
+        result = result - _inner(p, theta_p, theta_q - theta_p, g)
     return result
 
 
