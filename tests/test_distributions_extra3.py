@@ -17,6 +17,7 @@ from dist_refs import lgamma
 from torch_oracle import _torch as real_torch  # torch where it imports, else None
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
+pytestmark = pytest.mark.usefixtures("no_tf32")  # the Wishart pairs multiply matrices
 
 
 def npy(t):
