@@ -5,20 +5,26 @@ TransformedDistribution, kl_divergence/register_kl, and utils.
 
 Samplers draw through rand/randn (manual_seed makes them reproducible);
 the gamma/Poisson/binomial ones are exact whole-tensor samplers in
-pycuda_sem/_sampling_more.py. Names of torch.distributions not implemented
-here raise NotImplementedError.
+pycuda_sem/_sampling_more.py. biject_to/transform_to (constraint_registry.py)
+map constraints to transforms.
 """
 from . import constraints, transforms, utils
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .normal import Normal
 from .uniform import Uniform
 from .bernoulli import Bernoulli
-from .categorical import Categorical, OneHotCategorical
+from .categorical import Categorical, OneHotCategorical, OneHotCategoricalStraightThrough
 from .independent import Independent
 from .transformed_distribution import TransformedDistribution
-from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform,  # noqa: F401
-                         IndependentTransform, PowerTransform, SigmoidTransform, SoftmaxTransform,
-                         TanhTransform, Transform)
+from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform,  # noqa: F401
+                         CorrCholeskyTransform, CumulativeDistributionTransform, ExpTransform,
+                         IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
+                         PowerTransform, ReshapeTransform, SigmoidTransform, SoftmaxTransform,
+                         SoftplusTransform, StackTransform, StickBreakingTransform, TanhTransform, Transform,
+                         identity_transform)
+from . import constraint_registry
+from .constraint_registry import biject_to, transform_to
 from .cauchy_base import Cauchy
 from .continuous import Exponential, Gumbel, HalfCauchy, HalfNormal, Laplace, LogNormal
 from .gamma import Beta, Chi2, Dirichlet, Gamma, StudentT
@@ -27,29 +33,29 @@ from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal
 from .relaxed import (ExpRelaxedCategorical, LogitRelaxedBernoulli, MixtureSameFamily,  # noqa: F401
                       RelaxedBernoulli, RelaxedOneHotCategorical)
 from .continuous_bernoulli import ContinuousBernoulli
+from .von_mises import VonMises
+from .transformed_more import InverseGamma, Kumaraswamy, LogisticNormal, Pareto, Weibull
+from .continuous_more import FisherSnedecor, GeneralizedPareto
+from .negative_binomial import NegativeBinomial
+from .lkj_cholesky import LKJCholesky
+from .wishart import Wishart
 from .kl import kl_divergence, register_kl
 from . import kl_more as _kl_more  # noqa: F401 - registers the pairs of the classes above
+from . import kl_extra as _kl_extra  # noqa: F401 - the exponential-family and Pareto pairs
 from . import kl  # noqa: F401
 
-__all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy",
-           "Chi2", "ComposeTransform", "ContinuousBernoulli",
-           "Dirichlet", "Distribution", "ExpTransform", "Exponential",
-           "ExpRelaxedCategorical", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
-           "Independent", "IndependentTransform", "Laplace", "LogNormal", "LogitRelaxedBernoulli",
-           "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
-           "Normal", "OneHotCategorical", "Poisson", "PowerTransform", "RelaxedBernoulli",
-           "RelaxedOneHotCategorical", "SigmoidTransform", "SoftmaxTransform", "StudentT",
-           "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "constraints",
-           "kl_divergence", "register_kl", "transforms", "utils"]
+__all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform", "Categorical",
+           "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli", "CorrCholeskyTransform",
+           "CumulativeDistributionTransform", "Dirichlet", "Distribution", "ExpTransform", "Exponential",
+           "ExponentialFamily", "ExpRelaxedCategorical", "FisherSnedecor", "Gamma", "GeneralizedPareto",
+           "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform",
+           "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal", "LogisticNormal",
+           "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "LowerCholeskyTransform",
+           "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
+           "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
+           "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
+           "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform",
+           "StickBreakingTransform", "StudentT", "TanhTransform", "Transform", "TransformedDistribution",
+           "Uniform", "VonMises", "Weibull", "Wishart", "biject_to", "constraint_registry", "constraints",
+           "identity_transform", "kl_divergence", "register_kl", "transform_to", "transforms", "utils"]
 
-
-def __getattr__(name):
-    if name in ("VonMises", "Weibull", "Pareto", "Kumaraswamy", "FisherSnedecor", "NegativeBinomial",
-                "LKJCholesky", "Wishart", "InverseGamma", "GeneralizedPareto",
-                "LogisticNormal", "ExponentialFamily", "CumulativeDistributionTransform",
-                "CorrCholeskyTransform", "StickBreakingTransform", "LowerCholeskyTransform",
-                "PositiveDefiniteTransform", "ReshapeTransform", "CatTransform", "StackTransform",
-                "SoftplusTransform", "biject_to", "transform_to"):
-        raise NotImplementedError("torch.distributions.%s is not implemented in pycuda_sem (see "
-                                  "docs/api_training.md for the distributions that are)" % name)
-    raise AttributeError("module 'pycuda_sem.distributions' has no attribute %r" % name)

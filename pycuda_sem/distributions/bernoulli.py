@@ -2,14 +2,15 @@
 from .. import _C
 from ..nn import functional as F
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import BinaryParams, broadcast_all
 
 
-class Bernoulli(BinaryParams, Distribution):
+class Bernoulli(BinaryParams, ExponentialFamily):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
+    _mean_carrier_measure = 0
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         if (probs is None) == (logits is None):
@@ -61,3 +62,10 @@ class Bernoulli(BinaryParams, Distribution):
         values = _C.arange(2, dtype=self._param.dtype, device=self._param.device)
         values = values.reshape((-1,) + (1,) * len(self.batch_shape))
         return values.expand((-1,) + tuple(self.batch_shape)) if expand else values
+
+    @property
+    def _natural_params(self):
+        return (self.probs.logit(),)
+
+    def _log_normalizer(self, x):
+        return x.exp().log1p()

@@ -1,4 +1,5 @@
-"""Categorical(probs= or logits=) over the last dim, and OneHotCategorical."""
+"""Categorical(probs= or logits=) over the last dim, OneHotCategorical, and
+OneHotCategoricalStraightThrough (one-hot draws with the straight-through gradient)."""
 from .. import _C
 from .._dtype_info import finfo
 from .._math import broadcast_shapes
@@ -148,3 +149,19 @@ class OneHotCategorical(Distribution):
         values = _C.eye(n, dtype=self._categorical._param.dtype, device=self._categorical._param.device)
         values = values.reshape((n,) + (1,) * len(self.batch_shape) + (n,))
         return values.expand((n,) + tuple(self.batch_shape) + (n,)) if expand else values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """OneHotCategorical with the straight-through gradient (Bengio et al.,
+    2013): rsample's value is a one-hot draw, its gradient that of probs."""
+    has_rsample = True
+
+    def sample(self, sample_shape=()):
+        from ..autograd.grad_mode import no_grad
+        with no_grad():
+            return self._sample(sample_shape)
+
+    def rsample(self, sample_shape=()):
+        draws = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return draws + (probs - probs.detach())

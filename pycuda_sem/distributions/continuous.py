@@ -10,6 +10,7 @@ from .._dtype_info import finfo
 from . import constraints
 from .cauchy_base import Cauchy
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
 from .transforms import AbsTransform, AffineTransform, ExpTransform
@@ -24,10 +25,11 @@ def _rand(d, sample_shape, dtype_src):
     return _C.rand(tuple(shape), dtype=dtype_src.dtype, device=dtype_src.device)
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     arg_constraints = {"rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+    _mean_carrier_measure = 0
 
     def __init__(self, rate, validate_args=None):
         (self.rate,) = broadcast_all(rate)
@@ -68,6 +70,13 @@ class Exponential(Distribution):
 
     def entropy(self):
         return 1.0 - self.rate.log()
+
+    @property
+    def _natural_params(self):
+        return (-self.rate,)
+
+    def _log_normalizer(self, x):
+        return -(-x).log()
 
 
 class Laplace(Distribution):

@@ -8,14 +8,15 @@ import math
 from .. import _C
 from ..nn import functional as F
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
 
 
-class ContinuousBernoulli(Distribution):
+class ContinuousBernoulli(ExponentialFamily):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.unit_interval
     has_rsample = True
+    _mean_carrier_measure = 0
 
     def __init__(self, probs=None, logits=None, lims=(0.499, 0.501), validate_args=None):
         if (probs is None) == (logits is None):
@@ -108,3 +109,16 @@ class ContinuousBernoulli(Distribution):
         log_probs0 = (-self.probs).log1p()
         log_probs1 = self.probs.log()
         return self.mean * (log_probs0 - log_probs1) - self._cont_bern_log_norm() - log_probs0
+
+    @property
+    def _natural_params(self):
+        return (self.logits,)
+
+    def _log_normalizer(self, x):
+        """log((e^x - 1) / x), by its Taylor series where x is near 0 (the
+        same window, lims - 1/2, torch applies to the logits)."""
+        outside = (x <= self._lims[0] - 0.5) | (x > self._lims[1] - 0.5)
+        cut = _C.where(outside, x, _C.full_like(x, self._lims[0] - 0.5))
+        log_norm = cut.expm1().abs().log() - cut.abs().log()
+        taylor = 0.5 * x + x.pow(2) / 24.0 - x.pow(4) / 2880.0
+        return _C.where(outside, log_norm, taylor)

@@ -13,6 +13,7 @@ from ..nn import functional as F
 from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import BinaryParams, broadcast_all, lazy_property
 
 
@@ -67,7 +68,7 @@ class Geometric(BinaryParams, Distribution):
         return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none") / self.probs
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer
 
@@ -97,6 +98,14 @@ class Poisson(Distribution):
             self._validate_sample(value)
         rate, value = broadcast_all(self.rate, value)
         return value.xlogy(rate) - rate - (value + 1).lgamma()
+
+    # no _mean_carrier_measure (E[-log k!] has no closed form), so no entropy, as in torch
+    @property
+    def _natural_params(self):
+        return (self.rate.log(),)
+
+    def _log_normalizer(self, x):
+        return x.exp()
 
 
 def _clamp_by_zero(x):

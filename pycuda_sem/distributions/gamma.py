@@ -12,14 +12,16 @@ from .. import _C
 from .._dtype_info import finfo
 from .._sampling_more import _standard_gamma
 from . import constraints
+from .exp_family import ExponentialFamily
 from .distribution import Distribution
 from .utils import broadcast_all
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+    _mean_carrier_measure = 0
 
     def __init__(self, concentration, rate, validate_args=None):
         self.concentration, self.rate = broadcast_all(concentration, rate)
@@ -59,6 +61,14 @@ class Gamma(Distribution):
         from .. import special
         return special.gammainc(self.concentration, self.rate * value)
 
+    # natural parameters (alpha - 1, -beta) of the statistic (log x, x)
+    @property
+    def _natural_params(self):
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y):
+        return (x + 1).lgamma() + (x + 1) * (-y.reciprocal()).log()
+
 
 class Chi2(Gamma):
     """Gamma(df / 2, 1 / 2)."""
@@ -73,7 +83,7 @@ class Chi2(Gamma):
         return self.concentration * 2
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
     has_rsample = True
@@ -124,8 +134,16 @@ class Dirichlet(Distribution):
         return (c.lgamma().sum(-1) - a0.lgamma() - (k - a0) * a0.digamma()
                 - ((c - 1.0) * c.digamma()).sum(-1))
 
+    # no _mean_carrier_measure (as in torch): entropy above is the closed form
+    @property
+    def _natural_params(self):
+        return (self.concentration,)
 
-class Beta(Distribution):
+    def _log_normalizer(self, x):
+        return x.lgamma().sum(-1) - x.sum(-1).lgamma()
+
+
+class Beta(ExponentialFamily):
     """Beta(concentration1, concentration0), through a two-entry Dirichlet as torch does."""
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
     support = constraints.unit_interval
@@ -165,6 +183,13 @@ class Beta(Distribution):
 
     def entropy(self):
         return self._dirichlet.entropy()
+
+    @property
+    def _natural_params(self):
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x, y):
+        return x.lgamma() + y.lgamma() - (x + y).lgamma()
 
     @property
     def concentration1(self):

@@ -3,16 +3,17 @@ import math
 
 from .. import _C
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
 
-class Normal(Distribution):
+class Normal(ExponentialFamily):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
+    _mean_carrier_measure = 0
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = broadcast_all(loc, scale)
@@ -55,3 +56,11 @@ class Normal(Distribution):
 
     def icdf(self, value):
         return self.loc + self.scale * (2 * value - 1).erfinv() * math.sqrt(2)
+
+    # natural parameters (mu / sigma^2, -1 / (2 sigma^2)) of the statistic (x, x^2)
+    @property
+    def _natural_params(self):
+        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+
+    def _log_normalizer(self, x, y):
+        return -0.25 * x.pow(2) / y + 0.5 * (-math.pi / y).log()

@@ -2,7 +2,9 @@
 log|det df/dx|, used by TransformedDistribution (LogNormal is a Normal
 through ExpTransform, as in torch). Each transform is composed from
 differentiable tensor ops, so gradients flow through f, its inverse and the
-Jacobian term. cache_size=1 remembers the last (x, y) pair, as torch does."""
+Jacobian term. cache_size=1 remembers the last (x, y) pair, as torch does.
+The structured transforms (reshape, softplus, stick-breaking, Cholesky,
+cat/stack, cdf) live in transforms_more.py and are re-exported here."""
 import math
 
 from .. import _C
@@ -10,9 +12,11 @@ from .._dtype_info import finfo
 from ..nn import functional as F
 from . import constraints
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "IndependentTransform",
-           "PowerTransform", "SigmoidTransform", "SoftmaxTransform", "TanhTransform", "Transform",
-           "identity_transform"]
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
+           "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
+           "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform",
+           "SoftplusTransform", "SoftmaxTransform", "StackTransform", "StickBreakingTransform", "TanhTransform",
+           "Transform", "identity_transform"]
 
 
 class Transform:
@@ -531,3 +535,9 @@ class SoftmaxTransform(Transform):
         return shape
 
     inverse_shape = forward_shape
+
+
+# the rest of torch's transforms (they subclass Transform, defined above)
+from .transforms_more import (CatTransform, CorrCholeskyTransform, CumulativeDistributionTransform,  # noqa: E402
+                              LowerCholeskyTransform, PositiveDefiniteTransform, ReshapeTransform,
+                              SoftplusTransform, StackTransform, StickBreakingTransform)
