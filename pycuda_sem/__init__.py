@@ -206,6 +206,8 @@ from . import accelerator  # noqa: E402,F401
 from . import foreach  # noqa: E402,F401 - torch.foreach
 from . import profiler  # noqa: E402,F401 - torch.profiler over record_function ranges
 from . import hub  # noqa: E402,F401 - torch.hub: cached checkpoint downloads, local hubconf
+from . import onnx  # noqa: E402,F401 - torch.onnx: is_in_onnx_export, and export raising
+from . import fx  # noqa: E402,F401 - torch.fx: wrap, and the tracer raising
 from ._typed_storage import TypedStorage  # noqa: E402,F401 - Tensor.storage()'s class (deprecated)
 globals().update(foreach._private_names())  # torch._foreach_add_, ...
 from ._generic_stream import Stream, Event  # noqa: E402,F401

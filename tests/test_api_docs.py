@@ -38,7 +38,8 @@ MODULES = [pycuda_sem, pycuda_sem.cuda, pycuda_sem.backends, pycuda_sem.backends
            pycuda_sem.optim, pycuda_sem.optim.lr_scheduler, pycuda_sem.utils.data,
            pycuda_sem.distributed, pycuda_sem.special, pycuda_sem.jit, pycuda_sem.backends.mps,
            pycuda_sem.accelerator, pycuda_sem.foreach, pycuda_sem.profiler,
-           pycuda_sem.nn.attention, pycuda_sem.hub, pycuda_sem._dynamo]
+           pycuda_sem.nn.attention, pycuda_sem.hub, pycuda_sem._dynamo,
+           pycuda_sem.onnx, pycuda_sem.fx]
 
 ENV_VARS = ["CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "PYTORCH_NO_CUDA_MEMORY_CACHING",
             "PYCUDA_SEM_ARCH", "PYCUDA_SEM_JOBS", "CUDA_HOME"]

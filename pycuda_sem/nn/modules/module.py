@@ -82,6 +82,7 @@ class Module:
         setattr_("_buffers", OrderedDict())
         setattr_("_non_persistent_buffers_set", set())
         setattr_("_backward_hooks", OrderedDict())
+        setattr_("_backward_pre_hooks", OrderedDict())
         setattr_("_forward_hooks", OrderedDict())
         setattr_("_forward_hooks_with_kwargs", OrderedDict())
         setattr_("_forward_hooks_always_called", OrderedDict())
@@ -272,7 +273,7 @@ class Module:
         for name in ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
                      "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
                      "_state_dict_hooks", "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
-                     "_load_state_dict_post_hooks", "_backward_hooks"):
+                     "_load_state_dict_post_hooks", "_backward_hooks", "_backward_pre_hooks"):
             if name not in self.__dict__:
                 super().__setattr__(name, OrderedDict())
         if "_non_persistent_buffers_set" not in self.__dict__:
@@ -306,11 +307,30 @@ class Module:
         return handle
 
     def register_full_backward_hook(self, hook, prepend=False):
-        raise NotImplementedError("Module.register_full_backward_hook is not implemented in "
-                                  "pycuda_sem; use Tensor.register_hook on the output instead")
+        """hook(module, grad_input, grad_output) when the gradients of the
+        call's tensor inputs are computed (grad_input all None when none
+        needs one); a tuple it returns replaces grad_input."""
+        return self._add_backward_hook(self._backward_hooks, hook, prepend)
 
-    register_backward_hook = register_full_backward_hook
-    register_full_backward_pre_hook = register_full_backward_hook
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """hook(module, grad_output) when the gradients of the call's
+        outputs are known, before the module's backward; a tuple it returns
+        replaces grad_output."""
+        return self._add_backward_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_backward_hook(self, hook):
+        """The old form: here the same as register_full_backward_hook
+        (torch's gave the gradients of the module's last op instead)."""
+        warnings.warn("Using a non-full backward hook is deprecated; this is "
+                      "register_full_backward_hook's behaviour.", FutureWarning, stacklevel=2)
+        return self._add_backward_hook(self._backward_hooks, hook, False)
+
+    def _add_backward_hook(self, table, hook, prepend):
+        handle = RemovableHandle(table)
+        table[handle.id] = hook
+        if prepend:
+            table.move_to_end(handle.id, last=False)
+        return handle
 
     def register_load_state_dict_pre_hook(self, hook):
         """hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
@@ -331,8 +351,16 @@ class Module:
         return handle
 
     def _call_impl(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks):
+        forward_hooks = bool(self._forward_pre_hooks or self._forward_hooks)
+        if self._backward_hooks or self._backward_pre_hooks:
+            from ._backward_hooks import call_with_backward_hooks
+            return call_with_backward_hooks(self, args, kwargs, self._run_forward_hooks
+                                            if forward_hooks else self.forward)
+        if not forward_hooks:
             return self.forward(*args, **kwargs)
+        return self._run_forward_hooks(*args, **kwargs)
+
+    def _run_forward_hooks(self, *args, **kwargs):
         result = None
         called_always = False
         try:
