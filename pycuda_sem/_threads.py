@@ -48,23 +48,19 @@ def get_num_interop_threads():
 
 
 # ---- the default device ------------------------------------------------------------------
-# Factories place tensors on the CPU unless given device=: a default device
-# other than the CPU is not implemented (it would have to reach every C
-# factory); scripts that set the CPU, or read the default, run.
+# Factories given no device= use it (runtime/default_device.c); the *_like
+# factories keep their input's device. A torch.device is also a context
+# manager that sets it for a block.
 
 def get_default_device():
-    """The device factories use without device=: always the CPU here."""
+    """The device factories use without device= (cuda resolved to the
+    current device)."""
     from . import _C
-    return _C.device("cpu")
+    return _C._get_default_device()
 
 
 def set_default_device(device):
-    """Accepts None or the CPU; another device raises NotImplementedError."""
+    """Factories without device= create tensors on `device` from now on
+    (None: the CPU again), nn layers' parameters included."""
     from . import _C
-    if device is None:
-        return
-    d = device if isinstance(device, _C.device) else _C.device(device)
-    if d.type != "cpu":
-        raise NotImplementedError("set_default_device(%r): a default device other than the CPU is not "
-                                  "implemented in pycuda_sem; pass device= to the factories or move tensors "
-                                  "with .to()" % (str(d),))
+    _C._set_default_device(device)

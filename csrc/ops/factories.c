@@ -54,9 +54,11 @@ int pcs_factory_opts_parse(PyObject *const *args, Py_ssize_t nargs, PyObject *kw
                            const char *const *extra, pcs_factory_opts *o)
 {
     o->dtype = -1;
-    o->device = -1;
+    o->device = pcs_default_device(); /* torch.set_default_device; the CPU unless set */
     o->pinned = false;
     o->format = -2;
+    if (o->device == -2)
+        return -1;
     if (!kw)
         return 0;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kw); i++) {
@@ -65,7 +67,7 @@ int pcs_factory_opts_parse(PyObject *const *args, Py_ssize_t nargs, PyObject *kw
             if ((o->dtype = pcs_dtype_arg(v, -1)) == -2)
                 return -1;
         } else if (PyUnicode_CompareWithASCIIString(k, "device") == 0) {
-            if ((o->device = pcs_device_arg(v, -1)) == -2)
+            if ((o->device = pcs_device_arg(v, o->device)) == -2) /* None: the default */
                 return -1;
         } else if (PyUnicode_CompareWithASCIIString(k, "pin_memory") == 0) {
             int p = PyObject_IsTrue(v);
@@ -284,8 +286,9 @@ static PyObject *f_tensor(PyObject *m, PyObject *const *args, Py_ssize_t nargs, 
     PyObject *data = pcs_arg(args, nargs, kw, 0, "data");
     if (!data || nargs > 1)
         return PyErr_Format(PyExc_TypeError, "tensor(data, *, dtype=None, device=None, pin_memory=False)");
-    bool dev_given = kw && pcs_arg(args, nargs, kw, -1, "device") &&
-                     pcs_arg(args, nargs, kw, -1, "device") != Py_None;
+    bool dev_given = (kw && pcs_arg(args, nargs, kw, -1, "device") &&
+                      pcs_arg(args, nargs, kw, -1, "device") != Py_None) ||
+                     pcs_default_device_is_set(); /* set: as if device= named it */
     return (PyObject *)pcs_tensor_from_data(data, o.dtype, dev_given ? o.device : PCS_DEVICE_UNSET,
                                             o.pinned);
 }
@@ -309,8 +312,9 @@ static PyObject *f_as_tensor(PyObject *m, PyObject *const *args, Py_ssize_t narg
     PyObject *data = pcs_arg(args, nargs, kw, 0, "data");
     if (!data)
         return PyErr_Format(PyExc_TypeError, "as_tensor(data, dtype=None, device=None)");
-    bool dev_given = kw && pcs_arg(args, nargs, kw, -1, "device") &&
-                     pcs_arg(args, nargs, kw, -1, "device") != Py_None;
+    bool dev_given = (kw && pcs_arg(args, nargs, kw, -1, "device") &&
+                      pcs_arg(args, nargs, kw, -1, "device") != Py_None) ||
+                     pcs_default_device_is_set(); /* set: as if device= named it */
     /* Shares memory when nothing has to change, as torch does. */
     PcsTensor *base = NULL;
     int ai = PcsTensor_Check(data) ? 0 : pcs_has_array_interface(data);

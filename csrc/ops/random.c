@@ -327,17 +327,18 @@ static int parse_opts(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, con
     static const char *const names_like[] = {"dtype", "device", "generator", "requires_grad", "layout",
                                              "pin_memory", "out", "input", "memory_format", NULL};
     o->dtype = -1;
-    o->device = -1;
+    o->device = like ? -1 : pcs_default_device(); /* the *_like: the input's, unless device= */
     o->pinned = false;
     o->format = -2;
-    if (pcs_check_kwargs(kw, fname, like ? names_like : names) < 0 || check_generator(args, nargs, kw) < 0)
+    if (o->device == -2 || pcs_check_kwargs(kw, fname, like ? names_like : names) < 0 ||
+        check_generator(args, nargs, kw) < 0)
         return -1;
     if (!kw)
         return 0;
     PyObject *v;
     if ((v = pcs_arg(args, nargs, kw, -1, "dtype")) && (o->dtype = pcs_dtype_arg(v, -1)) == -2)
         return -1;
-    if ((v = pcs_arg(args, nargs, kw, -1, "device")) && (o->device = pcs_device_arg(v, -1)) == -2)
+    if ((v = pcs_arg(args, nargs, kw, -1, "device")) && (o->device = pcs_device_arg(v, o->device)) == -2)
         return -1;
     if ((v = pcs_arg(args, nargs, kw, -1, "pin_memory"))) {
         int p = PyObject_IsTrue(v);

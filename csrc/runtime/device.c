@@ -341,6 +341,8 @@ static PyObject *Device_reduce(PcsDevice *d, PyObject *noargs)
 
 static PyMethodDef Device_methods[] = {
     {"__reduce__", (PyCFunction)Device_reduce, METH_NOARGS, NULL},
+    {"__enter__", pcs_device_enter, METH_NOARGS, "Make this the default device (default_device.c)."},
+    {"__exit__", pcs_device_exit, METH_VARARGS, "Put back the default device it replaced."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -791,6 +793,8 @@ int pcs_device_init(PyObject *module)
         return -1;
     PropsType = PyStructSequence_NewType(&props_desc);
     if (!PropsType || PyModule_AddObjectRef(module, "_CudaDeviceProperties", (PyObject *)PropsType) < 0)
+        return -1;
+    if (pcs_default_device_init(module) < 0)
         return -1;
     return PyModule_AddFunctions(module, device_functions);
 }

@@ -61,6 +61,15 @@ PyObject *pcs_device_new(int type, int index);
  * None is not accepted here; callers decide what None means. */
 int pcs_device_parse(PyObject *obj, int *type, int *index);
 
+/* The default device (default_device.c): the ordinal factories without
+ * device= use, -1 for the CPU, -2 with exception (CUDA set, none there);
+ * whether one other than the CPU is set; a Device's __enter__/__exit__. */
+int pcs_default_device(void);
+bool pcs_default_device_is_set(void);
+PyObject *pcs_device_enter(PyObject *self, PyObject *noargs);
+PyObject *pcs_device_exit(PyObject *self, PyObject *args);
+int pcs_default_device_init(PyObject *module);
+
 /* Parses an optional CUDA device argument the way torch.cuda functions do:
  * None -> current device; int, 'cuda:N', Device. A CPU device is an error.
  * Validates the ordinal. Returns the ordinal or -1 with exception. */
