@@ -33,6 +33,7 @@ from ._threads import (  # noqa: E402,F401
 from . import _legacy  # noqa: E402
 
 globals().update(_legacy.cpu_types)  # FloatTensor, DoubleTensor, ... (legacy API)
+from ._legacy import set_default_tensor_type  # noqa: E402,F401 - deprecated, as in torch
 
 
 def is_tensor(obj):
