@@ -214,6 +214,12 @@ from . import cpu  # noqa: E402,F401 - torch.cpu, for device-agnostic code
 from .utils import dlpack as _dlpack  # noqa: E402
 from .utils.dlpack import from_dlpack  # noqa: E402,F401
 from ._tensor_set import view_as_real, view_as_complex  # noqa: E402,F401
+from ._copy_ops import (  # noqa: E402,F401 - the *_copy spellings of the view ops, and kin
+    alias_copy, as_strided_copy, detach_copy, diagonal_copy, expand_copy, permute_copy,
+    select_copy, slice_copy, split_copy, split_with_sizes_copy, squeeze_copy, t_copy,
+    transpose_copy, unbind_copy, unfold_copy, unsqueeze_copy, view_as_real_copy,
+    view_as_complex_copy, view_copy, range, empty_permuted, as_strided_, to_dlpack,
+)
 from ._misc_api import (  # noqa: E402,F401
     get_device_module, is_distributed, complex, polar, adjoint, frobenius_norm, nuclear_norm,
     norm_except_dim, nonzero_static, erf_, erfc_, arccos_, arcsin_, arctan_, fix_,
