@@ -220,6 +220,8 @@ from ._copy_ops import (  # noqa: E402,F401 - the *_copy spellings of the view o
     transpose_copy, unbind_copy, unfold_copy, unsqueeze_copy, view_as_real_copy,
     view_as_complex_copy, view_copy, range, empty_permuted, as_strided_, to_dlpack,
 )
+from ._segment import segment_reduce  # noqa: E402,F401
+from ._lowrank import svd_lowrank, pca_lowrank  # noqa: E402,F401
 from ._misc_api import (  # noqa: E402,F401
     get_device_module, is_distributed, complex, polar, adjoint, frobenius_norm, nuclear_norm,
     norm_except_dim, nonzero_static, erf_, erfc_, arccos_, arcsin_, arctan_, fix_,
