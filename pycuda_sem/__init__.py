@@ -164,6 +164,7 @@ from ._torch_misc import (  # noqa: E402,F401
 from . import jit  # noqa: E402,F401 - eager: script/trace return what they get
 from ._compile import compile  # noqa: E402,F401 - eager: returns the model
 from . import _dynamo  # noqa: E402,F401 - torch._dynamo: config and decorators for eager compile
+from . import compiler  # noqa: E402,F401 - torch.compiler, the same eager stand-ins
 from . import testing  # noqa: E402,F401
 
 # ---- autograd: the grad modes (autograd/grad_mode.py over csrc/autograd/) ---------------
