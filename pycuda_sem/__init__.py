@@ -224,6 +224,7 @@ from ._copy_ops import (  # noqa: E402,F401 - the *_copy spellings of the view o
 from ._segment import segment_reduce  # noqa: E402,F401
 from ._lowrank import svd_lowrank, pca_lowrank  # noqa: E402,F401
 from . import signal  # noqa: E402,F401 - torch.signal.windows
+from . import quasirandom  # noqa: E402,F401 - torch.quasirandom.SobolEngine
 from ._misc_api import (  # noqa: E402,F401
     get_device_module, is_distributed, complex, polar, adjoint, frobenius_norm, nuclear_norm,
     norm_except_dim, nonzero_static, erf_, erfc_, arccos_, arcsin_, arctan_, fix_,
