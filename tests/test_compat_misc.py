@@ -79,8 +79,8 @@ def test_fork_rng_restores_cuda_states():
 
 def test_thread_safe_generator_is_none_outside_thread_workers():
     assert torch.random.thread_safe_generator() is None
-    if real_torch is not None:
-        assert real_torch.random.thread_safe_generator() is None
+    if real_torch is not None and hasattr(real_torch.random, "thread_safe_generator"):
+        assert real_torch.random.thread_safe_generator() is None  # new in torch 2.10-ish
 
 
 # ---- testing.make_tensor --------------------------------------------------------------------
@@ -404,9 +404,9 @@ def test_checkpoint_helpers():
     with pytest.warns(UserWarning, match="requires_grad"):
         ckpt.check_backward_validity([torch.ones(2)])
     assert ckpt.DefaultDeviceType.get_device_type() == "cuda"
-    if real_torch is not None:
-        assert [p.name for p in ckpt.CheckpointPolicy] == \
-            [p.name for p in real_torch.utils.checkpoint.CheckpointPolicy]
+    if real_torch is not None:  # older torch lacks the two CPU-offload members
+        theirs = {p.name: p.value for p in real_torch.utils.checkpoint.CheckpointPolicy}
+        assert theirs.items() <= {p.name: p.value for p in ckpt.CheckpointPolicy}.items()
 
 
 @pytest.mark.cuda
