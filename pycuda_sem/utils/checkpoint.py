@@ -255,7 +255,8 @@ def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True,
 
         def function(*a):
             return fn(*a, **kwargs)
-    reentrant = True if use_reentrant is None else use_reentrant  # torch's default, after the warning
+    # unset means reentrant, torch's default after the warning
+    reentrant = True if use_reentrant is None else use_reentrant
     if reentrant and (context_fn not in (None, noop_context_fn) or debug
                           or respect_saved_tensors_hooks is not None):
         raise ValueError("Passing `context_fn`, `debug`, or `respect_saved_tensors_hooks` is only "
