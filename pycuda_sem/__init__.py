@@ -33,6 +33,7 @@ from ._threads import (  # noqa: E402,F401
 from . import _legacy  # noqa: E402
 
 globals().update(_legacy.cpu_types)  # FloatTensor, DoubleTensor, ... (legacy API)
+from ._legacy import set_default_tensor_type  # noqa: E402,F401 - deprecated, as in torch
 
 
 def is_tensor(obj):
@@ -163,6 +164,7 @@ from ._torch_misc import (  # noqa: E402,F401
 from . import jit  # noqa: E402,F401 - eager: script/trace return what they get
 from ._compile import compile  # noqa: E402,F401 - eager: returns the model
 from . import _dynamo  # noqa: E402,F401 - torch._dynamo: config and decorators for eager compile
+from . import compiler  # noqa: E402,F401 - torch.compiler, the same eager stand-ins
 from . import testing  # noqa: E402,F401
 
 # ---- autograd: the grad modes (autograd/grad_mode.py over csrc/autograd/) ---------------
@@ -215,6 +217,16 @@ from . import cpu  # noqa: E402,F401 - torch.cpu, for device-agnostic code
 from .utils import dlpack as _dlpack  # noqa: E402
 from .utils.dlpack import from_dlpack  # noqa: E402,F401
 from ._tensor_set import view_as_real, view_as_complex  # noqa: E402,F401
+from ._copy_ops import (  # noqa: E402,F401 - the *_copy spellings of the view ops, and kin
+    alias_copy, as_strided_copy, detach_copy, diagonal_copy, expand_copy, permute_copy,
+    select_copy, slice_copy, split_copy, split_with_sizes_copy, squeeze_copy, t_copy,
+    transpose_copy, unbind_copy, unfold_copy, unsqueeze_copy, view_as_real_copy,
+    view_as_complex_copy, view_copy, range, empty_permuted, as_strided_, to_dlpack,
+)
+from ._segment import segment_reduce  # noqa: E402,F401
+from ._lowrank import svd_lowrank, pca_lowrank  # noqa: E402,F401
+from . import signal  # noqa: E402,F401 - torch.signal.windows
+from . import quasirandom  # noqa: E402,F401 - torch.quasirandom.SobolEngine
 from ._misc_api import (  # noqa: E402,F401
     get_device_module, is_distributed, complex, polar, adjoint, frobenius_norm, nuclear_norm,
     norm_except_dim, nonzero_static, erf_, erfc_, arccos_, arcsin_, arctan_, fix_,

@@ -61,3 +61,50 @@ def _make(module, is_cuda):
 
 cpu_types = _make("pycuda_sem", False)
 cuda_types = _make("pycuda_sem.cuda", True)
+
+
+# ---- set_default_tensor_type: the pre-2.1 way to pick the default dtype ----------------------
+
+_default_tensor_type_warned = False
+
+
+def _import_dotted(name):
+    """'torch.cuda.FloatTensor' -> the object (torch's names map to this
+    package); a bad name raises the import or attribute error torch raises."""
+    import importlib
+    parts = name.split(".")
+    if parts[0] == "torch":
+        parts[0] = "pycuda_sem"
+    obj = importlib.import_module(parts[0])
+    for part in parts[1:]:
+        obj = getattr(obj, part)
+    return obj
+
+
+def set_default_tensor_type(t):
+    """Deprecated (warns once, as torch): a legacy floating type, or its name
+    ('torch.DoubleTensor'), sets the default dtype, as set_default_dtype.
+    A CUDA type (torch.cuda.FloatTensor) would also make the factories
+    allocate on the GPU, which this package does not implement
+    (set_default_device is CPU only): it raises NotImplementedError."""
+    global _default_tensor_type_warned
+    import warnings
+    if isinstance(t, str):
+        t = _import_dotted(t)
+    if not _default_tensor_type_warned:
+        _default_tensor_type_warned = True
+        warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please "
+                      "use torch.set_default_dtype() and torch.set_default_device() as "
+                      "alternatives.", UserWarning, stacklevel=2)
+    if not isinstance(t, _LegacyTensorType):
+        raise TypeError("invalid type object: only floating-point types are supported as the "
+                        "default type")
+    if not t.dtype.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    if t.is_cuda:
+        raise NotImplementedError("set_default_tensor_type(%s): a CUDA default tensor type would "
+                                  "make the factories allocate on the GPU, which pycuda_sem does "
+                                  "not implement (set_default_device is CPU only); use "
+                                  "set_default_dtype(%s) and pass device= to the factories"
+                                  % ("torch.cuda." + t.__name__, t.dtype))
+    _C.set_default_dtype(t.dtype)

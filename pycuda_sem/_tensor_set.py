@@ -1,5 +1,5 @@
-"""Tensor.resize_, resize_as_, set_, is_set_to and torch.view_as_real /
-view_as_complex: torch's rules (autograd refusal, argument forms, dtype
+"""Tensor.resize_, resize_as_, set_, is_set_to, as_subclass and
+torch.view_as_real / view_as_complex: torch's rules (autograd refusal, argument forms, dtype
 checks) over the bounds-checked C primitives of csrc/tensor/tensor_set.c,
 which replace a tensor's storage and geometry in place, grow a storage in
 place and view a storage as another dtype."""
@@ -144,6 +144,42 @@ def is_set_to(self, tensor):
             and self.device == tensor.device
             and self.storage_offset() == tensor.storage_offset()
             and self.size() == tensor.size() and self.stride() == tensor.stride())
+
+
+# ---- as_subclass ------------------------------------------------------------------------------
+
+_alias_function = None
+
+
+def _alias():
+    """An autograd Function whose output is its input's memory as another
+    Tensor class, the gradient passed straight through (torch's alias)."""
+    global _alias_function
+    if _alias_function is None:
+        from .autograd.function import Function
+
+        class Alias(Function):
+            @staticmethod
+            def forward(ctx, x, cls):
+                return _C.Tensor._make_subclass(cls, x, False)
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad, None
+        _alias_function = Alias
+    return _alias_function
+
+
+def as_subclass(self, cls):
+    """self as an instance of cls, a subclass of Tensor (or Tensor itself):
+    the same memory, so writes through either show in both, and the same
+    autograd graph (the result backs into self when self requires grad)."""
+    if not isinstance(cls, type) or not issubclass(cls, _C.Tensor):
+        raise TypeError("Creating a Tensor subclass from a class that does not inherit from "
+                        "Tensor is not possible. Make sure your class inherits from Tensor.")
+    if self.requires_grad and _C.is_grad_enabled():
+        return _alias().apply(self, cls)
+    return _C.Tensor._make_subclass(cls, self, False)
 
 
 # ---- complex views -----------------------------------------------------------------------------

@@ -4,13 +4,17 @@ Numbers come from counter-based Philox (csrc/kernels/philox.h) with a
 (seed, offset) state per device, so a seed gives the same numbers on the CPU
 and on every GPU. manual_seed() and seed() reset every device's state, as
 PyTorch's do. Only the default generator exists: `generator=` accepts it (or
-None) and nothing else.
+None) and nothing else. fork_rng() saves these states for a block and puts
+them back after it.
 """
+import contextlib
+import warnings
+
 from . import _C
 from ._C import initial_seed, get_rng_state, set_rng_state  # noqa: F401
 
 __all__ = ["manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
-           "default_generator", "Generator"]
+           "default_generator", "Generator", "fork_rng", "thread_safe_generator"]
 
 
 class Generator:
@@ -59,3 +63,54 @@ def manual_seed(seed):
 def seed():
     """Seed every generator with a non-deterministic number and return it."""
     return _C._seed()
+
+
+_fork_rng_warned_already = False
+
+
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices",
+             device_type=None):
+    """Context manager: the CPU generator's state and those of the given
+    devices (indices of `device_type`, default "cuda"; None: every visible
+    one) are saved on entry and restored on exit, so the block's draws do
+    not move the streams outside it. enabled=False makes it do nothing."""
+    global _fork_rng_warned_already
+    if device_type == "meta" or not enabled:
+        yield
+        return
+    device_type = device_type or "cuda"
+    from ._misc_api import get_device_module
+    mod = get_device_module(device_type)
+    if devices is None:
+        count = mod.device_count()
+        if count > 1 and not _fork_rng_warned_already:
+            # torch warns once: forking every device initialises all of them
+            kind = device_type.upper()
+            warnings.warn("%s reports that you have %d available devices, and you have used %s "
+                          "without explicitly specifying which devices are being used. For "
+                          "safety, we initialize *every* %s device by default, which can be "
+                          "quite slow if you have a lot of %ss. To initialize all devices and "
+                          "suppress this warning, set the '%s' keyword argument to "
+                          "`range(torch.%s.device_count())`."
+                          % (kind, count, _caller, kind, kind, _devices_kw, device_type),
+                          stacklevel=3)
+            _fork_rng_warned_already = True
+        devices = list(range(count))
+    else:
+        devices = list(devices)  # a generator would be spent by the first pass
+    cpu_state = _C.get_rng_state()
+    device_states = [mod.get_rng_state(d) for d in devices]
+    try:
+        yield
+    finally:
+        _C.set_rng_state(cpu_state)
+        for d, st in zip(devices, device_states):
+            mod.set_rng_state(st, d)
+
+
+def thread_safe_generator():
+    """The generator a DataLoader thread worker should draw from: None here
+    (the global generator), since this package's DataLoader workers are
+    processes, each with its own seeded state, as torch returns for them."""
+    return None

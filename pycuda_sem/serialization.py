@@ -25,14 +25,17 @@ load(weights_only=True), the default as in torch 2.6+, resolves only the
 names a checkpoint of tensors, Parameters, numbers, strings and containers
 needs (torch's weights-only allow-list, trimmed to what this package has); any
 other global in the pickle raises pickle.UnpicklingError naming it, before
-anything of it runs. weights_only=False allows any global (it can run code
-from the file, as torch warns). Written in Python like torch's own.
+anything of it runs, unless the user allow-listed it (add_safe_globals, or
+the safe_globals context manager, keyed by "module.qualname" as torch keys
+them). weights_only=False allows any global (it can run code from the file,
+as torch warns). Written in Python like torch's own.
 """
 import _compat_pickle
 import collections
 import io
 import os
 import pickle
+import pickletools
 import struct
 import zipfile
 
@@ -40,7 +43,10 @@ import numpy as np
 
 from . import _C, _tensor_pickle
 
-__all__ = ["save", "load"]
+__all__ = ["save", "load", "add_safe_globals", "safe_globals", "get_safe_globals",
+           "clear_safe_globals", "get_unsafe_globals_in_checkpoint", "location_tag",
+           "default_restore_location", "normalize_storage_type", "storage_to_tensor_type",
+           "skip_data"]
 
 _ALIGN = 64
 _PREFIX = "archive"
@@ -336,20 +342,52 @@ def _place(tensor, location, map_location):
     return tensor if dev.type == "cpu" else tensor.to(dev)
 
 
+# The globals load(weights_only=True) resolves by default: what a checkpoint
+# of tensors, Parameters, numbers, strings and containers names.
+_SAFE = {
+    ("collections", "OrderedDict"): collections.OrderedDict,
+    ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
+    ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
+    ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter_with_state,
+    ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,
+    ("torch", "Size"): _C.Size,
+    ("torch", "device"): _C.device,
+    ("torch", "Tensor"): _C.Tensor,
+    ("builtins", "set"): set, ("builtins", "frozenset"): frozenset,
+    ("builtins", "complex"): complex, ("builtins", "slice"): slice,
+    ("builtins", "bytearray"): bytearray, ("builtins", "range"): range,
+}
+
+
+def _py3_name(module, name):
+    """Protocol 2 pickles (torch.save's default) name builtins by their
+    Python 2 names (__builtin__.set): map them as pickle's own find_class
+    does, before any allow-list sees them."""
+    if (module, name) in _compat_pickle.NAME_MAPPING:
+        return _compat_pickle.NAME_MAPPING[(module, name)]
+    if module in _compat_pickle.IMPORT_MAPPING:
+        return _compat_pickle.IMPORT_MAPPING[module], name
+    return module, name
+
+
+def _default_global(module, name):
+    """What a default-allowed global resolves to; None for the others."""
+    if (module, name) in _SAFE:
+        return _SAFE[(module, name)]
+    if (module, name) == ("torch.nn.parameter", "Parameter"):
+        return _parameter_class()
+    if module == "torch" and name in _DTYPE_OF_STORAGE:
+        return _StorageType(_DTYPE_OF_STORAGE[name])
+    if module == "torch" and isinstance(getattr(_C, name, None), _C.dtype):
+        return getattr(_C, name)
+    if module == "_codecs" and name == "encode":  # bytes, in pickle protocol 2
+        import codecs
+        return codecs.encode
+    return None
+
+
 class _Unpickler(pickle.Unpickler):
-    SAFE = {
-        ("collections", "OrderedDict"): collections.OrderedDict,
-        ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
-        ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
-        ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter_with_state,
-        ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,
-        ("torch", "Size"): _C.Size,
-        ("torch", "device"): _C.device,
-        ("torch", "Tensor"): _C.Tensor,
-        ("builtins", "set"): set, ("builtins", "frozenset"): frozenset,
-        ("builtins", "complex"): complex, ("builtins", "slice"): slice,
-        ("builtins", "bytearray"): bytearray, ("builtins", "range"): range,
-    }
+    SAFE = _SAFE
 
     def __init__(self, f, zf, prefix, map_location, weights_only):
         super().__init__(f)
@@ -357,30 +395,22 @@ class _Unpickler(pickle.Unpickler):
         self.weights_only, self.loaded = weights_only, {}
 
     def find_class(self, module, name):
-        # Protocol 2 pickles (torch.save's default) name builtins by their
-        # Python 2 names (__builtin__.set): map them as pickle's own
-        # find_class does, before the allow-list sees them.
-        if (module, name) in _compat_pickle.NAME_MAPPING:
-            module, name = _compat_pickle.NAME_MAPPING[(module, name)]
-        elif module in _compat_pickle.IMPORT_MAPPING:
-            module = _compat_pickle.IMPORT_MAPPING[module]
-        if (module, name) in self.SAFE:
-            return self.SAFE[(module, name)]
-        if (module, name) == ("torch.nn.parameter", "Parameter"):
-            return _parameter_class()
-        if module == "torch" and name in _DTYPE_OF_STORAGE:
-            return _StorageType(_DTYPE_OF_STORAGE[name])
-        if module == "torch" and isinstance(getattr(_C, name, None), _C.dtype):
-            return getattr(_C, name)
-        if module == "_codecs" and name == "encode":  # bytes, in pickle protocol 2
-            import codecs
-            return codecs.encode
+        module, name = _py3_name(module, name)
+        obj = _default_global(module, name)
+        if obj is not None:
+            return obj
         if self.weights_only:
+            obj = _user_allowed_globals().get("%s.%s" % (module, name))
+            if obj is not None:
+                return obj
             raise pickle.UnpicklingError(
                 "Weights only load failed: the checkpoint asks for the global %s.%s, which "
                 "load(weights_only=True) does not allow (only tensors, Parameters, numbers, "
-                "strings and containers load). Pass weights_only=False only for a file you "
-                "trust: it can run code." % (module, name))
+                "strings and containers load). If you trust it, allow-list it with "
+                "torch.serialization.add_safe_globals([%s]) or the "
+                "torch.serialization.safe_globals([%s]) context manager; pass "
+                "weights_only=False only for a file you trust: it can run code."
+                % (module, name, name, name))
         if module.startswith("torch"):
             module = "pycuda_sem" + module[len("torch"):]
         return super().find_class(module, name)
@@ -428,3 +458,183 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
             raise NotImplementedError("load(): big-endian checkpoints are not supported")
         up = _Unpickler(io.BytesIO(zf.read(pkl)), zf, prefix, map_location, weights_only)
         return up.load()
+
+
+# ---- the user's allow-list for weights_only=True ------------------------------------------
+
+# functions/classes, or (object, "module.name") pairs naming the global the
+# checkpoint spells (for an object saved under another name)
+_marked_safe_globals = set()
+
+
+def add_safe_globals(safe_globals):
+    """Allow-list these functions/classes (or (object, "module.name") pairs)
+    for load(weights_only=True): a checkpoint naming one of them loads it."""
+    global _marked_safe_globals
+    _marked_safe_globals = _marked_safe_globals | set(safe_globals)
+
+
+def get_safe_globals():
+    """The user's allow-list, as a list."""
+    return list(_marked_safe_globals)
+
+
+def clear_safe_globals():
+    """Empty the user's allow-list."""
+    global _marked_safe_globals
+    _marked_safe_globals = set()
+
+
+class safe_globals:
+    """Context manager: add_safe_globals(safe_globals) for the block, and
+    those entries taken out of the allow-list again after it."""
+
+    def __init__(self, safe_globals):
+        self.safe_globals = safe_globals
+
+    def __enter__(self):
+        add_safe_globals(self.safe_globals)
+
+    def __exit__(self, exc_type, exc_value, tb):
+        global _marked_safe_globals
+        _marked_safe_globals = _marked_safe_globals - set(self.safe_globals)
+
+
+def _user_allowed_globals():
+    """{"module.qualname": object} of the allow-list. An object of this
+    package is also found under torch's spelling of its name
+    ("pycuda_sem.x.Y" as "torch.x.Y"), since checkpoints made by torch
+    name it so."""
+    allowed = {}
+    for entry in _marked_safe_globals:
+        if isinstance(entry, tuple):
+            if len(entry) != 2:
+                raise ValueError("Expected tuple of length 2 (global, str of callable full "
+                                 "path), but got tuple of length: %d" % len(entry))
+            if type(entry[1]) is not str:
+                raise TypeError("Expected second item in tuple to be str of callable full path, "
+                                "but got: %s" % type(entry[1]))
+            obj, key = entry
+        else:
+            obj, key = entry, "%s.%s" % (entry.__module__, entry.__qualname__)
+        allowed[key] = obj
+        if key.startswith("pycuda_sem."):
+            allowed.setdefault("torch." + key[len("pycuda_sem."):], obj)
+    return allowed
+
+
+def _read_archive(f):
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as fh:
+            return fh.read()
+    return f.read()
+
+
+def _pickle_globals(data):
+    """The "module.name" of every global a pickle names (GLOBAL, and
+    STACK_GLOBAL from the two strings pushed before it), read statically."""
+    found, strings = set(), []
+    for op, arg, _ in pickletools.genops(data):
+        if op.name == "GLOBAL":
+            module, name = _py3_name(*arg.split(" ", 1))
+            found.add("%s.%s" % (module, name))
+        elif op.name == "STACK_GLOBAL" and len(strings) >= 2:
+            module, name = _py3_name(strings[-2], strings[-1])
+            found.add("%s.%s" % (module, name))
+        elif isinstance(arg, str) and "UNICODE" in op.name:
+            strings.append(arg)
+    return found
+
+
+def get_unsafe_globals_in_checkpoint(f):
+    """The globals of a checkpoint (path or binary file) that
+    load(weights_only=True) would refuse: neither allowed by default nor
+    on the user's allow-list. Read statically; nothing runs."""
+    data = _read_archive(f)
+    if not zipfile.is_zipfile(io.BytesIO(data)):
+        raise ValueError("Expected input to be a checkpoint returned by torch.save")
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        names = zf.namelist()
+        pkl = names[0].split("/", 1)[0] + "/data.pkl"
+        if pkl not in names:
+            raise ValueError("Expected input to be a checkpoint returned by torch.save")
+        found = _pickle_globals(zf.read(pkl))
+    user = _user_allowed_globals()
+    return [g for g in found
+            if g not in user and _default_global(*g.rsplit(".", 1)) is None]
+
+
+# ---- storage locations ---------------------------------------------------------------------
+
+def location_tag(storage):
+    """Where a storage (or tensor, or loaded storage) lives, as save()
+    records it: 'cpu' or 'cuda:<index>'."""
+    dev = storage.device  # AttributeError for other objects, as torch
+    if not isinstance(dev, _C.device):
+        dev = _C.device(dev)
+    if dev.type == "cpu":
+        return "cpu"
+    if dev.type == "cuda":
+        return "cuda:%d" % (dev.index or 0)
+    raise RuntimeError("don't know how to determine data location of %s"
+                       % type(storage).__qualname__)
+
+
+def default_restore_location(storage, location):
+    """The storage moved to `location` ('cpu', 'cuda' or 'cuda:<i>'), as
+    load() places storages without map_location. The storage must offer
+    .cpu()/.cuda(device) (what a map_location function is handed) unless
+    it is already there."""
+    if location.startswith("cpu"):
+        target = _C.device("cpu")
+    elif location.startswith("cuda"):
+        if not _cuda_available():
+            _cuda_required(location)
+        target = _C.device(location)
+        from . import cuda
+        index = target.index or 0
+        if index >= cuda.device_count():
+            raise RuntimeError("Attempting to deserialize object on CUDA device %d but "
+                               "torch.cuda.device_count() is %d. Please use torch.load with "
+                               "map_location to map your storages to an existing device."
+                               % (index, cuda.device_count()))
+        target = _C.device("cuda", index)
+    else:
+        raise RuntimeError("don't know how to restore data location of %s (tagged with %s)"
+                           % (_typename(storage), location))
+    here = storage.device if isinstance(storage.device, _C.device) else _C.device(storage.device)
+    if here == target:
+        return storage
+    mover = getattr(storage, "cpu" if target.type == "cpu" else "cuda", None)
+    if mover is None:
+        raise NotImplementedError("default_restore_location: a %s cannot move between devices "
+                                  "here" % _typename(storage))
+    return mover() if target.type == "cpu" else mover(target.index)
+
+
+def _typename(obj):
+    return "%s.%s" % (type(obj).__module__, type(obj).__qualname__)
+
+
+def normalize_storage_type(storage_type):
+    """The package's own class of that name (TypedStorage, UntypedStorage)."""
+    import pycuda_sem
+    return getattr(pycuda_sem, storage_type.__name__)
+
+
+def storage_to_tensor_type(storage):
+    """The legacy tensor type named after a storage's class (FloatStorage ->
+    FloatTensor in its module), as torch; TypedStorage and UntypedStorage
+    have none, so AttributeError for them, as in torch."""
+    import importlib
+    module = importlib.import_module(type(storage).__module__)
+    return getattr(module, type(storage).__name__.replace("Storage", "Tensor"))
+
+
+class skip_data:
+    """torch's context manager that saves/loads without the storages' bytes:
+    not implemented here (NotImplementedError on construction)."""
+
+    def __init__(self, materialize_fake_tensors=False):
+        raise NotImplementedError("torch.serialization.skip_data is not implemented in "
+                                  "pycuda_sem: save() always writes the storages' bytes")

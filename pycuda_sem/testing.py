@@ -1,15 +1,19 @@
 """pycuda_sem.testing: assert_close, with torch's default tolerances by dtype
-and its mismatch report.
+and its mismatch report; its deprecated forerunner assert_allclose; and
+make_tensor, the random test tensor with torch's default value ranges.
 
 Not a hot path: the values are compared on the host with NumPy (a CUDA
 tensor is copied to the CPU once), following torch.testing's rules."""
 import math as _math
+import warnings as _warnings
 
 import numpy as _np
 
 from . import _C
+from ._dtype_info import finfo as _finfo, iinfo as _iinfo
+from ._tensor_set import view_as_real as _view_as_real
 
-__all__ = ["assert_close"]
+__all__ = ["assert_close", "assert_allclose", "make_tensor"]
 
 # torch.testing's defaults: (rtol, atol) by dtype; exact for the rest
 _TOLERANCES = {
@@ -174,3 +178,123 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
         # two Python numbers: torch lets an int and a float meet
         check_dtype = False
     _compare_tensors(a, e, rtol, atol, equal_nan, check_device, check_dtype, msg)
+
+
+# assert_allclose's own (looser) defaults, from before assert_close existed;
+# other dtypes compare exactly
+_LEGACY_TOLERANCES = {
+    _C.float16: (1e-3, 1e-3),
+    _C.float32: (1e-4, 1e-5),
+    _C.float64: (1e-5, 1e-8),
+}
+
+
+def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=""):
+    """Deprecated (FutureWarning, as torch): assert_close with the legacy
+    default tolerances, NaNs equal by default, and no dtype check; numbers
+    and lists become tensors (expected in actual's dtype)."""
+    _warnings.warn("`torch.testing.assert_allclose()` is deprecated since 1.12 and will be "
+                   "removed in a future release. Please use `torch.testing.assert_close()` "
+                   "instead. You can find detailed upgrade instructions in "
+                   "https://github.com/pytorch/pytorch/issues/61844.", FutureWarning,
+                   stacklevel=2)
+    if not isinstance(actual, _C.Tensor):
+        actual = _C.tensor(actual)
+    if not isinstance(expected, _C.Tensor):
+        expected = _C.tensor(expected, dtype=actual.dtype)
+    if rtol is None and atol is None:
+        rtols, atols = zip(*(_LEGACY_TOLERANCES.get(t.dtype, (0.0, 0.0))
+                             for t in (actual, expected)))
+        rtol, atol = max(rtols), max(atols)
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan,
+                 check_device=True, check_dtype=False, check_stride=False, msg=msg or None)
+
+
+# ---- make_tensor ---------------------------------------------------------------------------
+
+_INTEGRAL = (_C.uint8, _C.int8, _C.int16, _C.int32, _C.int64)
+_FLOATING = (_C.float16, _C.bfloat16, _C.float32, _C.float64)
+_COMPLEX = (_C.complex64, _C.complex128)
+
+
+def _value_range(dtype, low, high, lowest, highest, default_low, default_high):
+    """[low, high) after torch's checks and clamping to what the dtype holds
+    (ceiled for bool/integers, whose upper bound is exclusive in randint)."""
+    low = default_low if low is None else low
+    high = default_high if high is None else high
+    if any(isinstance(v, float) and _math.isnan(v) for v in (low, high)):
+        raise ValueError("`low` and `high` cannot be NaN, but got low=%s and high=%s"
+                         % (low, high))
+    if low == high and dtype in _FLOATING + _COMPLEX:
+        _warnings.warn("Passing `low==high` to `torch.testing.make_tensor` for floating or "
+                       "complex types is deprecated since 2.1 and will be removed in 2.3. "
+                       "Use `torch.full(...)` instead.", FutureWarning, stacklevel=3)
+    elif low >= high:
+        raise ValueError("`low` must be less than `high`, but got %s >= %s" % (low, high))
+    elif high < lowest or low >= highest:
+        raise ValueError("The value interval specified by `low` and `high` is [%s, %s), but %s "
+                         "only supports [%s, %s)" % (low, high, dtype, lowest, highest))
+    low = min(max(low, lowest), highest)
+    high = min(max(high, lowest), highest)
+    if dtype is _C.bool or dtype in _INTEGRAL:
+        return _math.ceil(low), _math.ceil(high)
+    return low, high
+
+
+def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
+                noncontiguous=False, exclude_zero=False, memory_format=None):
+    """A tensor of `shape` filled uniformly from [low, high), as
+    torch.testing.make_tensor: defaults [0, 2) for bool, [-9, 10) for
+    integers (clamped to the dtype: [0, 10) for uint8), [-9, 9) for floating
+    and complex dtypes (both parts); bounds outside the dtype are clamped to
+    it. noncontiguous=True gives a strided view (every other element of a
+    last dim twice as long, offset by one); exclude_zero replaces zeros with
+    1 (bool, integers) or finfo.tiny."""
+    if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+        shape = shape[0]
+    shape = tuple(shape)
+    if noncontiguous and memory_format is not None:
+        raise ValueError("The parameters `noncontiguous` and `memory_format` are mutually "
+                         "exclusive, but got noncontiguous=%s and memory_format=%s"
+                         % (noncontiguous, memory_format))
+    integral = dtype is _C.bool or dtype in _INTEGRAL
+    if requires_grad and integral:
+        raise ValueError("`requires_grad=True` is not supported for boolean and integral "
+                         "dtypes, but got dtype=%s" % (dtype,))
+    numel = 1
+    for n in shape:
+        numel *= n
+    noncontiguous = noncontiguous and numel > 1
+    if noncontiguous:
+        # twice the last dim, so that the view skips real (distinct) values
+        shape = shape[:-1] + (2 * shape[-1],)
+    if dtype is _C.bool:
+        low, high = _value_range(dtype, low, high, 0, 2, 0, 2)
+        result = _C.randint(low, high, shape, device=device, dtype=dtype)
+    elif dtype in _INTEGRAL:
+        info = _iinfo(dtype)
+        # randint's bound is an int64: int64's max itself cannot be drawn
+        top = info.max + (1 if dtype is not _C.int64 else 0)
+        low, high = _value_range(dtype, low, high, info.min, top, -9, 10)
+        result = _C.randint(low, high, shape, device=device, dtype=dtype)
+    elif dtype in _FLOATING or dtype in _COMPLEX:
+        info = _finfo(dtype)
+        low, high = _value_range(dtype, low, high, info.min, info.max, -9, 9)
+        result = _C.empty(shape, device=device, dtype=dtype)
+        target = _view_as_real(result) if dtype in _COMPLEX else result
+        if high - low >= info.max:  # uniform_ needs a finite span: draw half, double it
+            target.uniform_(low / 2, high / 2).mul_(2)
+        else:
+            target.uniform_(low, high)
+    else:
+        raise TypeError("The requested dtype '%s' is not supported by "
+                        "torch.testing.make_tensor()." % (dtype,))
+    if noncontiguous:
+        result = result[..., 1::2]
+    elif memory_format is not None:
+        result = result.clone(memory_format=memory_format)
+    if exclude_zero:
+        result[result == 0] = 1 if integral else _finfo(dtype).tiny
+    if dtype in _FLOATING or dtype in _COMPLEX:
+        result.requires_grad = requires_grad
+    return result

@@ -23,6 +23,11 @@ import pycuda_sem.profiler
 import pycuda_sem.hub
 import pycuda_sem.nn.attention
 import pycuda_sem.random
+import pycuda_sem.compiler
+import pycuda_sem.quasirandom
+import pycuda_sem.serialization
+import pycuda_sem.signal.windows
+import pycuda_sem.utils.checkpoint
 import pycuda_sem.testing
 import pycuda_sem.utils.data
 import pycuda_sem.version
@@ -38,14 +43,17 @@ MODULES = [pycuda_sem, pycuda_sem.cuda, pycuda_sem.backends, pycuda_sem.backends
            pycuda_sem.optim, pycuda_sem.optim.lr_scheduler, pycuda_sem.utils.data,
            pycuda_sem.distributed, pycuda_sem.special, pycuda_sem.jit, pycuda_sem.backends.mps,
            pycuda_sem.accelerator, pycuda_sem.foreach, pycuda_sem.profiler,
-           pycuda_sem.nn.attention, pycuda_sem.hub, pycuda_sem._dynamo,
-           pycuda_sem.onnx, pycuda_sem.fx]
+           pycuda_sem.onnx, pycuda_sem.fx,
+           pycuda_sem.nn.attention, pycuda_sem.hub, pycuda_sem._dynamo, pycuda_sem.compiler,
+           pycuda_sem.quasirandom, pycuda_sem.serialization, pycuda_sem.signal,
+           pycuda_sem.signal.windows, pycuda_sem.utils.checkpoint]
 
 ENV_VARS = ["CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "PYTORCH_NO_CUDA_MEMORY_CACHING",
             "PYCUDA_SEM_ARCH", "PYCUDA_SEM_JOBS", "CUDA_HOME"]
 
 # Modules imported by a module for its own use are not part of its API.
-IMPORTED_HELPERS = {"sys", "types", "math", "warnings"}
+IMPORTED_HELPERS = {"sys", "types", "math", "warnings", "contextlib", "collections", "enum", "io",
+                    "os", "pickle", "pickletools", "struct", "zipfile", "np"}
 
 
 def _public(module):
@@ -89,7 +97,8 @@ def test_class_members_are_documented():
                pycuda_sem.backends.cuda.cuFFTPlanCache, pycuda_sem.optim.Optimizer,
                pycuda_sem.optim.lr_scheduler.LRScheduler, pycuda_sem.distributed.TCPStore,
                pycuda_sem.distributed.FileStore, pycuda_sem.distributed.PrefixStore,
-               pycuda_sem.distributed.Work, pycuda_sem.distributed.ProcessGroup]
+               pycuda_sem.distributed.Work, pycuda_sem.distributed.ProcessGroup,
+               pycuda_sem.quasirandom.SobolEngine]
     missing = ["%s.%s" % (c.__name__, n) for c in classes for n in vars(c)
                if not n.startswith("_") and n not in words]
     assert not missing, "docs/api.md does not mention: " + ", ".join(missing)

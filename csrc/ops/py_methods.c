@@ -244,6 +244,8 @@ static PyObject *call_with_self(int module, const char *name, PyObject *self, Py
     X(set_, M_SET, "set_(source=None, storage_offset=0, size=None, stride=None)" \
       "\n\nIn place: self views source's storage.") \
     X(is_set_to, M_SET, "is_set_to(tensor)\n\nTrue for the same storage, offset, sizes and strides.") \
+    X(as_subclass, M_SET, "as_subclass(cls)\n\nself as an instance of cls (a Tensor subclass): " \
+      "same memory, same autograd graph.") \
     X(__dlpack__, M_DLPACK, "__dlpack__(*, stream=-1, max_version=None, dl_device=None, copy=None)" \
       "\n\nA DLPack capsule sharing self's memory.") \
     X(__dlpack_device__, M_DLPACK, "__dlpack_device__()\n\n(DLDeviceType, device index).") \
