@@ -83,10 +83,9 @@ def _import_dotted(name):
 
 def set_default_tensor_type(t):
     """Deprecated (warns once, as torch): a legacy floating type, or its name
-    ('torch.DoubleTensor'), sets the default dtype, as set_default_dtype.
-    A CUDA type (torch.cuda.FloatTensor) would also make the factories
-    allocate on the GPU, which this package does not implement
-    (set_default_device is CPU only): it raises NotImplementedError."""
+    ('torch.DoubleTensor'), sets the default dtype, as set_default_dtype,
+    and the default device: a CUDA type (torch.cuda.FloatTensor) makes the
+    factories allocate on the current GPU, a CPU type on the CPU again."""
     global _default_tensor_type_warned
     import warnings
     if isinstance(t, str):
@@ -101,10 +100,5 @@ def set_default_tensor_type(t):
                         "default type")
     if not t.dtype.is_floating_point:
         raise TypeError("only floating-point types are supported as the default type")
-    if t.is_cuda:
-        raise NotImplementedError("set_default_tensor_type(%s): a CUDA default tensor type would "
-                                  "make the factories allocate on the GPU, which pycuda_sem does "
-                                  "not implement (set_default_device is CPU only); use "
-                                  "set_default_dtype(%s) and pass device= to the factories"
-                                  % ("torch.cuda." + t.__name__, t.dtype))
     _C.set_default_dtype(t.dtype)
+    _C._set_default_device("cuda" if t.is_cuda else None)

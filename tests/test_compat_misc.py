@@ -229,10 +229,24 @@ def test_set_default_tensor_type_errors():
                                      else str(arg).split(".")[-1])
                 with pytest.raises(exc, match=text):
                     real_torch.set_default_tensor_type(theirs)
-        for arg in ("torch.cuda.FloatTensor", torch.cuda.DoubleTensor):
-            with pytest.raises(NotImplementedError, match="set_default_device"):
-                torch.set_default_tensor_type(arg)
     assert torch.get_default_dtype() == torch.float32
+
+
+@pytest.mark.cuda
+@pytest.mark.usefixtures("default_dtype")
+def test_a_cuda_default_tensor_type_sets_the_default_device():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            torch.set_default_tensor_type("torch.cuda.DoubleTensor")
+            t = torch.zeros(2)
+            assert t.device.type == "cuda" and t.dtype == torch.float64
+            assert torch.nn.Linear(2, 2).weight.is_cuda
+            torch.set_default_tensor_type(torch.FloatTensor)
+            t = torch.ones(1)
+            assert t.device.type == "cpu" and t.dtype == torch.float32
+        finally:
+            torch.set_default_device(None)
 
 
 # ---- serialization: the allow-list ----------------------------------------------------------
