@@ -161,8 +161,8 @@ def test_errors_reprs_and_init():
         nn.GRU(2, 3, dropout=0.5)
     with pytest.raises(ValueError, match="Unknown nonlinearity"):
         nn.RNN(2, 3, nonlinearity="gelu")
-    with pytest.raises(NotImplementedError, match="proj_size"):
-        nn.LSTM(2, 3, proj_size=2)
+    with pytest.raises(ValueError, match="smaller than hidden_size"):  # (proj_size: test_nn_lstm_proj.py)
+        nn.LSTM(2, 3, proj_size=3)
     with pytest.raises(RuntimeError, match="input_size. Expected 2, got 3"):
         nn.GRU(2, 3)(torch.randn(4, 1, 3))
     with pytest.raises(RuntimeError, match="Expected hidden size"):

@@ -7,8 +7,9 @@ matmul per layer and direction, then one small matmul and a few elementwise
 ops per step, all differentiable C ops (backpropagation through time is the
 autograd engine's). PackedSequence inputs run on their packed rows directly:
 at step t only the batch_sizes[t] sequences still running are stepped, the
-others keep their state (see _run). LSTM's proj_size is not implemented
-(NotImplementedError)."""
+others keep their state (see _run). LSTM with proj_size P projects each
+step's hidden state to P values (weight_hr_l*), as torch: h is [.., P] and
+feeds the next step and layer, c stays [.., hidden_size]."""
 import math
 import warnings
 
@@ -24,11 +25,12 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell"
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 
-def _lstm_step(gx, h, c, w_hh, b_hh):
+def _lstm_step(gx, h, c, w_hh, b_hh, w_hr=None):
     gates = gx + F.linear(h, w_hh, b_hh)
     i, f, g, o = gates.chunk(4, -1)
     c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-    return o.sigmoid() * c.tanh(), c
+    h = o.sigmoid() * c.tanh()
+    return (h if w_hr is None else F.linear(h, w_hr)), c
 
 
 def _gru_step(gx, h, w_hh, b_hh):
@@ -62,22 +64,29 @@ class RNNBase(Module):
             raise ValueError("hidden_size must be an integer greater than zero")
         if not isinstance(num_layers, int) or num_layers <= 0:
             raise ValueError("num_layers must be an integer greater than zero")
-        if proj_size:
-            raise NotImplementedError("LSTM(proj_size=...) is not implemented in pycuda_sem")
+        if not isinstance(proj_size, int) or isinstance(proj_size, bool) or proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if proj_size and mode != "LSTM":
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         self.mode = mode
         self.input_size, self.hidden_size = input_size, hidden_size
         self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
-        self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, 0
+        self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, proj_size
         gate = _GATES[mode] * hidden_size
         dirs = 2 if bidirectional else 1
+        real = proj_size or hidden_size  # the size of h
         self._flat_weights_names = []
         for layer in range(num_layers):
             for d in range(dirs):
-                size_in = input_size if layer == 0 else hidden_size * dirs
+                size_in = input_size if layer == 0 else real * dirs
                 sfx = "_l%d%s" % (layer, "_reverse" if d else "")
-                shapes = [("weight_ih", (gate, size_in)), ("weight_hh", (gate, hidden_size))]
+                shapes = [("weight_ih", (gate, size_in)), ("weight_hh", (gate, real))]
                 if bias:
                     shapes += [("bias_ih", (gate,)), ("bias_hh", (gate,))]
+                if proj_size:
+                    shapes += [("weight_hr", (proj_size, hidden_size))]
                 for name, shape in shapes:
                     setattr(self, name + sfx, Parameter(_C.empty(shape, device=device,
                                                                  dtype=dtype)))
@@ -95,7 +104,7 @@ class RNNBase(Module):
     def _weights(self, layer, d):
         sfx = "_l%d%s" % (layer, "_reverse" if d else "")
         get = lambda n: getattr(self, n + sfx, None)  # noqa: E731
-        return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh")
+        return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh"), get("weight_hr")
 
     def forward(self, input, hx=None):
         lstm = self.mode == "LSTM"
@@ -130,16 +139,20 @@ class RNNBase(Module):
         batch = sizes[0] if sizes else (0 if packed else input.size(0 if self.batch_first
                                                                       else 1))
         dirs = 2 if self.bidirectional else 1
-        want = (self.num_layers * dirs, batch, self.hidden_size)
+        want = (self.num_layers * dirs, batch, self.proj_size or self.hidden_size)
+        want_c = (self.num_layers * dirs, batch, self.hidden_size)
         if hx is None:
             h0 = _C.zeros(want, dtype=x.dtype, device=x.device)
-            hx = (h0, h0) if lstm else h0
+            hx = (h0, _C.zeros(want_c, dtype=x.dtype, device=x.device) if self.proj_size else h0) \
+                if lstm else h0
         else:
             if unbatched:
                 hx = tuple(h.unsqueeze(1) for h in hx) if lstm else hx.unsqueeze(1)
-            for h in (hx if lstm else (hx,)):
-                if tuple(h.shape) != want:
-                    raise RuntimeError("Expected hidden size %s, got %s" % (want, list(h.shape)))
+            for i, h in enumerate(hx if lstm else (hx,)):
+                w = want_c if i == 1 else want
+                if tuple(h.shape) != w:
+                    raise RuntimeError("Expected hidden%s size %s, got %s"
+                                       % ("[%d]" % i if lstm else "", w, list(h.shape)))
             if packed and sorted_indices is not None:  # hx is in the caller's batch order
                 hx = (tuple(h.index_select(1, sorted_indices) for h in hx) if lstm
                       else hx.index_select(1, sorted_indices))
@@ -174,7 +187,7 @@ class RNNBase(Module):
         for layer in range(self.num_layers):
             outs = []
             for d in range(dirs):
-                w_ih, w_hh, b_ih, b_hh = self._weights(layer, d)
+                w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, d)
                 gx = F.linear(layer_in, w_ih, b_ih)  # every step's input projection at once
                 k = layer * dirs + d
                 h = (hx[0] if lstm else hx)[k]
@@ -185,7 +198,7 @@ class RNNBase(Module):
                     full = n == h.size(0)
                     g, hp = gx[offs[t]:offs[t + 1]], (h if full else h[:n])
                     if lstm:
-                        hp, cp = _lstm_step(g, hp, c if full else c[:n], w_hh, b_hh)
+                        hp, cp = _lstm_step(g, hp, c if full else c[:n], w_hh, b_hh, w_hr)
                         c = cp if full else _C.cat([cp, c[n:]], 0)
                     elif self.mode == "GRU":
                         hp = _gru_step(g, hp, w_hh, b_hh)
@@ -194,7 +207,8 @@ class RNNBase(Module):
                     h = hp if full else _C.cat([hp, h[n:]], 0)
                     seq[t] = hp
                 outs.append(_C.cat(seq, 0) if seq else
-                            _C.zeros((0, self.hidden_size), dtype=x.dtype, device=x.device))
+                            _C.zeros((0, self.proj_size or self.hidden_size), dtype=x.dtype,
+                                     device=x.device))
                 h_n.append(h)
                 c_n.append(c)
             layer_in = outs[0] if dirs == 1 else _C.cat(outs, -1)
@@ -214,6 +228,8 @@ class RNNBase(Module):
             s += ", dropout={dropout}"
         if self.bidirectional is not False:
             s += ", bidirectional={bidirectional}"
+        if self.proj_size != 0:
+            s += ", proj_size={proj_size}"
         return s.format(**self.__dict__)
 
 
