@@ -437,8 +437,10 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     """Load an object saved by save() here or by torch.save (zip format)."""
     if pickle_module is not None and pickle_module is not pickle:
         raise NotImplementedError("load(): only the standard pickle module is supported")
-    if mmap:
-        raise NotImplementedError("load(mmap=True) is not supported")
+    if mmap and not isinstance(f, (str, os.PathLike)):
+        raise ValueError("f must be a file path in order to use the mmap argument")
+    # mmap=True: the file is read like any other (the storages are copies,
+    # not views of a mapping); what loads is the same
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
             data = fh.read()

@@ -325,3 +325,39 @@ def test_lowrank_singular_values_match_torch():
     ours = npy(torch.svd_lowrank(T(a), q=4)[1])[:3]
     theirs = real_torch.svd_lowrank(real_torch.from_numpy(a), q=4)[1].numpy()[:3]
     np.testing.assert_allclose(ours, theirs, rtol=1e-10)
+
+
+# ---- round(decimals=), load(mmap=True) ----------------------------------------------------------
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)])
+def test_round_decimals(device):
+    x = torch.tensor([1.2345, -2.5551, 1234.5678, 0.125, 1e-3], dtype=torch.float64, device=device)
+    for d in (2, 1, -1, -2, 3):
+        want = np.round(x.cpu().numpy() * 10.0 ** d) / 10.0 ** d if d > 0 else \
+            np.round(x.cpu().numpy() / 10.0 ** -d) * 10.0 ** -d
+        np.testing.assert_array_equal(torch.round(x, decimals=d).cpu().numpy(), want)
+        np.testing.assert_array_equal(x.round(decimals=d).cpu().numpy(), want)
+        if real_torch is not None:
+            np.testing.assert_array_equal(
+                want, real_torch.round(real_torch.tensor(x.cpu().numpy()), decimals=d).numpy())
+    y = x.clone()
+    y.round_(decimals=2)
+    out = torch.empty_like(x)
+    torch.round(x, decimals=2, out=out)
+    np.testing.assert_array_equal(y.cpu().numpy(), out.cpu().numpy())
+    f = torch.tensor([1.2345], device=device)
+    assert f.round(decimals=2).dtype == torch.float32
+    with pytest.raises(RuntimeError, match="floating point"):
+        torch.round(torch.tensor([1, 2], device=device), decimals=1)
+    g = torch.tensor([1.26], requires_grad=True, device=device)
+    g.round(decimals=1).sum().backward()
+    assert g.grad.tolist() == [0.0]
+
+
+def test_load_with_mmap(tmp_path):
+    import io
+    p = tmp_path / "m.pt"
+    torch.save({"w": torch.arange(6.0).reshape(2, 3)}, str(p))
+    assert torch.load(str(p), mmap=True)["w"].tolist() == [[0, 1, 2], [3, 4, 5]]
+    with pytest.raises(ValueError, match="file path"):
+        torch.load(io.BytesIO(p.read_bytes()), mmap=True)

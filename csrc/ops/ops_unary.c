@@ -9,6 +9,7 @@
  * kept equal to the kernels' own list so that the CPU and the GPU agree. */
 #include "ops/ops.h"
 
+#include <math.h>
 #include <float.h>
 #include <string.h>
 
@@ -218,6 +219,40 @@ static PyObject *nan_to_num_entry(PyObject *self, PyObject *const *args, Py_ssiz
     return r;
 }
 
+/* round(x, decimals) for decimals != 0, as torch computes it: half to even
+ * of x * 10^d, divided back (d > 0), or of x / 10^-d, multiplied back
+ * (d < 0), through the ordinary differentiable ops; into `dst` (out= or
+ * self for round_) when given. Floating tensors only, as torch. */
+static PyObject *round_decimals(PyObject *x, long long dec, PyObject *dst)
+{
+    if (!PcsTensor_Check(x) || !pcs_is_float(((PcsTensor *)x)->dtype)) {
+        PyErr_SetString(PyExc_RuntimeError, "round(decimals != 0) is implemented for floating "
+                                            "point tensors only, as torch's \"round_decimals\"");
+        return NULL;
+    }
+    if (dec > 308 || dec < -308) {
+        PyErr_SetString(PyExc_RuntimeError, "round(): decimals is out of range");
+        return NULL;
+    }
+    PyObject *p = PyFloat_FromDouble(pow(10.0, (double)(dec > 0 ? dec : -dec)));
+    if (!p)
+        return NULL;
+    PyObject *scaled = dec > 0 ? PyNumber_Multiply(x, p) : PyNumber_TrueDivide(x, p);
+    PyObject *r = scaled ? unary_core(UN_round, scaled, NULL, NULL) : NULL;
+    PyObject *back = r ? (dec > 0 ? PyNumber_TrueDivide(r, p) : PyNumber_Multiply(r, p)) : NULL;
+    Py_XDECREF(scaled);
+    Py_XDECREF(r);
+    Py_DECREF(p);
+    if (!back || !dst)
+        return back;
+    PyObject *done = PyObject_CallMethod(dst, "copy_", "O", back);
+    Py_DECREF(back);
+    if (!done)
+        return NULL;
+    Py_DECREF(done);
+    return Py_NewRef(dst);
+}
+
 /* round(input, decimals=0) */
 static PyObject *round_entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw,
                              bool inplace)
@@ -242,9 +277,10 @@ static PyObject *round_entry(PyObject *self, PyObject *const *args, Py_ssize_t n
         if (dec == -1 && PyErr_Occurred())
             return NULL;
         if (dec != 0) {
-            PyErr_SetString(PyExc_NotImplementedError,
-                            "round(decimals != 0) is not implemented in pycuda_sem");
-            return NULL;
+            PyObject *out;
+            if (pcs_out_arg(pcs_arg(args, nargs, kw, -1, "out"), &out) < 0)
+                return NULL;
+            return round_decimals(x, dec, inplace ? self : out);
         }
     }
     PyObject *out;

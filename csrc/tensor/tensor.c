@@ -593,8 +593,8 @@ static int nb_bool(PyObject *self)
 {
     int64_t n = pcs_tensor_numel(T(self));
     if (n != 1) {
-        PyErr_Format(PyExc_RuntimeError, "Boolean value of Tensor with %s values is ambiguous",
-                     n == 0 ? "no" : "more than one");
+        PyErr_Format(PyExc_RuntimeError, "Boolean value of Tensor with %s is ambiguous",
+                     n == 0 ? "no values" : "more than one value");
         return -1;
     }
     PyObject *v = pcs_tensor_item(T(self));
