@@ -1,9 +1,11 @@
 """torch.nn.functional.interpolate (nearest, nearest-exact, linear,
-bilinear, trilinear) and the channel dropouts dropout1d/2d/3d (re-exported
-by functional.py). Interpolation works one spatial dim at a time: an
-index_select of the source positions each output reads (and, for the
-linear modes, a lerp between two), so it is differentiable through
-index_select's backward with torch's source-position formulas."""
+bilinear, bicubic, trilinear, area) and the channel dropouts
+dropout1d/2d/3d (re-exported by functional.py). Interpolation works one
+spatial dim at a time: an index_select of the source positions each output
+reads (and, for the linear modes, a lerp between two; for bicubic, torch's
+cubic convolution, A = -0.75, over four clamped neighbours), so it is
+differentiable through index_select's backward with torch's source-position
+formulas. area is adaptive average pooling to the output size, as torch's."""
 import math
 import warnings
 
@@ -11,7 +13,8 @@ from .. import _C
 
 __all__ = ["interpolate", "upsample", "dropout1d", "dropout2d", "dropout3d"]
 
-_MODES_DIMS = {"linear": 1, "bilinear": 2, "trilinear": 3}
+_MODES_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+_CUBIC_A = -0.75  # torch's upsample_bicubic2d coefficient
 
 
 def _out_sizes(input, size, scale_factor, d):
@@ -36,6 +39,20 @@ def _out_sizes(input, size, scale_factor, d):
     return tuple(int(math.floor(n * float(s))) for n, s in zip(spatial, scales)), scales
 
 
+def _cubic_weights(t):
+    """The four weights of source positions floor - 1 .. floor + 2 for a
+    fractional offset t (Keys' cubic convolution, torch's A)."""
+    a = _CUBIC_A
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return (far(t + 1), near(t), near(1 - t), far(2 - t))
+
+
 def _source(out_len, in_len, scale, align_corners, mode):
     """Per output position: the source coordinate (float)."""
     if mode in ("nearest", "nearest-exact"):
@@ -46,6 +63,8 @@ def _source(out_len, in_len, scale, align_corners, mode):
         r = (in_len - 1) / (out_len - 1) if out_len > 1 else 0.0
         return [i * r for i in range(out_len)]
     r = (1.0 / scale) if scale is not None else in_len / out_len
+    if mode == "bicubic":  # not clamped at 0: the neighbours are clamped instead
+        return [(i + 0.5) * r - 0.5 for i in range(out_len)]
     return [max((i + 0.5) * r - 0.5, 0.0) for i in range(out_len)]
 
 
@@ -57,7 +76,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise NotImplementedError("Input Error: Only 3D, 4D and 5D input Tensors supported (got "
                                   "%dD) for the modes: nearest | linear | bilinear | bicubic | "
                                   "trilinear | area | nearest-exact (got %s)" % (input.dim(), mode))
-    if mode in ("nearest", "nearest-exact"):
+    if mode in ("nearest", "nearest-exact", "area"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating modes: "
                              "linear | bilinear | bicubic | trilinear")
@@ -68,13 +87,17 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         align_corners = bool(align_corners)
     else:
         raise NotImplementedError("interpolate(mode=%r) is not implemented in pycuda_sem "
-                                  "(nearest, nearest-exact, linear, bilinear, trilinear are)"
-                                  % mode)
+                                  "(nearest, nearest-exact, linear, bilinear, bicubic, trilinear, "
+                                  "area are)" % mode)
     if antialias:
         raise NotImplementedError("interpolate(antialias=True) is not implemented in pycuda_sem")
     sizes, scales = _out_sizes(input, size, scale_factor, d)
     if recompute_scale_factor:
         scales = None  # the scale follows from the sizes, as torch
+    if mode == "area":
+        from . import functional as F
+        pool = (F.adaptive_avg_pool1d, F.adaptive_avg_pool2d, F.adaptive_avg_pool3d)[d - 1]
+        return pool(input, sizes if d > 1 else sizes[0])
     out = input
     for i in range(d):
         dim, in_len, out_len = 2 + i, input.shape[2 + i], sizes[i]
@@ -84,6 +107,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             idx = _C.tensor(src, dtype=_C.int64, device=input.device)
             out = out.index_select(dim, idx)
             continue
+        if mode == "bicubic":
+            out = _cubic_dim(out, dim, in_len, out_len, src)
+            continue
         lo = [min(int(math.floor(s)), in_len - 1) for s in src]
         hi = [min(j + 1, in_len - 1) for j in lo]
         w = _C.tensor([s - j for s, j in zip(src, lo)], dtype=out.dtype, device=input.device)
@@ -91,6 +117,22 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         b = out.index_select(dim, _C.tensor(hi, dtype=_C.int64, device=input.device))
         w = w.reshape((out_len,) + (1,) * (out.dim() - dim - 1))
         out = a + (b - a) * w
+    return out
+
+
+def _cubic_dim(x, dim, in_len, out_len, src):
+    """x resampled along dim at the source coordinates src: the weighted sum
+    of the four neighbours floor(s) - 1 .. floor(s) + 2, clamped to the
+    edge, as torch's upsample_bicubic2d reads them."""
+    base = [int(math.floor(s)) for s in src]
+    ws = [_cubic_weights(s - b) for s, b in zip(src, base)]
+    shape = (out_len,) + (1,) * (x.dim() - dim - 1)
+    out = None
+    for k in range(4):
+        idx = [min(max(b - 1 + k, 0), in_len - 1) for b in base]
+        w = _C.tensor([wk[k] for wk in ws], dtype=x.dtype, device=x.device).reshape(shape)
+        term = x.index_select(dim, _C.tensor(idx, dtype=_C.int64, device=x.device)) * w
+        out = term if out is None else out + term
     return out
 
 
