@@ -14,18 +14,18 @@ There are no fake tensors or tracing here: register_fake stores its function
 (scripts call it at import) but nothing calls it; opcheck, triton_op,
 wrap_triton and get_ctx raise NotImplementedError.
 """
-import threading
+import threading as _threading
 
 from . import _C
 from ._ops_namespace import OpOverloadPacket, _lookup, _register
-from .autograd.function import Function
-from .autograd.grad_mode import no_grad
+from .autograd.function import Function as _Function
+from .autograd.grad_mode import no_grad as _no_grad
 
 __all__ = ["Library", "impl", "define", "impl_abstract", "register_fake", "register_autograd",
            "register_kernel", "custom_op", "CustomOpDef", "triton_op", "wrap_triton", "opcheck",
            "get_ctx"]
 
-_local = threading.local()  # ops whose Autograd kernel is running (their nested calls go below it)
+_local = _threading.local()  # ops whose Autograd kernel is running (their nested calls go below it)
 
 # Dispatch keys -> the device type a kernel serves (None: every device).
 _DEVICE_KEYS = {"cpu": "cpu", "cuda": "cuda", "CPU": "cpu", "CUDA": "cuda",
@@ -69,7 +69,7 @@ def _device_types(device_types):
 
 def _no_autograd_backward(qualname, out):
     """A Function returning `out` (computed already) whose backward raises."""
-    class _NoFormula(Function):
+    class _NoFormula(_Function):
         @staticmethod
         def forward(ctx, *args):
             return out
@@ -157,7 +157,7 @@ class CustomOpDef:
     def _make_function(self):
         op = self
 
-        class _OpFunction(Function):
+        class _OpFunction(_Function):
             @staticmethod
             def forward(ctx, *args):
                 fn, _ = op._kernel(args, {})
@@ -207,7 +207,7 @@ class CustomOpDef:
             if self._function is None:
                 self._function = self._make_function()
             return self._function.apply(*args)
-        with no_grad():
+        with _no_grad():
             out = fn(*args)
         if needs:
             outs = _tensors(out, [])

@@ -12,7 +12,7 @@ first result that is not NotImplemented). TorchFunctionMode exists for
 subclassing, but entering one raises NotImplementedError: no op dispatches
 through modes here.
 """
-import functools
+import functools as _functools
 
 from . import _C
 
@@ -82,7 +82,7 @@ def wrap_torch_function(dispatcher):
     """Decorator: the wrapped function hands its call to handle_torch_function
     when the arguments dispatcher(*args, **kwargs) returns have overrides."""
     def inner(func):
-        @functools.wraps(func)
+        @_functools.wraps(func)
         def wrapped(*args, **kwargs):
             relevant = dispatcher(*args, **kwargs)
             if has_torch_function(relevant):
