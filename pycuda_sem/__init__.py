@@ -238,6 +238,17 @@ from ._misc_api import (  # noqa: E402,F401
     set_autocast_cache_enabled, clear_autocast_cache,
 )
 from .cuda import OutOfMemoryError  # noqa: E402,F401 - torch.OutOfMemoryError
+# ---- torch.library / torch.ops, overrides, types, export; control flow; aten spellings -------
+from . import library  # noqa: E402,F401 - custom ops, eager (library.py)
+from ._ops_namespace import ops  # noqa: E402,F401 - torch.ops.<ns>.<name>
+from . import overrides  # noqa: E402,F401 - the __torch_function__ protocol helpers
+from . import types  # noqa: E402,F401 - torch.types' aliases
+from . import export  # noqa: E402,F401 - torch.export, raising (no tracer)
+from ._control_flow import cond, while_loop, fork, wait  # noqa: E402,F401
+from ._native_ops import (  # noqa: E402,F401
+    native_layer_norm, native_batch_norm, native_group_norm, native_dropout, native_norm, convolution,
+    grid_sampler, grid_sampler_2d, grid_sampler_3d, affine_grid_generator, embedding_renorm_,
+)
 
 
 # ---- torch.use_deterministic_algorithms: the CUDA scatters read the flag ----------------

@@ -31,6 +31,15 @@ import pycuda_sem.utils.checkpoint
 import pycuda_sem.testing
 import pycuda_sem.utils.data
 import pycuda_sem.version
+import pycuda_sem.library
+import pycuda_sem.overrides
+import pycuda_sem.types
+import pycuda_sem.export
+import pycuda_sem.func
+import pycuda_sem.cuda.random
+import pycuda_sem.cuda.memory
+import pycuda_sem.cuda.streams
+import pycuda_sem.cuda.graphs
 
 DOCS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs")
 API_MDS = [os.path.join(DOCS, n) for n in ("api.md", "api_cuda.md", "api_training.md", "api_ops.md",
@@ -46,7 +55,10 @@ MODULES = [pycuda_sem, pycuda_sem.cuda, pycuda_sem.backends, pycuda_sem.backends
            pycuda_sem.onnx, pycuda_sem.fx,
            pycuda_sem.nn.attention, pycuda_sem.hub, pycuda_sem._dynamo, pycuda_sem.compiler,
            pycuda_sem.quasirandom, pycuda_sem.serialization, pycuda_sem.signal,
-           pycuda_sem.signal.windows, pycuda_sem.utils.checkpoint]
+           pycuda_sem.signal.windows, pycuda_sem.utils.checkpoint, pycuda_sem.library,
+           pycuda_sem.overrides, pycuda_sem.types, pycuda_sem.export, pycuda_sem.func,
+           pycuda_sem.cuda.random, pycuda_sem.cuda.memory, pycuda_sem.cuda.streams,
+           pycuda_sem.cuda.graphs, pycuda_sem.ops]
 
 ENV_VARS = ["CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "PYTORCH_NO_CUDA_MEMORY_CACHING",
             "PYCUDA_SEM_ARCH", "PYCUDA_SEM_JOBS", "CUDA_HOME"]

@@ -156,3 +156,55 @@ def is_bf16_supported(including_emulation=True):
 def is_tf32_supported():
     """Whether the current device has TF32 tensor cores (compute capability >= 8.0)."""
     return is_available() and get_device_capability(current_device())[0] >= 8
+
+
+# ---- default_generators: one object per visible device over the functions above -------
+class _CudaDefaultGenerator:
+    """torch.cuda.default_generators[i]: the default generator of device i.
+    Its methods act on that device's generator state (the functions above);
+    pycuda_sem has no other CUDA generators."""
+
+    def __init__(self, index):
+        self.device = _C.device("cuda", index)
+        self._index = index
+
+    def manual_seed(self, seed):
+        with device(self._index):
+            manual_seed(seed)
+        return self
+
+    def seed(self):
+        with device(self._index):
+            seed()
+            return initial_seed()
+
+    def initial_seed(self):
+        with device(self._index):
+            return initial_seed()
+
+    def get_state(self):
+        return get_rng_state(self._index)
+
+    def set_state(self, new_state):
+        set_rng_state(new_state, self._index)
+        return self
+
+    def __repr__(self):
+        return "<pycuda_sem.cuda default generator (cuda:%d)>" % self._index
+
+
+_default_generators = None
+
+
+def __getattr__(name):
+    # default_generators is made on first use: counting devices at import
+    # would start CUDA, which importing never does.
+    global _default_generators
+    if name == "default_generators":
+        if _default_generators is None:
+            _default_generators = tuple(_CudaDefaultGenerator(i) for i in range(device_count()))
+        return _default_generators
+    raise AttributeError("module 'pycuda_sem.cuda' has no attribute '%s'" % name)
+
+
+from . import random, memory, streams, graphs  # noqa: E402,F401 - torch.cuda's submodule names

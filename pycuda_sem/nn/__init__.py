@@ -21,6 +21,7 @@ from .modules import (  # noqa: F401
     TripletMarginLoss, PoissonNLLLoss, GaussianNLLLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
     ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, Unfold, Fold, SyncBatchNorm,
     AdaptiveAvgPool3d, AdaptiveMaxPool3d, ChannelShuffle, LocalResponseNorm, EmbeddingBag, CTCLoss,
+    NLLLoss2d,
 )
 from .modules.padding import *  # noqa: F401,F403
 from .parameter import UninitializedParameter, UninitializedBuffer  # noqa: F401

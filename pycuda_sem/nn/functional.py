@@ -63,6 +63,9 @@ from ._functional_more3 import (  # noqa: F401
     fractional_max_pool2d, fractional_max_pool3d, fractional_max_pool2d_with_indices,
     fractional_max_pool3d_with_indices, native_channel_shuffle,
 )
+from ..overrides import (  # noqa: F401 - torch.nn.functional re-exports these too
+    has_torch_function, has_torch_function_unary, has_torch_function_variadic, handle_torch_function,
+)
 
 __all__ = ["softmax", "log_softmax", "softmin", "one_hot", "normalize", "linear", "bilinear",
            "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "gelu", "silu", "elu", "selu",
