@@ -44,6 +44,10 @@ def raises_like_torch(exc, message, ours, theirs=None):
     if theirs is not None:
         expected = torch_message(theirs)
         if expected is not None:
+            # torch 2.15 words the unused-input error "The differentiated
+            # Tensor at index k"; the GPU machine's torch 2.11, as we do
+            expected = re.sub(r"The differentiated Tensor at index \d+ appears",
+                              "One of the differentiated Tensors appears", expected)
             assert expected == message
 
 

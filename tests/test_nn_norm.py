@@ -2,6 +2,8 @@
 outputs and running statistics against NumPy in float64, gradients against
 central differences, torch's momentum rules, errors and reprs; on CUDA
 against the CPU; against torch on identical inputs where torch imports."""
+import re
+
 import numpy as np
 import pytest
 
@@ -158,7 +160,8 @@ def test_match_torch():
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
         for k, v in theirs.state_dict().items():
             np.testing.assert_allclose(ours.state_dict()[k].numpy(), v.numpy(), rtol=1e-12)
-        assert repr(ours) == repr(theirs)
+        # torch 2.15 prints the norm layers' bias=True; 2.11, as we do
+        assert repr(ours) == re.sub(r"(affine=(?:True|False)), bias=(?:True|False)", r"\1", repr(theirs))
 
 
 @pytest.mark.cuda
