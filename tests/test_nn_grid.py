@@ -17,6 +17,16 @@ GRID = RNG.uniform(-1.3, 1.3, (2, 4, 6, 2))
 
 
 
+def _reflect(v, lo2, hi2):
+    # fold v into [lo2 / 2, hi2 / 2] by mirroring at its ends
+    if lo2 == hi2:
+        return 0.0
+    lo, span = lo2 / 2, (hi2 - lo2) / 2
+    d = abs(v - lo)
+    flips, extra = np.floor(d / span), np.fmod(d, span)
+    return extra + lo if flips % 2 == 0 else span - extra + lo
+
+
 def _sample(x, grid, mode, padding, align):
     n, c, h, w = x.shape
     out = np.zeros((n, c) + grid.shape[1:3])
@@ -26,7 +36,10 @@ def _sample(x, grid, mode, padding, align):
                 gx, gy = grid[b, i, j]
                 px = (gx + 1) * (w - 1) / 2 if align else ((gx + 1) * w - 1) / 2
                 py = (gy + 1) * (h - 1) / 2 if align else ((gy + 1) * h - 1) / 2
-                if padding == "border":
+                if padding == "reflection":
+                    px = _reflect(px, 0, 2 * (w - 1)) if align else _reflect(px, -1, 2 * w - 1)
+                    py = _reflect(py, 0, 2 * (h - 1)) if align else _reflect(py, -1, 2 * h - 1)
+                if padding in ("border", "reflection"):
                     px, py = min(max(px, 0), w - 1), min(max(py, 0), h - 1)
                 if mode == "nearest":
                     pts = [(np.rint(px), np.rint(py), 1.0)]
@@ -42,7 +55,7 @@ def _sample(x, grid, mode, padding, align):
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("mode", ["bilinear", "nearest"])
-@pytest.mark.parametrize("padding", ["zeros", "border"])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("align", [False, True])
 def test_grid_sample(device, mode, padding, align):
     got = F.grid_sample(torch.tensor(X, device=device), torch.tensor(GRID, device=device), mode=mode,
@@ -75,7 +88,22 @@ def test_affine_grid_and_gradients(device, align):
 def test_checks():
     with pytest.raises(NotImplementedError, match="bicubic"):
         F.grid_sample(torch.zeros(1, 1, 2, 2), torch.zeros(1, 1, 1, 2), mode="bicubic")
-    with pytest.raises(NotImplementedError, match="reflection"):
-        F.grid_sample(torch.zeros(1, 1, 2, 2), torch.zeros(1, 1, 1, 2), padding_mode="reflection")
+    with pytest.raises(ValueError, match="padding_mode"):
+        F.grid_sample(torch.zeros(1, 1, 2, 2), torch.zeros(1, 1, 1, 2), padding_mode="mirror")
     with pytest.raises(ValueError, match="Nx2x3"):
         F.affine_grid(torch.zeros(1, 3, 3), (1, 1, 2, 2))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("align", [False, True])
+def test_reflection_far_outside_and_its_gradients(device, align):
+    # points up to three image widths out, folded back several times
+    grid = RNG.uniform(-3.5, 3.5, (2, 3, 4, 2))
+    got = F.grid_sample(torch.tensor(X, device=device), torch.tensor(grid, device=device),
+                        padding_mode="reflection", align_corners=align)
+    np.testing.assert_allclose(got.cpu().numpy(), _sample(X, grid, "bilinear", "reflection", align),
+                               rtol=1e-12, atol=1e-12)
+    x = torch.tensor(X[:1, :1, :3, :4], device=device, requires_grad=True)
+    g = torch.tensor(grid[:1, :2, :2] * 0.9, device=device, requires_grad=True)
+    assert torch.autograd.gradcheck(
+        lambda a, b: F.grid_sample(a, b, padding_mode="reflection", align_corners=align), (x, g))

@@ -4,8 +4,9 @@ re-exported by functional.py.
 affine_grid maps the normalised output pixel centres through each batch's
 2x3 matrix (one batched matmul). grid_sample reads the input at those
 points: the four neighbours of each point gathered from the flattened image
-and mixed by their bilinear weights (or the nearest one), with zeros or
-the border for points outside. Compositions of differentiable ops, so the
+and mixed by their bilinear weights (or the nearest one), with zeros, the
+border or the reflection of the image (torch's reflect-then-clip of the
+coordinates) for points outside. Compositions of differentiable ops, so the
 gradient reaches both the input and the grid.
 """
 from .. import _C
@@ -45,15 +46,26 @@ def _unnormalize(coord, size, align_corners):
     return ((coord + 1) * size - 1) / 2
 
 
+def _reflect(coord, twice_low, twice_high):
+    """coord folded into [twice_low / 2, twice_high / 2] by reflection."""
+    if twice_low == twice_high:
+        return coord * 0
+    lo, span = twice_low / 2, (twice_high - twice_low) / 2
+    dist = (coord - lo).abs()
+    extra = dist.fmod(span)
+    even = (dist / span).floor().remainder(2) == 0
+    return _C.where(even, extra + lo, (span - extra) + lo)
+
+
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """input [N, C, H, W] read at grid [N, Ho, Wo, 2] (x, y in [-1, 1]) -> [N, C, Ho, Wo]."""
     align_corners = bool(align_corners)
     if mode not in ("bilinear", "nearest"):
         raise NotImplementedError("grid_sample: mode '%s' is not implemented in pycuda_sem (bilinear and nearest "
                                   "are)" % mode)
-    if padding_mode not in ("zeros", "border"):
-        raise NotImplementedError("grid_sample: padding_mode '%s' is not implemented in pycuda_sem (zeros and "
-                                  "border are)" % padding_mode)
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         "'reflection', but got: '%s'" % padding_mode)
     if input.dim() != 4:
         raise NotImplementedError("grid_sample: only 4-D inputs are implemented in pycuda_sem, got %dD" % input.dim())
     if grid.dim() != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
@@ -64,7 +76,14 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     grid = grid.to(input.dtype)
     ix = _unnormalize(grid[..., 0], w, align_corners).reshape(n, 1, ho * wo)
     iy = _unnormalize(grid[..., 1], h, align_corners).reshape(n, 1, ho * wo)
-    if padding_mode == "border":
+    if padding_mode == "reflection":
+        # mirrored about the edge pixels' centres (align_corners) or the
+        # image border, then clipped, as torch's reflect_coordinates
+        if align_corners:
+            ix, iy = _reflect(ix, 0, 2 * (w - 1)), _reflect(iy, 0, 2 * (h - 1))
+        else:
+            ix, iy = _reflect(ix, -1, 2 * w - 1), _reflect(iy, -1, 2 * h - 1)
+    if padding_mode in ("border", "reflection"):
         ix, iy = ix.clamp(0, w - 1), iy.clamp(0, h - 1)
     flat = input.reshape(n, c, h * w)
 
