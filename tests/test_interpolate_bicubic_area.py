@@ -1,9 +1,10 @@
-"""F.interpolate mode='bicubic' and mode='area': against a float64 NumPy
+"""F.interpolate mode='bicubic', mode='area' and antialias=True: against a float64 NumPy
 transcription of the definitions (bicubic: Keys' cubic convolution with
 A = -0.75 over the 4x4 clamped neighbours of each source point, the source
 point from torch's half-pixel or align_corners rule; area: the mean over
-each output cell's adaptive window), gradients against torch where it is
-installed, and the argument errors."""
+each output cell's adaptive window; antialias: weights worked out by hand
+and constant images), gradients against torch where it is installed, and
+the argument errors."""
 import math
 
 import numpy as np
@@ -105,5 +106,40 @@ def test_errors():
         F.interpolate(x, size=8, mode="bicubic")
     with pytest.raises(ValueError, match="align_corners"):
         F.interpolate(torch.ones(1, 1, 4, 4), size=2, mode="area", align_corners=True)
-    with pytest.raises(NotImplementedError, match="antialias"):
-        F.interpolate(torch.ones(1, 1, 4, 4), size=2, mode="bilinear", antialias=True)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_antialias_by_hand_and_properties(device):
+    # bilinear, 8 -> 4 along W: the triangle filter stretched to half-width 2
+    # gives interior rows [1, 3, 3, 1] / 8 over j = 2i-1 .. 2i+2 (a ramp x_j = j
+    # reads 2i + 0.5) and the first row [3, 3, 1] / 7 over j = 0 .. 2
+    ramp = torch.arange(8, dtype=torch.float64, device=device).reshape(1, 1, 1, 8).expand(1, 1, 2, 8)
+    y = F.interpolate(ramp, size=(2, 4), mode="bilinear", antialias=True)
+    np.testing.assert_allclose(y[0, 0, 0].cpu().numpy(), [5 / 7, 2.5, 4.5, 44 / 7], rtol=1e-12)
+    # a constant image stays constant (every row of weights sums to one)
+    c = torch.full((2, 3, 17, 11), 2.5, dtype=torch.float64, device=device)
+    for mode in ("bilinear", "bicubic"):
+        for size in ((5, 4), (20, 3), (17, 11)):
+            out = F.interpolate(c, size=size, mode=mode, antialias=True)
+            np.testing.assert_allclose(out.cpu().numpy(), 2.5, rtol=1e-12)
+    with pytest.raises(ValueError, match="Anti-alias"):
+        F.interpolate(torch.ones(1, 1, 4, 4, device=device), size=2, mode="nearest", antialias=True)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("align", [False, True])
+def test_antialias_matches_torch(mode, align):
+    if real_torch is None:
+        pytest.skip("torch is not installed")
+    rng = np.random.default_rng(5)
+    for shape, kw in [((1, 2, 16, 13), dict(size=(5, 4))), ((2, 1, 9, 9), dict(scale_factor=0.4)),
+                      ((1, 1, 6, 5), dict(size=(11, 3))), ((1, 1, 7, 7), dict(scale_factor=(0.5, 1.7)))]:
+        x = rng.standard_normal(shape)
+        t, r = torch.tensor(x, requires_grad=True), real_torch.tensor(x, requires_grad=True)
+        y = F.interpolate(t, mode=mode, antialias=True, align_corners=align, **kw)
+        ry = real_torch.nn.functional.interpolate(r, mode=mode, antialias=True, align_corners=align, **kw)
+        np.testing.assert_allclose(y.detach().numpy(), ry.detach().numpy(), rtol=1e-12, atol=1e-13)
+        g = rng.standard_normal(tuple(ry.shape))
+        y.backward(torch.tensor(g))
+        ry.backward(real_torch.tensor(g))
+        np.testing.assert_allclose(t.grad.numpy(), r.grad.numpy(), rtol=1e-12, atol=1e-13)

@@ -76,8 +76,8 @@ def test_errors_and_reprs():
         F.interpolate(x)
     with pytest.raises(ValueError, match="align_corners option can only be set"):
         F.interpolate(x, scale_factor=2, align_corners=True)
-    with pytest.raises(NotImplementedError, match="antialias"):  # (bicubic, area: test_interpolate_bicubic_area.py)
-        F.interpolate(x, scale_factor=0.5, mode="bicubic", antialias=True)
+    with pytest.raises(ValueError, match="Anti-alias"):  # (bicubic, area, antialias: test_interpolate_bicubic_area.py)
+        F.interpolate(x, scale_factor=0.5, mode="nearest", antialias=True)
     with pytest.raises(NotImplementedError, match="needs 5D input"):
         F.interpolate(x, scale_factor=2, mode="trilinear")
     assert repr(nn.Upsample(scale_factor=2, mode="bilinear")) == (

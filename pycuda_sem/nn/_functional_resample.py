@@ -5,7 +5,10 @@ spatial dim at a time: an index_select of the source positions each output
 reads (and, for the linear modes, a lerp between two; for bicubic, torch's
 cubic convolution, A = -0.75, over four clamped neighbours), so it is
 differentiable through index_select's backward with torch's source-position
-formulas. area is adaptive average pooling to the output size, as torch's."""
+formulas. area is adaptive average pooling to the output size, as torch's.
+antialias=True (bilinear, bicubic) resamples each dim by a matrix of
+torch's (PIL's) filter weights, the filter stretched by the downscale
+factor and each row normalised, applied as one matmul per dim."""
 import math
 import warnings
 
@@ -89,8 +92,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise NotImplementedError("interpolate(mode=%r) is not implemented in pycuda_sem "
                                   "(nearest, nearest-exact, linear, bilinear, bicubic, trilinear, "
                                   "area are)" % mode)
-    if antialias:
-        raise NotImplementedError("interpolate(antialias=True) is not implemented in pycuda_sem")
+    if antialias and mode not in ("bilinear", "bicubic"):
+        raise ValueError("Anti-alias option is restricted to bilinear and bicubic modes and requires a "
+                         "4-D tensor as input")
     sizes, scales = _out_sizes(input, size, scale_factor, d)
     if recompute_scale_factor:
         scales = None  # the scale follows from the sizes, as torch
@@ -99,6 +103,11 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         pool = (F.adaptive_avg_pool1d, F.adaptive_avg_pool2d, F.adaptive_avg_pool3d)[d - 1]
         return pool(input, sizes if d > 1 else sizes[0])
     out = input
+    if antialias:
+        for i in range(d):
+            scale = None if scales is None else float(scales[i])
+            out = _aa_dim(out, 2 + i, input.shape[2 + i], sizes[i], scale, align_corners, mode)
+        return out
     for i in range(d):
         dim, in_len, out_len = 2 + i, input.shape[2 + i], sizes[i]
         scale = None if scales is None else float(scales[i])
@@ -118,6 +127,49 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         w = w.reshape((out_len,) + (1,) * (out.dim() - dim - 1))
         out = a + (b - a) * w
     return out
+
+
+def _aa_weights(in_len, out_len, scale, align_corners, mode):
+    """The [out_len, in_len] antialiasing weights of torch's separable
+    resampling: each output's window of inputs, the filter (triangle for
+    bilinear, cubic with a = -0.5 for bicubic) stretched by the downscale
+    factor, normalised to sum to one."""
+    import numpy as np
+    if align_corners:
+        r = (in_len - 1) / (out_len - 1) if out_len > 1 else 0.0
+    else:
+        r = (1.0 / scale) if scale is not None else in_len / out_len
+    interp = 2 if mode == "bilinear" else 4
+    support = interp * 0.5 * r if r >= 1.0 else interp * 0.5
+    inv = 1.0 / r if r >= 1.0 else 1.0
+
+    def filt(x):
+        x = abs(x)
+        if mode == "bilinear":
+            return 1.0 - x if x < 1.0 else 0.0
+        a = -0.5
+        if x < 1.0:
+            return ((a + 2) * x - (a + 3)) * x * x + 1
+        if x < 2.0:
+            return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+        return 0.0
+
+    w = np.zeros((out_len, in_len))
+    for i in range(out_len):
+        center = r * (i + 0.5)
+        lo = max(int(center - support + 0.5), 0)
+        hi = min(int(center + support + 0.5), in_len)
+        row = [filt((j - center + 0.5) * inv) for j in range(lo, hi)]
+        total = sum(row)
+        if total != 0.0:
+            w[i, lo:hi] = [v / total for v in row]
+    return w
+
+
+def _aa_dim(x, dim, in_len, out_len, scale, align_corners, mode):
+    """x resampled along dim by the antialiasing weights: one matmul."""
+    w = _C.tensor(_aa_weights(in_len, out_len, scale, align_corners, mode), dtype=x.dtype, device=x.device)
+    return (x.movedim(dim, -1) @ w.t()).movedim(-1, dim)
 
 
 def _cubic_dim(x, dim, in_len, out_len, src):
