@@ -213,7 +213,7 @@ def test_convolution_transposed_and_grouped(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("interp,pad", [(0, 0), (1, 1), (0, 1), (1, 0), (0, 2), (1, 2)])
+@pytest.mark.parametrize("interp,pad", [(0, 0), (1, 1), (0, 1), (1, 0), (0, 2), (1, 2), (2, 0), (2, 2)])
 def test_grid_sampler_codes(device, interp, pad):
     a = _rng.standard_normal((1, 2, 5, 6))
     g = _rng.uniform(-1.2, 1.2, (1, 3, 4, 2))
@@ -236,9 +236,8 @@ def test_grid_sampler_code_errors():
         torch.grid_sampler(a, g, 5, 0, False)
     with pytest.raises(RuntimeError, match="unknown padding mode"):
         torch.grid_sampler(a, g, 0, 3, False)
-    # bicubic (2) maps to a mode grid_sample does not implement: it says so
-    with pytest.raises(NotImplementedError, match="bicubic"):
-        torch.grid_sampler(a, g, 2, 0, False)
+    np.testing.assert_array_equal(npy(torch.grid_sampler(a, g, 2, 0, False)),
+                                  npy(F.grid_sample(a, g, "bicubic", "zeros", False)))
     np.testing.assert_array_equal(npy(torch.grid_sampler(a, g, 0, 2, False)),
                                   npy(F.grid_sample(a, g, "bilinear", "reflection", False)))
 

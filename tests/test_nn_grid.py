@@ -86,8 +86,12 @@ def test_affine_grid_and_gradients(device, align):
 
 
 def test_checks():
-    with pytest.raises(NotImplementedError, match="bicubic"):
-        F.grid_sample(torch.zeros(1, 1, 2, 2), torch.zeros(1, 1, 1, 2), mode="bicubic")
+    with pytest.raises(ValueError, match="expected mode"):
+        F.grid_sample(torch.zeros(1, 1, 2, 2), torch.zeros(1, 1, 1, 2), mode="area")
+    with pytest.raises(RuntimeError, match="bicubic interpolation only supports 4D"):
+        F.grid_sample(torch.zeros(1, 1, 2, 2, 2), torch.zeros(1, 1, 1, 1, 3), mode="bicubic")
+    with pytest.raises(RuntimeError, match="4D or 5D"):
+        F.grid_sample(torch.zeros(1, 1, 2, 2), torch.zeros(1, 1, 1, 1, 3))
     with pytest.raises(ValueError, match="padding_mode"):
         F.grid_sample(torch.zeros(1, 1, 2, 2), torch.zeros(1, 1, 1, 2), padding_mode="mirror")
     with pytest.raises(ValueError, match="Nx2x3"):
@@ -107,3 +111,51 @@ def test_reflection_far_outside_and_its_gradients(device, align):
     g = torch.tensor(grid[:1, :2, :2] * 0.9, device=device, requires_grad=True)
     assert torch.autograd.gradcheck(
         lambda a, b: F.grid_sample(a, b, padding_mode="reflection", align_corners=align), (x, g))
+
+
+def _identity_grid(shape, align, device):
+    # the normalised centres of every pixel (voxel), x fastest
+    axes = [np.linspace(-1, 1, k) * (1 if align else (k - 1) / k) for k in shape[::-1]]
+    mesh = np.meshgrid(*axes[::-1], indexing="ij")[::-1]
+    return torch.tensor(np.stack(mesh, -1)[None], device=device)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("align", [False, True])
+def test_bicubic_and_volumes(device, align):
+    # the identity grid reads every pixel back (bicubic weights are 0, 1, 0, 0
+    # at integer points; trilinear and nearest likewise at voxel centres)
+    x2 = torch.tensor(X[:1], device=device)
+    back = F.grid_sample(x2, _identity_grid(X.shape[2:], align, device), mode="bicubic", align_corners=align)
+    np.testing.assert_allclose(back.cpu().numpy(), X[:1], rtol=1e-12, atol=1e-12)
+    vol = RNG.standard_normal((1, 2, 3, 4, 5))
+    for mode in ("bilinear", "nearest"):
+        b3 = F.grid_sample(torch.tensor(vol, device=device), _identity_grid(vol.shape[2:], align, device),
+                           mode=mode, align_corners=align)
+        np.testing.assert_allclose(b3.cpu().numpy(), vol, rtol=1e-12, atol=1e-12)
+    # halfway between the centres of a 2x2x2 block: the mean of its 8 voxels
+    cube = torch.tensor(vol[:, :, :2, :2, :2], device=device)
+    mid = F.grid_sample(cube, torch.zeros(1, 1, 1, 1, 3, dtype=torch.float64, device=device), align_corners=align)
+    np.testing.assert_allclose(mid.cpu().numpy()[0, :, 0, 0, 0], vol[0, :, :2, :2, :2].mean(axis=(1, 2, 3)), rtol=1e-12)
+    for pad in ("zeros", "border", "reflection"):
+        a = torch.tensor(X[:1, :1, :3, :4], device=device, requires_grad=True)
+        g = torch.tensor(GRID[:1, :2, :2] * 1.2, device=device, requires_grad=True)
+        assert torch.autograd.gradcheck(
+            lambda u, v: F.grid_sample(u, v, mode="bicubic", padding_mode=pad, align_corners=align), (a, g))
+        a3 = torch.tensor(vol[:, :1, :2, :3, :3], device=device, requires_grad=True)
+        g3 = torch.tensor(RNG.uniform(-1.3, 1.3, (1, 2, 2, 1, 3)), device=device, requires_grad=True)
+        assert torch.autograd.gradcheck(
+            lambda u, v: F.grid_sample(u, v, padding_mode=pad, align_corners=align), (a3, g3))
+    if real_torch is not None:
+        for pad in ("zeros", "border", "reflection"):
+            r = real_torch.nn.functional.grid_sample(real_torch.tensor(X), real_torch.tensor(GRID * 1.4),
+                                                     mode="bicubic", padding_mode=pad, align_corners=align)
+            got = F.grid_sample(torch.tensor(X, device=device), torch.tensor(GRID * 1.4, device=device),
+                                mode="bicubic", padding_mode=pad, align_corners=align)
+            np.testing.assert_allclose(got.cpu().numpy(), r.numpy(), rtol=1e-12, atol=1e-12)
+            g5 = RNG.uniform(-1.4, 1.4, (1, 2, 3, 2, 3))
+            r5 = real_torch.nn.functional.grid_sample(real_torch.tensor(vol), real_torch.tensor(g5),
+                                                      padding_mode=pad, align_corners=align)
+            got5 = F.grid_sample(torch.tensor(vol, device=device), torch.tensor(g5, device=device),
+                                 padding_mode=pad, align_corners=align)
+            np.testing.assert_allclose(got5.cpu().numpy(), r5.numpy(), rtol=1e-12, atol=1e-12)

@@ -1,12 +1,13 @@
-"""torch.nn.functional.affine_grid and grid_sample for 4-D image batches,
+"""torch.nn.functional.affine_grid (4-D) and grid_sample (4-D and 5-D),
 re-exported by functional.py.
 
 affine_grid maps the normalised output pixel centres through each batch's
 2x3 matrix (one batched matmul). grid_sample reads the input at those
-points: the four neighbours of each point gathered from the flattened image
-and mixed by their bilinear weights (or the nearest one), with zeros, the
-border or the reflection of the image (torch's reflect-then-clip of the
-coordinates) for points outside. Compositions of differentiable ops, so the
+points: the 2^d neighbours of each point gathered from the flattened image
+and mixed by their (bi/tri)linear weights, the nearest one, or the 4x4
+cubic-convolution taps (bicubic, 4-D), with zeros, the border or the
+reflection of the image (torch's reflect-then-clip of the coordinates) for
+points outside. Compositions of differentiable ops, so the
 gradient reaches both the input and the grid.
 """
 from .. import _C
@@ -57,48 +58,98 @@ def _reflect(coord, twice_low, twice_high):
     return _C.where(even, extra + lo, (span - extra) + lo)
 
 
+def _pad_coords(coord, size, padding_mode, align_corners):
+    """torch's compute_coordinates: border clips, reflection mirrors (about
+    the edge pixels' centres with align_corners, the border without) and
+    clips; zeros leaves the coordinate (reads outside are 0)."""
+    if padding_mode == "reflection":
+        coord = _reflect(coord, 0, 2 * (size - 1)) if align_corners else _reflect(coord, -1, 2 * size - 1)
+    if padding_mode in ("border", "reflection"):
+        coord = coord.clamp(0, size - 1)
+    return coord
+
+
+def _cubic(t):
+    """The four cubic-convolution weights (A = -0.75) of offsets -1 .. 2."""
+    a = -0.75
+
+    def near(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return (far(t + 1), near(t), near(1 - t), far(2 - t))
+
+
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
-    """input [N, C, H, W] read at grid [N, Ho, Wo, 2] (x, y in [-1, 1]) -> [N, C, Ho, Wo]."""
+    """input [N, C, H, W] (or [N, C, D, H, W]) read at grid [N, Ho, Wo, 2]
+    (or [N, Do, Ho, Wo, 3]; x, y(, z) in [-1, 1]) -> [N, C, Ho, Wo] (or
+    [N, C, Do, Ho, Wo])."""
     align_corners = bool(align_corners)
-    if mode not in ("bilinear", "nearest"):
-        raise NotImplementedError("grid_sample: mode '%s' is not implemented in pycuda_sem (bilinear and nearest "
-                                  "are)" % mode)
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError("nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or "
+                         "'bicubic', but got: '%s'" % mode)
     if padding_mode not in ("zeros", "border", "reflection"):
         raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
                          "'reflection', but got: '%s'" % padding_mode)
-    if input.dim() != 4:
-        raise NotImplementedError("grid_sample: only 4-D inputs are implemented in pycuda_sem, got %dD" % input.dim())
-    if grid.dim() != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
-        raise RuntimeError("grid_sample(): expected grid of shape [%d, H_out, W_out, 2], got %s"
-                           % (input.shape[0], list(grid.shape)))
-    n, c, h, w = input.shape
-    ho, wo = grid.shape[1], grid.shape[2]
+    if input.dim() not in (4, 5) or grid.dim() != input.dim():
+        raise RuntimeError("grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, "
+                           "but got input with sizes %s and grid with sizes %s"
+                           % (list(input.shape), list(grid.shape)))
+    d = input.dim() - 2
+    if mode == "bicubic" and d != 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    if grid.shape[-1] != d or grid.shape[0] != input.shape[0]:
+        raise RuntimeError("grid_sample(): expected grid of shape [%d, %s, %d], got %s"
+                           % (input.shape[0], ", ".join(["D_out", "H_out", "W_out"][3 - d:]), d,
+                              list(grid.shape)))
+    n, c = input.shape[0], input.shape[1]
+    spatial = tuple(input.shape[2:])  # (D,) H, W
+    sizes = spatial[::-1]  # along x, y(, z)
+    out_sp = tuple(grid.shape[1:-1])
+    pts = 1
+    for v in out_sp:
+        pts *= v
+    strides = [1]
+    for v in sizes[:-1]:
+        strides.append(strides[-1] * v)
     grid = grid.to(input.dtype)
-    ix = _unnormalize(grid[..., 0], w, align_corners).reshape(n, 1, ho * wo)
-    iy = _unnormalize(grid[..., 1], h, align_corners).reshape(n, 1, ho * wo)
-    if padding_mode == "reflection":
-        # mirrored about the edge pixels' centres (align_corners) or the
-        # image border, then clipped, as torch's reflect_coordinates
-        if align_corners:
-            ix, iy = _reflect(ix, 0, 2 * (w - 1)), _reflect(iy, 0, 2 * (h - 1))
-        else:
-            ix, iy = _reflect(ix, -1, 2 * w - 1), _reflect(iy, -1, 2 * h - 1)
-    if padding_mode in ("border", "reflection"):
-        ix, iy = ix.clamp(0, w - 1), iy.clamp(0, h - 1)
-    flat = input.reshape(n, c, h * w)
+    src = [_unnormalize(grid[..., k], sizes[k], align_corners).reshape(n, 1, pts) for k in range(d)]
+    flat = input.reshape(n, c, -1)
 
-    def tap(x, y):
-        """input at integer points (x, y) [N, 1, P], 0 outside."""
-        inside = (x >= 0) & (x <= w - 1) & (y >= 0) & (y <= h - 1)
-        idx = (y.clamp(0, h - 1) * w + x.clamp(0, w - 1)).long().expand(n, c, ho * wo)
-        return flat.gather(2, idx) * inside.to(input.dtype)
+    def tap(coords):
+        """input at the integer points coords (one [N, 1, P] per axis), 0 outside."""
+        inside, idx = None, 0
+        for k, (x, size) in enumerate(zip(coords, sizes)):
+            ok = (x >= 0) & (x <= size - 1)
+            inside = ok if inside is None else inside & ok
+            idx = idx + x.clamp(0, size - 1) * strides[k]
+        return flat.gather(2, idx.long().expand(n, c, pts)) * inside.to(input.dtype)
 
+    if mode == "bicubic":
+        # each of the 4x4 taps padded on its own, as torch's get_value_bounded
+        x0, y0 = src[0].floor(), src[1].floor()
+        wx, wy = _cubic(src[0] - x0), _cubic(src[1] - y0)
+        out = 0
+        for i in range(4):
+            yi = _pad_coords(y0 + (i - 1), sizes[1], padding_mode, align_corners)
+            for j in range(4):
+                xj = _pad_coords(x0 + (j - 1), sizes[0], padding_mode, align_corners)
+                out = out + tap([xj, yi]) * (wx[j] * wy[i])
+        return out.reshape((n, c) + out_sp)
+    src = [_pad_coords(x, size, padding_mode, align_corners) for x, size in zip(src, sizes)]
     if mode == "nearest":
-        out = tap(ix.round(), iy.round())
-    else:
-        x0, y0 = ix.floor(), iy.floor()
-        wx1, wy1 = ix - x0, iy - y0
-        wx0, wy0 = 1 - wx1, 1 - wy1
-        out = (tap(x0, y0) * (wx0 * wy0) + tap(x0 + 1, y0) * (wx1 * wy0)
-               + tap(x0, y0 + 1) * (wx0 * wy1) + tap(x0 + 1, y0 + 1) * (wx1 * wy1))
-    return out.reshape(n, c, ho, wo)
+        out = tap([x.round() for x in src])
+    else:  # bilinear (trilinear for 5-D): the 2^d corners by their weights
+        lo = [x.floor() for x in src]
+        w1 = [x - f for x, f in zip(src, lo)]
+        out = 0
+        for corner in range(1 << d):
+            bits = [(corner >> k) & 1 for k in range(d)]
+            wt = None
+            for k, b in enumerate(bits):
+                wk = w1[k] if b else 1 - w1[k]
+                wt = wk if wt is None else wt * wk
+            out = out + tap([f + b for f, b in zip(lo, bits)]) * wt
+    return out.reshape((n, c) + out_sp)
