@@ -1,4 +1,4 @@
-"""F.affine_grid and F.grid_sample (4-D): against a NumPy statement of the
+"""F.affine_grid and F.grid_sample (4-D and 5-D): against a NumPy statement of the
 sampling written here, and against torch (values and the gradients of both
 the input and the grid) where it imports."""
 import numpy as np
@@ -159,3 +159,25 @@ def test_bicubic_and_volumes(device, align):
             got5 = F.grid_sample(torch.tensor(vol, device=device), torch.tensor(g5, device=device),
                                  padding_mode=pad, align_corners=align)
             np.testing.assert_allclose(got5.cpu().numpy(), r5.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("align", [False, True])
+def test_affine_grid_3d_and_a_volume_round_trip(device, align):
+    theta = RNG.standard_normal((2, 3, 4)) * 0.5
+    g = F.affine_grid(torch.tensor(theta, device=device), (2, 1, 3, 4, 5), align_corners=align)
+    assert tuple(g.shape) == (2, 3, 4, 5, 3)
+    xs, ys, zs = [np.linspace(-1, 1, k) * (1 if align else (k - 1) / k) for k in (5, 4, 3)]
+    base = np.stack(np.broadcast_arrays(xs[None, None, :], ys[None, :, None], zs[:, None, None], 1.0), -1)
+    np.testing.assert_allclose(g.cpu().numpy(), base @ theta.transpose(0, 2, 1)[:, None, None],
+                               rtol=1e-12, atol=1e-12)
+    # the identity map reads every voxel back
+    eye = torch.tensor(np.eye(3, 4)[None].repeat(1, 0), device=device)
+    vol = RNG.standard_normal((1, 2, 3, 4, 5))
+    back = F.grid_sample(torch.tensor(vol, device=device), F.affine_grid(eye, (1, 2, 3, 4, 5), align_corners=align),
+                         align_corners=align)
+    np.testing.assert_allclose(back.cpu().numpy(), vol, rtol=1e-12, atol=1e-12)
+    t = torch.tensor(theta[:1], device=device, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda a: F.affine_grid(a, (1, 1, 2, 3, 2), align_corners=align), (t,))
+    with pytest.raises(ValueError, match="Nx3x4"):
+        F.affine_grid(torch.zeros(1, 2, 3, device=device), (1, 1, 2, 2, 2))

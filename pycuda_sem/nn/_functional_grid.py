@@ -1,4 +1,4 @@
-"""torch.nn.functional.affine_grid (4-D) and grid_sample (4-D and 5-D),
+"""torch.nn.functional.affine_grid and grid_sample (4-D and 5-D),
 re-exported by functional.py.
 
 affine_grid maps the normalised output pixel centres through each batch's
@@ -22,23 +22,36 @@ def _base_coords(n, align_corners, like):
 
 
 def affine_grid(theta, size, align_corners=None):
-    """The sampling grid [N, H, W, 2] (x, y) of the affine maps theta [N, 2, 3] for size [N, C, H, W]."""
+    """The sampling grid of the affine maps theta: [N, H, W, 2] (x, y) for
+    theta [N, 2, 3] and size [N, C, H, W], or [N, D, H, W, 3] (x, y, z) for
+    theta [N, 3, 4] and size [N, C, D, H, W]."""
     align_corners = bool(align_corners)
     size = tuple(size)
-    if len(size) != 4:
-        raise NotImplementedError("affine_grid: only 4-D sizes (2-D affine maps) are implemented in pycuda_sem, "
-                                  "got size %s" % (list(size),))
+    if len(size) not in (4, 5):
+        raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D affine "
+                                  "transforms, respectively. Got size %s." % (list(size),))
     if not theta.is_floating_point():
         raise ValueError("Expected theta to have floating point type, but got %s" % theta.dtype)
-    n, _, h, w = size
-    if theta.dim() != 3 or tuple(theta.shape[1:]) != (2, 3) or theta.shape[0] != n:
-        raise ValueError("Expected a batch of 2D affine matrices of shape Nx2x3 for size %s. Got %s."
-                         % (list(size), list(theta.shape)))
-    xs, ys = _base_coords(w, align_corners, theta), _base_coords(h, align_corners, theta)
-    base = _C.stack([xs.reshape(1, w).expand(h, w), ys.reshape(h, 1).expand(h, w),
-                     _C.ones((h, w), dtype=theta.dtype, device=theta.device)], -1)  # [H, W, 3]
-    grid = base.reshape(1, h * w, 3).expand(n, h * w, 3) @ theta.transpose(1, 2)
-    return grid.reshape(n, h, w, 2)
+    d = len(size) - 2
+    n = size[0]
+    if theta.dim() != 3 or tuple(theta.shape[1:]) != (d, d + 1) or theta.shape[0] != n:
+        raise ValueError("Expected a batch of %dD affine matrices of shape Nx%dx%d for size %s. Got %s."
+                         % (d, d, d + 1, list(size), list(theta.shape)))
+    spatial = size[2:]  # (D,) H, W
+    axes = [_base_coords(k, align_corners, theta) for k in spatial[::-1]]  # x, y(, z)
+    full = tuple(spatial)
+    cols = []
+    for k, ax in enumerate(axes):  # axis k varies along spatial dim d - 1 - k
+        shape = [1] * d
+        shape[d - 1 - k] = spatial[d - 1 - k]
+        cols.append(ax.reshape(shape).expand(full))
+    cols.append(_C.ones(full, dtype=theta.dtype, device=theta.device))
+    base = _C.stack(cols, -1)  # [(D,) H, W, d + 1]
+    pts = 1
+    for k in spatial:
+        pts *= k
+    grid = base.reshape(1, pts, d + 1).expand(n, pts, d + 1) @ theta.transpose(1, 2)
+    return grid.reshape((n,) + full + (d,))
 
 
 def _unnormalize(coord, size, align_corners):
