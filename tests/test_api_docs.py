@@ -43,7 +43,7 @@ import pycuda_sem.cuda.graphs
 
 DOCS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs")
 API_MDS = [os.path.join(DOCS, n) for n in ("api.md", "api_cuda.md", "api_training.md", "api_ops.md",
-                                            "api_distributions.md", "api_nn.md")]
+                                            "api_distributions.md", "api_nn.md", "api_compat.md")]
 
 MODULES = [pycuda_sem, pycuda_sem.cuda, pycuda_sem.backends, pycuda_sem.backends.cuda,
            pycuda_sem.backends.cudnn, pycuda_sem.fft, pycuda_sem.version, pycuda_sem.random,
