@@ -1,6 +1,7 @@
-"""Module.register_state_dict_pre_hook / register_state_dict_post_hook and
-Module.compile(): when the hooks run, what they may change, removal, and
-that a compiled module still computes the same."""
+"""Module.register_state_dict_pre_hook / register_state_dict_post_hook,
+Module.compile() and Module.to_empty(): when the hooks run, what they may
+change, removal, that a compiled module still computes the same, and what
+to_empty replaces."""
 import pytest
 
 import pycuda_sem as torch
@@ -36,3 +37,17 @@ def test_module_compile_keeps_the_module_working():
     assert torch.equal(m(x), want)
     with pytest.raises(RuntimeError):
         m.compile(mode="fastest", options={"a": 1})
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)])
+def test_to_empty(device):
+    m = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
+    assert m.to_empty(device=device) is m
+    for n, p in m.named_parameters():
+        assert isinstance(p, nn.Parameter) and p.requires_grad and p.device.type == device
+    assert tuple(m[0].weight.shape) == (3, 2) and m[1].running_mean.device.type == device
+    assert m[0].weight.dtype == torch.float32  # new storage, same shapes and dtypes
+    with torch.no_grad():
+        for p in m.parameters():
+            p.fill_(0.5)
+    assert m[0](torch.ones(1, 2, device=device)).tolist() == [[1.5, 1.5, 1.5]]

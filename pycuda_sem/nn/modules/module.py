@@ -534,6 +534,12 @@ class Module(_StateDictMixin):
     def bfloat16(self):
         return self._cast(_C.bfloat16)
 
+    def to_empty(self, *, device, recurse=True):
+        """Every parameter and buffer replaced by uninitialised storage of
+        the same shape and dtype on `device` (torch's way out of the meta
+        device; here the values are simply not copied)."""
+        return self._apply(lambda t: _C.empty_like(t, device=device), recurse=recurse)
+
     def share_memory(self):
         """Moves every parameter, gradient and buffer into shared memory in
         place (Tensor.share_memory_), so that processes it is sent to update
