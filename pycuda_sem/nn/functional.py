@@ -374,10 +374,11 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     """weight[input]. Rows at padding_idx get no gradient; max_norm renorms
-    the rows looked up, in place, as torch."""
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: scale_grad_by_freq and sparse gradients are not "
-                                  "implemented in pycuda_sem")
+    the rows looked up, in place, as torch; scale_grad_by_freq divides each
+    row's gradient by how often the row occurs in input."""
+    if sparse:
+        raise NotImplementedError("embedding: sparse gradients are not implemented in pycuda_sem "
+                                  "(there are no sparse tensors); use sparse=False")
     if padding_idx is not None:
         if padding_idx > 0 and padding_idx >= weight.size(0):
             raise AssertionError("Padding_idx must be within num_embeddings")
@@ -391,6 +392,15 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if max_norm is not None:
         _embedding_renorm_(weight, input, max_norm, norm_type)
     out = weight.index_select(0, input.reshape(-1).long()).reshape(tuple(input.shape) + (weight.size(1),))
+    if scale_grad_by_freq and weight.requires_grad:
+        # the same values (out - out.detach() is exactly 0); the gradient of
+        # each looked-up row is scaled by 1 / its count in this input
+        flat = input.reshape(-1).long()
+        counts = _C.bincount(flat, minlength=weight.size(0))
+        inv = counts.index_select(0, flat).to(out.dtype).reciprocal()
+        inv = inv.reshape(tuple(input.shape) + (1,))
+        det = out.detach()
+        out = det + (out - det) * inv
     if padding_idx is not None and weight.requires_grad:
         # same values; the padding rows' share of the gradient is cut off
         keep = (input != padding_idx).unsqueeze(-1)
