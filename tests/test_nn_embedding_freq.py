@@ -1,4 +1,4 @@
-"""Embedding(scale_grad_by_freq=True) / F.embedding: the values are the
+"""Embedding(scale_grad_by_freq=True), F.embedding and F.embedding_bag: the values are the
 rows looked up, and each row's gradient is the sum of its occurrences'
 gradients divided by how often it occurs in the input (worked out here in
 NumPy), with padding_idx rows still getting none; torch on the same data
@@ -48,3 +48,26 @@ def test_gradient_scaled_by_frequency(device, pad):
 def test_sparse_raises():
     with pytest.raises(NotImplementedError, match="sparse"):
         F.embedding(torch.tensor([0]), torch.ones(2, 2, requires_grad=True), sparse=True)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+def test_embedding_bag_scale_grad_by_freq(device, mode):
+    idx, off = IDX.ravel(), np.array([0, 3, 5])
+    w = torch.tensor(W, device=device, requires_grad=True)
+    y = F.embedding_bag(torch.tensor(idx, device=device), w, torch.tensor(off, device=device), mode=mode,
+                        scale_grad_by_freq=True)
+    gb = RNG.standard_normal(tuple(y.shape))
+    y.backward(torch.tensor(gb, device=device))
+    # each position's share of its bag's gradient, over the row's count in the input
+    counts = np.bincount(idx, minlength=6)
+    bags = np.searchsorted(off, np.arange(len(idx)), side="right") - 1
+    sizes = np.bincount(bags)
+    want = np.zeros_like(W)
+    for p, r in enumerate(idx):
+        share = gb[bags[p]] / (sizes[bags[p]] if mode == "mean" else 1)
+        want[r] += share / counts[r]
+    np.testing.assert_allclose(w.grad.cpu().numpy(), want, rtol=1e-12, atol=1e-15)
+    with pytest.raises(ValueError, match="max mode does not support"):
+        F.embedding_bag(torch.tensor(idx, device=device), w, torch.tensor(off, device=device), mode="max",
+                        scale_grad_by_freq=True)

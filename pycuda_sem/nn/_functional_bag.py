@@ -11,11 +11,13 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                   mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
                   padding_idx=None):
     """One reduced embedding a bag: [B, D]."""
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding_bag: scale_grad_by_freq and sparse gradients are not implemented in "
-                                  "pycuda_sem")
+    if sparse:
+        raise NotImplementedError("embedding_bag: sparse gradients are not implemented in pycuda_sem (there are no "
+                                  "sparse tensors); use sparse=False")
     if mode not in ("sum", "mean", "max"):
         raise ValueError("mode has to be one of sum, mean or max")
+    if scale_grad_by_freq and mode == "max":
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError("embedding_bag: per_sample_weights was not None. per_sample_weights is only "
                                   "supported for mode='sum' (got mode='%s'). Please open a feature request on "
@@ -43,7 +45,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     else:
         raise ValueError("input has to be 1D or 2D Tensor, but got Tensor of dimension %d" % input.dim())
     from .functional import embedding
-    rows = embedding(idx, weight, padding_idx, max_norm, norm_type)  # [P, D]
+    # scale_grad_by_freq: each row's gradient over its count in the whole input
+    rows = embedding(idx, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq)  # [P, D]
     keep = None
     if padding_idx is not None:
         pad = padding_idx if padding_idx >= 0 else weight.size(0) + padding_idx
