@@ -3,8 +3,9 @@
 Numbers come from counter-based Philox (csrc/kernels/philox.h) with a
 (seed, offset) state per device, so a seed gives the same numbers on the CPU
 and on every GPU. manual_seed() and seed() reset every device's state, as
-PyTorch's do. Only the default generator exists: `generator=` accepts it (or
-None) and nothing else. fork_rng() saves these states for a block and puts
+PyTorch's do. Only the default generators exist: Generator() is a handle on
+the CPU's, Generator(device='cuda') on a GPU's, and `generator=` accepts
+those (or None). fork_rng() saves these states for a block and puts
 them back after it.
 """
 import contextlib
@@ -18,36 +19,51 @@ __all__ = ["manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_stat
 
 
 class Generator:
-    """The default CPU generator, as torch.default_generator: its methods act
-    on the global state (pycuda_sem has no independent generators)."""
+    """A handle on a default generator, as torch.default_generator and
+    torch.cuda.default_generators[i] are: Generator() (the CPU) acts on the
+    global state, Generator(device='cuda[:i]') on that device's generator
+    (pycuda_sem has no independent generators, so two handles on one device
+    share their state)."""
 
     _pcs_default_generator = True
 
     def __init__(self, device="cpu"):
-        if str(device) != "cpu":
-            raise NotImplementedError("pycuda_sem has only the default generators; use "
-                                      "pycuda_sem.cuda.manual_seed for CUDA devices")
-        self.device = device
+        d = device if isinstance(device, _C.device) else _C.device(device)
+        self._cuda = None
+        if d.type == "cuda":
+            from . import cuda
+            if not cuda.is_available():
+                raise RuntimeError("Generator(device=%r): no CUDA GPU is available" % str(d))
+            self._cuda = cuda._CudaDefaultGenerator(d.index if d.index is not None else cuda.current_device())
+            self.device = self._cuda.device
+        else:
+            self.device = d
 
     def manual_seed(self, seed):
-        manual_seed(seed)
+        if self._cuda is not None:
+            self._cuda.manual_seed(seed)
+        else:
+            manual_seed(seed)
         return self
 
     def seed(self):
-        return seed()
+        return self._cuda.seed() if self._cuda is not None else seed()
 
     def initial_seed(self):
-        return _C.initial_seed()
+        return self._cuda.initial_seed() if self._cuda is not None else _C.initial_seed()
 
     def get_state(self):
-        return _C.get_rng_state()
+        return self._cuda.get_state() if self._cuda is not None else _C.get_rng_state()
 
     def set_state(self, state):
-        _C.set_rng_state(state)
+        if self._cuda is not None:
+            self._cuda.set_state(state)
+        else:
+            _C.set_rng_state(state)
         return self
 
     def __repr__(self):
-        return "<pycuda_sem.Generator (default, cpu)>"
+        return "<pycuda_sem.Generator (default, %s)>" % self.device
 
 
 default_generator = Generator()

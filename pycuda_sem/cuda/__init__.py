@@ -164,6 +164,8 @@ class _CudaDefaultGenerator:
     Its methods act on that device's generator state (the functions above);
     pycuda_sem has no other CUDA generators."""
 
+    _pcs_default_generator = True  # accepted as generator= by the random ops
+
     def __init__(self, index):
         self.device = _C.device("cuda", index)
         self._index = index
