@@ -4,6 +4,8 @@ pycuda_sem runs eagerly and has no tracer, so there is nothing to export,
 save or load. Export with torch itself (save the state_dict here and load it
 into the torch model)."""
 
+from ._unavailable import unavailable as _unavailable, unavailable_class as _unavailable_class
+
 __all__ = ["export", "load", "save", "draft_export", "unflatten", "register_dataclass", "dims",
            "Dim", "ExportedProgram", "ExportGraphSignature", "ExportBackwardSignature",
            "ModuleCallEntry", "ModuleCallSignature", "UnflattenedModule", "ShapesCollection",
@@ -11,9 +13,11 @@ __all__ = ["export", "load", "save", "draft_export", "unflatten", "register_data
            "default_decompositions", "dynamic_shapes"]
 
 
+_WHY = "it runs eagerly and has no graph tracer (export with torch itself from a saved state_dict)"
+
+
 def _missing(name):
-    return NotImplementedError("torch.export.%s is not implemented in pycuda_sem: it runs eagerly and has "
-                               "no graph tracer (export with torch itself from a saved state_dict)" % name)
+    return _unavailable("export", name, _WHY)
 
 
 def export(mod, args=(), kwargs=None, *, dynamic_shapes=None, strict=False, preserve_module_call_signature=()):
@@ -48,15 +52,7 @@ def default_decompositions():
     raise _missing("default_decompositions")
 
 
-class _Unavailable:
-    _name = ""
-
-    def __init__(self, *args, **kwargs):
-        raise _missing(self._name)
-
-
-class Dim(_Unavailable):
-    _name = "Dim"
+class Dim(_unavailable_class("export", "Dim", _WHY)):
     # Dim.AUTO / Dim.STATIC / Dim.DYNAMIC are read at import by some scripts;
     # they are markers only (export itself raises).
     AUTO = "AUTO"
@@ -64,48 +60,17 @@ class Dim(_Unavailable):
     DYNAMIC = "DYNAMIC"
 
 
-class ExportedProgram(_Unavailable):
-    _name = "ExportedProgram"
-
-
-class ExportGraphSignature(_Unavailable):
-    _name = "ExportGraphSignature"
-
-
-class ExportBackwardSignature(_Unavailable):
-    _name = "ExportBackwardSignature"
-
-
-class ModuleCallEntry(_Unavailable):
-    _name = "ModuleCallEntry"
-
-
-class ModuleCallSignature(_Unavailable):
-    _name = "ModuleCallSignature"
-
-
-class UnflattenedModule(_Unavailable):
-    _name = "UnflattenedModule"
-
-
-class ShapesCollection(_Unavailable):
-    _name = "ShapesCollection"
-
-
-class AdditionalInputs(_Unavailable):
-    _name = "AdditionalInputs"
-
-
-class Constraint(_Unavailable):
-    _name = "Constraint"
-
-
-class FlatArgsAdapter(_Unavailable):
-    _name = "FlatArgsAdapter"
-
-
-class CustomDecompTable(_Unavailable):
-    _name = "CustomDecompTable"
+ExportedProgram = _unavailable_class("export", "ExportedProgram", _WHY)
+ExportGraphSignature = _unavailable_class("export", "ExportGraphSignature", _WHY)
+ExportBackwardSignature = _unavailable_class("export", "ExportBackwardSignature", _WHY)
+ModuleCallEntry = _unavailable_class("export", "ModuleCallEntry", _WHY)
+ModuleCallSignature = _unavailable_class("export", "ModuleCallSignature", _WHY)
+UnflattenedModule = _unavailable_class("export", "UnflattenedModule", _WHY)
+ShapesCollection = _unavailable_class("export", "ShapesCollection", _WHY)
+AdditionalInputs = _unavailable_class("export", "AdditionalInputs", _WHY)
+Constraint = _unavailable_class("export", "Constraint", _WHY)
+FlatArgsAdapter = _unavailable_class("export", "FlatArgsAdapter", _WHY)
+CustomDecompTable = _unavailable_class("export", "CustomDecompTable", _WHY)
 
 
 class _DynamicShapes:

@@ -36,6 +36,16 @@ def _precision_to_scale_tril(P):
     return linalg.solve_triangular(L_inv, Id.expand(tuple(L_inv.shape)), upper=False)
 
 
+def _scale_tril_of(scale_tril, covariance_matrix, precision_matrix):
+    """The Cholesky factor of the covariance, from whichever of the three
+    parametrisations was given (MultivariateNormal and Wishart alike)."""
+    if scale_tril is not None:
+        return scale_tril
+    if covariance_matrix is not None:
+        return linalg.cholesky(covariance_matrix)
+    return _precision_to_scale_tril(precision_matrix)
+
+
 class MultivariateNormal(Distribution):
     arg_constraints = {"loc": constraints.real_vector, "covariance_matrix": constraints.positive_definite,
                        "precision_matrix": constraints.positive_definite, "scale_tril": constraints.lower_cholesky}
@@ -58,12 +68,7 @@ class MultivariateNormal(Distribution):
         setattr(self, name, given.expand(batch_shape + (-1, -1)))
         self.loc = loc.expand(batch_shape + (-1,))
         super().__init__(batch_shape, self.loc.shape[-1:], validate_args)
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = _scale_tril_of(scale_tril, covariance_matrix, precision_matrix)
 
     @lazy_property
     def scale_tril(self):

@@ -104,6 +104,15 @@ class Transform:
         return self.__class__.__name__ + "()"
 
 
+class _ParameterFree(Transform):
+    """A transform without parameters: equal to any other of its class."""
+
+    def __eq__(self, other):
+        return isinstance(other, type(self))
+
+    __hash__ = object.__hash__
+
+
 class _InverseTransform(Transform):
     def __init__(self, transform):
         super().__init__(cache_size=transform._cache_size)
@@ -305,17 +314,12 @@ class IndependentTransform(Transform):
         return "%s(%r, %d)" % (self.__class__.__name__, self.base_transform, self.reinterpreted_batch_ndims)
 
 
-class ExpTransform(Transform):
+class ExpTransform(_ParameterFree):
     """y = exp(x)."""
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, ExpTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.exp()
@@ -373,17 +377,12 @@ def _clipped_sigmoid(x):
     return x.sigmoid().clamp(min=fi.tiny, max=1.0 - fi.eps)
 
 
-class SigmoidTransform(Transform):
+class SigmoidTransform(_ParameterFree):
     """y = sigmoid(x), clipped away from 0 and 1 as torch clips it."""
     domain = constraints.real
     codomain = constraints.unit_interval
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SigmoidTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return _clipped_sigmoid(x)
@@ -397,17 +396,12 @@ class SigmoidTransform(Transform):
         return -F.softplus(-x) - F.softplus(x)
 
 
-class TanhTransform(Transform):
+class TanhTransform(_ParameterFree):
     """y = tanh(x); log|dy/dx| = 2 (log 2 - x - softplus(-2x)), the stable form torch uses."""
     domain = constraints.real
     codomain = constraints.interval(-1.0, 1.0)
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, TanhTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.tanh()
@@ -419,15 +413,10 @@ class TanhTransform(Transform):
         return 2.0 * (math.log(2.0) - x - F.softplus(-2.0 * x))
 
 
-class AbsTransform(Transform):
+class AbsTransform(_ParameterFree):
     """y = |x| (not bijective; its inverse picks the positive root)."""
     domain = constraints.real
     codomain = constraints.positive
-
-    def __eq__(self, other):
-        return isinstance(other, AbsTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.abs()
@@ -511,15 +500,10 @@ class AffineTransform(Transform):
     inverse_shape = forward_shape
 
 
-class SoftmaxTransform(Transform):
+class SoftmaxTransform(_ParameterFree):
     """y = softmax(x) over the last dim (not bijective: any constant shift maps alike)."""
     domain = constraints.real_vector
     codomain = constraints.simplex
-
-    def __eq__(self, other):
-        return isinstance(other, SoftmaxTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         logprobs = x

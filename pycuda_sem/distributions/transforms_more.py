@@ -10,7 +10,7 @@ from .. import _C
 from .._dtype_info import finfo
 from ..nn import functional as F
 from . import constraints
-from .transforms import Transform, _clipped_sigmoid, _sum_rightmost
+from .transforms import Transform, _ParameterFree, _clipped_sigmoid, _sum_rightmost
 from .utils import tril_matrix_to_vec, vec_to_tril_matrix
 
 __all__ = ["CatTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform", "LowerCholeskyTransform",
@@ -89,17 +89,12 @@ class ReshapeTransform(Transform):
         return self._swap(shape, self.out_shape, self.in_shape)
 
 
-class SoftplusTransform(Transform):
+class SoftplusTransform(_ParameterFree):
     """y = log(1 + exp(x)) (linear above x = 20, as F.softplus)."""
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SoftplusTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return F.softplus(x)
@@ -112,18 +107,13 @@ class SoftplusTransform(Transform):
         return -F.softplus(-x)
 
 
-class StickBreakingTransform(Transform):
+class StickBreakingTransform(_ParameterFree):
     """R^(K-1) onto the K-simplex: entry i takes the fraction
     sigmoid(x_i - log(K - 1 - i)) of the stick left by the entries before it;
     the last entry takes the rest."""
     domain = constraints.real_vector
     codomain = constraints.simplex
     bijective = True
-
-    def __eq__(self, other):
-        return isinstance(other, StickBreakingTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         z = _clipped_sigmoid(x - _stick_offsets(x.shape[-1], x))
@@ -153,7 +143,7 @@ class StickBreakingTransform(Transform):
         return _C.Size(tuple(shape[:-1]) + (shape[-1] - 1,))
 
 
-class CorrCholeskyTransform(Transform):
+class CorrCholeskyTransform(_ParameterFree):
     """A vector of D(D-1)/2 reals onto the Cholesky factor of a D x D
     correlation matrix (lower triangular, positive diagonal, unit rows):
     tanh maps each entry into (-1, 1), row i of the strict lower triangle
@@ -163,11 +153,6 @@ class CorrCholeskyTransform(Transform):
     domain = constraints.real_vector
     codomain = constraints.corr_cholesky
     bijective = True
-
-    def __eq__(self, other):
-        return isinstance(other, CorrCholeskyTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         eps = finfo(x.dtype).eps
@@ -211,17 +196,12 @@ class CorrCholeskyTransform(Transform):
         return _C.Size(tuple(shape[:-2]) + (d * (d - 1) // 2,))
 
 
-class LowerCholeskyTransform(Transform):
+class LowerCholeskyTransform(_ParameterFree):
     """Square matrices onto lower triangular ones with a positive diagonal:
     the strict lower triangle kept, the diagonal exponentiated (not a
     bijection of the whole matrix space, so no log_abs_det_jacobian)."""
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
-
-    def __eq__(self, other):
-        return isinstance(other, LowerCholeskyTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
@@ -230,15 +210,10 @@ class LowerCholeskyTransform(Transform):
         return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
 
 
-class PositiveDefiniteTransform(Transform):
+class PositiveDefiniteTransform(_ParameterFree):
     """Square matrices onto positive definite ones: L L^T with L from LowerCholeskyTransform."""
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite
-
-    def __eq__(self, other):
-        return isinstance(other, PositiveDefiniteTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         L = LowerCholeskyTransform()(x)

@@ -23,7 +23,7 @@ from .._math import broadcast_shapes
 from . import constraints
 from .exp_family import ExponentialFamily
 from .gamma import Chi2
-from .multivariate_normal import _precision_to_scale_tril
+from .multivariate_normal import _scale_tril_of
 from .utils import lazy_property
 
 __all__ = ["Wishart"]
@@ -78,12 +78,7 @@ class Wishart(ExponentialFamily):
             warnings.warn("Low df values detected. Singular samples are highly likely to occur for "
                           "ndim - 1 < df < ndim.", stacklevel=2)
         super().__init__(batch_shape, tuple(param.shape[-2:]), validate_args)
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = _scale_tril_of(scale_tril, covariance_matrix, precision_matrix)
         # the chi-square degrees df - i of Bartlett's diagonal
         L = self._unbroadcasted_scale_tril
         steps = _C.arange(p, dtype=L.dtype, device=L.device)

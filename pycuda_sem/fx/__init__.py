@@ -4,6 +4,8 @@ leaf for a tracer and returns it unchanged, as it would run eagerly;
 symbolic_trace, GraphModule, Graph, Proxy and Tracer raise
 NotImplementedError."""
 
+from .._unavailable import unavailable as _unavailable, unavailable_class as _unavailable_class
+
 __all__ = ["wrap", "symbolic_trace", "GraphModule", "Graph", "Proxy", "Tracer"]
 
 
@@ -12,33 +14,14 @@ def wrap(fn_or_name):
     return fn_or_name
 
 
-def _missing(name):
-    return NotImplementedError("torch.fx.%s is not implemented in pycuda_sem: there is no graph "
-                               "tracer; run the module eagerly" % name)
+_WHY = "there is no graph tracer; run the module eagerly"
 
 
 def symbolic_trace(*args, **kwargs):
-    raise _missing("symbolic_trace")
+    raise _unavailable("fx", "symbolic_trace", _WHY)
 
 
-class _Unavailable:
-    _name = ""
-
-    def __init__(self, *args, **kwargs):
-        raise _missing(self._name)
-
-
-class GraphModule(_Unavailable):
-    _name = "GraphModule"
-
-
-class Graph(_Unavailable):
-    _name = "Graph"
-
-
-class Proxy(_Unavailable):
-    _name = "Proxy"
-
-
-class Tracer(_Unavailable):
-    _name = "Tracer"
+GraphModule = _unavailable_class("fx", "GraphModule", _WHY)
+Graph = _unavailable_class("fx", "Graph", _WHY)
+Proxy = _unavailable_class("fx", "Proxy", _WHY)
+Tracer = _unavailable_class("fx", "Tracer", _WHY)
