@@ -195,4 +195,26 @@ void launch_raw_pdl(const void *kernel, dim3 grid, dim3 block, size_t smem, void
     (void)cudaLaunchKernelExC(&cfg, kernel, params);
 }
 
+// launch_raw in clusters of cluster_x blocks along x (compute capability
+// 9.0), early (pdl.cuh) unless PYCUDA_SEM_PDL=0, through the runtime.
+cudaError_t launch_raw_cluster(const void *kernel, dim3 grid, dim3 block, size_t smem, void **params, cudaStream_t stream,
+                        unsigned cluster_x)
+{
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[2];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = cluster_x;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[1].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = pdl_enabled() ? 2 : 1;
+    return cudaLaunchKernelExC(&cfg, kernel, params);
+}
+
 } // namespace pcs

@@ -25,6 +25,11 @@ void launch_raw(const void *kernel, dim3 grid, dim3 block, size_t smem, void **p
 // driver's cuLaunchKernelEx where it has one.
 void launch_raw_pdl(const void *kernel, dim3 grid, dim3 block, size_t smem, void **params, cudaStream_t stream);
 
+// launch_raw in clusters of cluster_x blocks along x (compute capability
+// 9.0; pdl.cuh's early launch too); returns the launch's own status.
+cudaError_t launch_raw_cluster(const void *kernel, dim3 grid, dim3 block, size_t smem, void **params, cudaStream_t stream,
+                        unsigned cluster_x);
+
 template <class T> struct launch_param { using type = T; };
 
 template <class... P>

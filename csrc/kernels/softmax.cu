@@ -38,18 +38,24 @@
 //             pairs (in a fixed order, so every block and every run agrees)
 //             and writes its chunk, reading it a second time. Packs and
 //             scalar ends as in block.
+//   cluster   B == 1, 16-bit and float32 rows longer than 8 packs a
+//             thread of 512, more rows than SMs: 2 or 4 blocks a row
+//             (a thread-block cluster), each share in shared memory, read
+//             once; max and sum meet through distributed shared memory
+//             (softmax_cluster.cuh; compute capability 9.0).
 //   lines     B > 1 (a dim that is not the last), K up to 64: a line in
 //             the registers of 1 to 4 lanes of a warp, read once, its max
 //             and sum combined by shuffles; neighbouring lines in
 //             neighbouring lanes, so a warp's loads are whole sectors
 //             (softmax_lines.cuh). Also float64 rows (B == 1) of 17 to
-//             27 values, 4 lanes a row.
+//             27 values (31 for log_softmax), 4 lanes a row.
 //   strided   B > 1, longer lines: 32 neighbouring lines (a, b..b+31) a
 //             block, so every load of a warp is one coalesced line, with K
 //             split over the block's 8 or 32 rows of threads and their
 //             online pairs merged in shared memory.
 // float16 and bfloat16 accumulate in float, as torch does; float64 in double.
 // Rows of -inf give NaN and NaN propagates, as in torch.
+#include "softmax_cluster.cuh"
 #include "softmax_lines.cuh"
 #include "softmax_rows.cuh"
 #include "softmax_short.cuh"
@@ -517,6 +523,42 @@ void launch_block_vec(T *out, const T *in, int64_t rows, int64_t K, dim3 grid, c
     (void)cudaLaunchKernel((const void *)softmax_block<T, VEC, false, LOG>, grid, BLOCK, params, 0, st);
 }
 
+// cluster (softmax_cluster.cuh): rows longer than 8 packs a thread of a
+// block, more of them than SMs. A row is split over CS = 2 or 4 blocks
+// whose shares of at most 64 KiB sit in shared memory, three blocks an SM.
+// Not taken when the blocks make a last wave under a quarter full (fewer
+// than four waves): float32 [200, 32768], 400 blocks on 396 places, ran
+// 7 % slower than below. On the H200 against the kernels below, in one
+// process: float16 [133, 65536] log_softmax 22.4 -> 15.4 us (0.83x ->
+// 1.21x torch), softmax 23.5 -> 15.8; [150, 50257] 18.1 -> 13.9; [500,
+// 65536] 55.2 -> 46.7; [2048, 40000] 133.7 -> 119.9 (bfloat16 alike);
+// float32 [140, 65536] (4 blocks a row) 37.3 -> 31.0, [1000, 50257] 160.0
+// -> 140.7, [4096, 32000] 328.1 -> 297.9; 16-bit softmax [4096, 50257]
+// 2 to 3 % slower. Compute capability 9.0 and up (clusters); false when
+// it does not apply or the launch was refused, and nothing ran.
+template <class T, bool LOG>
+bool launch_cluster(T *out, const T *in, int64_t rows, int64_t K, cudaStream_t st)
+{
+    constexpr int VEC = 16 / sizeof(T);
+    constexpr int64_t SHARE = 64 * 1024;
+    const int64_t row_bytes = (K / VEC) * 16;
+    const int cs = row_bytes <= 2 * SHARE ? 2 : row_bytes <= 4 * SHARE ? 4 : 0;
+    if (!cs || !pdl_supported() || rows > INT32_MAX / 4)
+        return false;
+    const int64_t slots = 3 * (int64_t)sm_count(), blocks = rows * cs, tail = blocks % slots;
+    if (blocks < 4 * slots && tail != 0 && 4 * tail < slots)
+        return false;
+    const size_t bytes = (size_t)((K / VEC + cs - 1) / cs) * 16;
+    const void *k = cs == 2 ? (const void *)softmax_cluster::softmax_cluster_rows<T, VEC, LOG, 2>
+                            : (const void *)softmax_cluster::softmax_cluster_rows<T, VEC, LOG, 4>;
+    if (bytes > 48 * 1024 &&
+        cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes) != cudaSuccess) {
+        (void)cudaGetLastError(); // not an error of the op: the kernels below run
+        return false;
+    }
+    return softmax_cluster::launch_cluster_rows(k, out, in, K, dim3((unsigned)blocks), cs, bytes, st);
+}
+
 template <class T, bool LOG>
 void launch_block(T *out, const T *in, int64_t rows, int64_t K, cudaStream_t st)
 {
@@ -540,6 +582,10 @@ void launch_block(T *out, const T *in, int64_t rows, int64_t K, cudaStream_t st)
         // mixed (float32 [4096, 12000] log_softmax 152 -> 161 us, float16
         // [4096, 32768] 190 -> 198 us), so those keep the kernels below.
         const int64_t packs = (K + VEC - 1) / VEC;
+        if constexpr (sizeof(T) <= 4) {
+            if (ppt > 8 && rows > sm_count() && launch_cluster<T, LOG>(out, in, rows, K, st))
+                return;
+        }
         if constexpr (sizeof(T) == 8) {
             // float64 rows of 4097 to 8192 values, more than a wave of them:
             // 8 packs a thread of 512 threads, two blocks an SM, so that one
@@ -552,6 +598,10 @@ void launch_block(T *out, const T *in, int64_t rows, int64_t K, cudaStream_t st)
             // 1.55x). Six packs at three blocks an SM measured between the
             // two. Rows of one wave keep one block an SM below ([100, 5000]
             // 5.0 us against 5.4).
+            if (packs > 8 * 352 && packs <= 8 * 384 && rows > sm_count()) {
+                launch_kernel_pdl(softmax_regs<T, 8, LOG, 384, 2>, grid, 384, st, out, in, rows, (int)K);
+                return;
+            }
             if (packs > 4 * BLOCK && packs <= 8 * BLOCK && rows > sm_count()) {
                 launch_kernel_pdl(softmax_regs<T, 8, LOG, BLOCK, 2>, grid, BLOCK, st, out, in, rows, (int)K);
                 return;
@@ -608,9 +658,12 @@ void launch_all(T *out, const T *in, int64_t A_, int64_t K, int64_t B, void *ws,
         // float64 rows of 17 to 27 values in 4 lanes each (softmax_lines.cuh
         // with B = 1; H100, [2^20, 21] against the warp kernel: softmax
         // 202.7 -> 144.8 us, log_softmax 258.3 -> 157.1; [2^20, 27] 217.4 ->
-        // 187.3 and 265.8 -> 201.4). At 31 and 64 values, and in float32
-        // and 16 bits, the warp kernels were faster.
-        if (sizeof(T) == 8 && K > 16 && K <= 27 &&
+        // 187.3 and 265.8 -> 201.4). log_softmax up to 31 values (H200,
+        // [2^20, 28] 190.6 -> 170.5 us, [2^20, 31] 257.3 -> 189.6, 0.91x ->
+        // 1.24x torch); softmax of 28 and 31 ran 20 % slower this way, and
+        // 48 and 64 values (either op), float32 and 16 bits were faster in
+        // the warp kernels.
+        if (sizeof(T) == 8 && K > 16 && K <= (LOG ? 31 : 27) &&
             softmax_lines::launch_lines<T, 16>(A_, K, 1, (uintptr_t)in | (uintptr_t)out,
                                                [&](auto yc, auto kc, auto vc, dim3 grid) {
                                                    launch_kernel_pdl(softmax_lines_k<T, yc.value, kc.value, vc.value, LOG>,
