@@ -27,7 +27,7 @@ from ._C_private import (  # noqa: F401 (the runtime's private hooks)
     _cufft_cache_clear as _cufft_cache_clear, _cufft_cache_max_size as _cufft_cache_max_size, _cufft_cache_set_max_size as _cufft_cache_set_max_size,
     _cufft_cache_size as _cufft_cache_size, _fft_cuda as _fft_cuda, _fft_roll as _fft_roll,
     _get_matmul_flag as _get_matmul_flag, _host_cache_info as _host_cache_info, _host_empty_cache as _host_empty_cache,
-    _manual_seed as _manual_seed, _memset_async as _memset_async, _pageable_copy_config as _pageable_copy_config,
+    _manual_seed as _manual_seed, _manual_seed_cpu as _manual_seed_cpu, _Generator as _Generator, _memset_async as _memset_async, _pageable_copy_config as _pageable_copy_config,
     _peer_copy_enabled as _peer_copy_enabled, _seed as _seed, _set_matmul_flag as _set_matmul_flag,
     _sleep as _sleep, _cuda_ipc_open as _cuda_ipc_open, _cuda_ipc_share as _cuda_ipc_share, _cuda_ipc_storage as _cuda_ipc_storage,
     _to_dlpack as _to_dlpack, _from_dlpack as _from_dlpack, _tensor_set_geometry as _tensor_set_geometry,

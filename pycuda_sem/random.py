@@ -1,11 +1,13 @@
 """torch.random's names: seeding and generator state of the CPU generator.
 
 Numbers come from counter-based Philox (csrc/kernels/philox.h) with a
-(seed, offset) state per device, so a seed gives the same numbers on the CPU
-and on every GPU. manual_seed() and seed() reset every device's state, as
-PyTorch's do. Only the default generators exist: Generator() is a handle on
-the CPU's, Generator(device='cuda') on a GPU's, and `generator=` accepts
-those (or None). fork_rng() saves these states for a block and puts
+(seed, offset) state per generator, so a seed gives the same numbers on the
+CPU and on every GPU. manual_seed() and seed() reset every default
+generator (the CPU's and each device's), as PyTorch's do. Generator() makes
+an independent generator, on the CPU or (device='cuda[:i]') on a GPU, with
+a state of its own; `generator=` takes one of those, a default generator
+(default_generator, cuda.default_generators[i]) or None (the default of the
+result's device). fork_rng() saves the default states for a block and puts
 them back after it.
 """
 import contextlib
@@ -18,55 +20,83 @@ __all__ = ["manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_stat
            "default_generator", "Generator", "fork_rng", "thread_safe_generator"]
 
 
-class Generator:
-    """A handle on a default generator, as torch.default_generator and
-    torch.cuda.default_generators[i] are: Generator() (the CPU) acts on the
-    global state, Generator(device='cuda[:i]') on that device's generator
-    (pycuda_sem has no independent generators, so two handles on one device
-    share their state)."""
-
-    _pcs_default_generator = True
+class Generator(_C._Generator):
+    """torch.Generator: an independent random generator on the CPU or on a
+    CUDA device (device='cuda' takes the current one). It starts at
+    PyTorch's default seed; drawing from it (generator=g) moves its own
+    offset alone, and seeding it leaves the default generators alone.
+    manual_seed, seed, initial_seed, get_state and set_state are the C
+    type's."""
 
     def __init__(self, device="cpu"):
         d = device if isinstance(device, _C.device) else _C.device(device)
-        self._cuda = None
+        index = -1
         if d.type == "cuda":
             from . import cuda
             if not cuda.is_available():
                 raise RuntimeError("Generator(device=%r): no CUDA GPU is available" % str(d))
-            self._cuda = cuda._CudaDefaultGenerator(d.index if d.index is not None else cuda.current_device())
-            self.device = self._cuda.device
-        else:
-            self.device = d
+            index = d.index if d.index is not None else cuda.current_device()
+            if index >= cuda.device_count():
+                raise RuntimeError("Generator(device=%r): invalid device ordinal" % str(d))
+            d = _C.device("cuda", index)
+        elif d.type != "cpu":
+            raise RuntimeError("Generator: device type %r is not supported (cpu or cuda)" % d.type)
+        super().__init__(index)
+        self.device = d
+
+    def __reduce__(self):
+        # pickled with its device and state, as torch's generators are
+        return (_rebuild_generator, (str(self.device), self.get_state()))
+
+    def __repr__(self):
+        return "<pycuda_sem.Generator (%s)>" % self.device
+
+
+def _rebuild_generator(device, state):
+    return Generator(device).set_state(state)
+
+
+class _DefaultCpuGenerator(Generator):
+    """torch.default_generator: a handle on the CPU's default generator
+    (the one random functions draw from without generator=). As a
+    generator= argument it stands for the result's device's default."""
+
+    _pcs_default_generator = True
+
+    def __init__(self):
+        super().__init__("cpu")
 
     def manual_seed(self, seed):
-        if self._cuda is not None:
-            self._cuda.manual_seed(seed)
-        else:
-            manual_seed(seed)
+        _C._manual_seed_cpu(seed)  # the CPU's alone, as torch's default_generator.manual_seed
         return self
 
     def seed(self):
-        return self._cuda.seed() if self._cuda is not None else seed()
+        s = _C._Generator().seed()  # a seed from the OS, for the CPU's alone
+        _C._manual_seed_cpu(s)
+        return s
 
     def initial_seed(self):
-        return self._cuda.initial_seed() if self._cuda is not None else _C.initial_seed()
+        return _C.initial_seed()
 
     def get_state(self):
-        return self._cuda.get_state() if self._cuda is not None else _C.get_rng_state()
+        return _C.get_rng_state()
 
     def set_state(self, state):
-        if self._cuda is not None:
-            self._cuda.set_state(state)
-        else:
-            _C.set_rng_state(state)
+        _C.set_rng_state(state)
         return self
 
+    def __reduce__(self):
+        return (_default_cpu_generator, ())
+
     def __repr__(self):
-        return "<pycuda_sem.Generator (default, %s)>" % self.device
+        return "<pycuda_sem.Generator (default, cpu)>"
 
 
-default_generator = Generator()
+def _default_cpu_generator():
+    return default_generator
+
+
+default_generator = _DefaultCpuGenerator()
 
 
 def manual_seed(seed):

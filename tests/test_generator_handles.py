@@ -1,8 +1,7 @@
-"""torch.Generator as a handle on a default generator: Generator() on the
-CPU's, Generator(device='cuda') on a GPU's (the diffusion-sampling idiom
+"""torch.Generator on the CPU and on a GPU (the diffusion-sampling idiom
 torch.Generator(device="cuda").manual_seed(0) passed as generator=), their
 seeds and states, and cuda.default_generators accepted as generator=.
-There are no independent generators: two handles on one device share state."""
+Their independence from the default generators: test_generator_independent.py."""
 import pytest
 
 import pycuda_sem as torch

@@ -65,9 +65,10 @@ static void fill_cpu(void *out, int dtype, int64_t n, const pcs_rng_params *p)
     }
 }
 
-/* Fills t (any strides, any device) with numbers of kind p (seed and offset
- * are taken from t's generator here). 0, or -1 with exception. */
-static int random_fill(PcsTensor *t, pcs_rng_params *p)
+/* Fills t (any strides, any device) with numbers of kind p, drawn from gen
+ * (t's device's, pcs_generator_arg; seed and offset are taken from it
+ * here). 0, or -1 with exception. */
+static int random_fill(PcsTensor *t, pcs_rng_params *p, pcs_gen *gen)
 {
     int64_t n = pcs_tensor_numel(t);
     if (n == 0)
@@ -76,14 +77,14 @@ static int random_fill(PcsTensor *t, pcs_rng_params *p)
         PcsTensor *tmp = pcs_tensor_empty(t->ndim, t->sizes, t->dtype, t->device, false);
         if (!tmp)
             return -1;
-        int r = random_fill(tmp, p);
+        int r = random_fill(tmp, p, gen);
         if (r == 0)
             r = pcs_copy(t, tmp, false);
         Py_DECREF(tmp);
         return r;
     }
     /* reserved now: later fills never overlap this one */
-    pcs_rng_reserve(t->device, (uint64_t)((n + per_block(p) - 1) / per_block(p)), &p->seed, &p->offset);
+    pcs_gen_reserve(gen, (uint64_t)((n + per_block(p) - 1) / per_block(p)), &p->seed, &p->offset);
     if (t->device < 0) {
         Py_BEGIN_ALLOW_THREADS
         fill_cpu(pcs_tensor_data(t), t->dtype, n, p);
@@ -137,15 +138,11 @@ static int double_arg(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, Py_
     return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
 }
 
-static int check_generator(PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+/* The generator= keyword of the in-place fills, for t's device: NULL with
+ * exception. */
+static pcs_gen *fill_generator(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, PcsTensor *t)
 {
-    PyObject *g = kw ? pcs_arg(args, nargs, kw, -1, "generator") : NULL;
-    if (g && g != Py_None && !PyObject_HasAttrString(g, "_pcs_default_generator")) {
-        PyErr_SetString(PyExc_NotImplementedError,
-                        "pycuda_sem supports only the default generator (generator=None)");
-        return -1;
-    }
-    return 0;
+    return pcs_generator_arg(kw ? pcs_arg(args, nargs, kw, -1, "generator") : NULL, t->device);
 }
 
 /* RuntimeError with a printf-formatted message (PyErr_Format has no %g). */
@@ -157,9 +154,9 @@ static PyObject *rt_error(const char *fmt, double a, double b)
     return NULL;
 }
 
-static PyObject *fill_and_return(PcsTensor *t, pcs_rng_params *p)
+static PyObject *fill_and_return(PcsTensor *t, pcs_rng_params *p, pcs_gen *gen)
 {
-    if (random_fill(t, p) < 0)
+    if (random_fill(t, p, gen) < 0)
         return NULL;
     return Py_NewRef((PyObject *)t);
 }
@@ -181,7 +178,8 @@ static PyObject *m_normal_(PyObject *self, PyObject *const *args, Py_ssize_t nar
 {
     static const char *const names[] = {"mean", "std", "generator", NULL};
     double mean, std;
-    if (pcs_check_kwargs(kw, "normal_", names) < 0 || check_generator(args, nargs, kw) < 0 ||
+    pcs_gen *gen;
+    if (pcs_check_kwargs(kw, "normal_", names) < 0 || !(gen = fill_generator(args, nargs, kw, (PcsTensor *)self)) ||
         double_arg(args, nargs, kw, 0, "mean", 0.0, &mean) < 0 ||
         double_arg(args, nargs, kw, 1, "std", 1.0, &std) < 0 || require_float((PcsTensor *)self, "normal_") < 0)
         return NULL;
@@ -189,14 +187,15 @@ static PyObject *m_normal_(PyObject *self, PyObject *const *args, Py_ssize_t nar
         return rt_error("normal expects std >= 0.0, but found std %g", std, 0);
     pcs_rng_params p;
     float_params(&p, PCS_RNG_NORMAL, ((PcsTensor *)self)->dtype, mean, std);
-    return fill_and_return((PcsTensor *)self, &p);
+    return fill_and_return((PcsTensor *)self, &p, gen);
 }
 
 static PyObject *m_uniform_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
     static const char *const names[] = {"from", "to", "generator", NULL};
     double lo, hi;
-    if (pcs_check_kwargs(kw, "uniform_", names) < 0 || check_generator(args, nargs, kw) < 0 ||
+    pcs_gen *gen;
+    if (pcs_check_kwargs(kw, "uniform_", names) < 0 || !(gen = fill_generator(args, nargs, kw, (PcsTensor *)self)) ||
         double_arg(args, nargs, kw, 0, "from", 0.0, &lo) < 0 ||
         double_arg(args, nargs, kw, 1, "to", 1.0, &hi) < 0 || require_float((PcsTensor *)self, "uniform_") < 0)
         return NULL;
@@ -204,7 +203,7 @@ static PyObject *m_uniform_(PyObject *self, PyObject *const *args, Py_ssize_t na
         return rt_error("uniform_ expects to return a [from, to) range, but found from=%g > to=%g", lo, hi);
     pcs_rng_params p;
     float_params(&p, PCS_RNG_UNIFORM, ((PcsTensor *)self)->dtype, lo, hi);
-    return fill_and_return((PcsTensor *)self, &p);
+    return fill_and_return((PcsTensor *)self, &p, gen);
 }
 
 static PyObject *m_bernoulli_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
@@ -212,7 +211,8 @@ static PyObject *m_bernoulli_(PyObject *self, PyObject *const *args, Py_ssize_t 
     static const char *const names[] = {"p", "generator", NULL};
     double prob;
     PcsTensor *t = (PcsTensor *)self;
-    if (pcs_check_kwargs(kw, "bernoulli_", names) < 0 || check_generator(args, nargs, kw) < 0 ||
+    pcs_gen *gen;
+    if (pcs_check_kwargs(kw, "bernoulli_", names) < 0 || !(gen = fill_generator(args, nargs, kw, t)) ||
         double_arg(args, nargs, kw, 0, "p", 0.5, &prob) < 0)
         return NULL;
     if (!(prob >= 0.0 && prob <= 1.0))
@@ -221,14 +221,15 @@ static PyObject *m_bernoulli_(PyObject *self, PyObject *const *args, Py_ssize_t 
         return PyErr_Format(PyExc_NotImplementedError, "bernoulli_ on complex tensors");
     pcs_rng_params p;
     float_params(&p, PCS_RNG_BERNOULLI, t->dtype, prob, 0.0);
-    return fill_and_return(t, &p);
+    return fill_and_return(t, &p, gen);
 }
 
 static PyObject *m_exponential_(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
     static const char *const names[] = {"lambd", "generator", NULL};
     double lambd;
-    if (pcs_check_kwargs(kw, "exponential_", names) < 0 || check_generator(args, nargs, kw) < 0 ||
+    pcs_gen *gen;
+    if (pcs_check_kwargs(kw, "exponential_", names) < 0 || !(gen = fill_generator(args, nargs, kw, (PcsTensor *)self)) ||
         double_arg(args, nargs, kw, 0, "lambd", 1.0, &lambd) < 0 ||
         require_float((PcsTensor *)self, "exponential_") < 0)
         return NULL;
@@ -236,7 +237,7 @@ static PyObject *m_exponential_(PyObject *self, PyObject *const *args, Py_ssize_
         return rt_error("exponential_ expects lambda > 0.0, but found lambda=%g", lambd, 0);
     pcs_rng_params p;
     float_params(&p, PCS_RNG_EXPONENTIAL, ((PcsTensor *)self)->dtype, lambd, 0.0);
-    return fill_and_return((PcsTensor *)self, &p);
+    return fill_and_return((PcsTensor *)self, &p, gen);
 }
 
 /* Integers in [low, high) into any real dtype. */
@@ -278,7 +279,8 @@ static PyObject *m_random_(PyObject *self, PyObject *const *args, Py_ssize_t nar
 {
     static const char *const names[] = {"from", "to", "generator", NULL};
     PcsTensor *t = (PcsTensor *)self;
-    if (pcs_check_kwargs(kw, "random_", names) < 0 || check_generator(args, nargs, kw) < 0)
+    pcs_gen *gen;
+    if (pcs_check_kwargs(kw, "random_", names) < 0 || !(gen = fill_generator(args, nargs, kw, t)))
         return NULL;
     if (pcs_is_complex(t->dtype))
         return PyErr_Format(PyExc_NotImplementedError, "random_ on complex tensors");
@@ -297,7 +299,7 @@ static PyObject *m_random_(PyObject *self, PyObject *const *args, Py_ssize_t nar
     pcs_rng_params p;
     if (int_params(&p, low, high) < 0)
         return NULL;
-    return fill_and_return(t, &p);
+    return fill_and_return(t, &p, gen);
 }
 
 PyMethodDef pcs_tensor_random_methods[] = {
@@ -316,6 +318,7 @@ typedef struct {
     int dtype, device;
     bool pinned; /* checked against the device by the caller (the _like forms inherit it) */
     int format;  /* memory_format= of the _like forms, -2 when not given */
+    PyObject *generator; /* generator= (borrowed from the call), NULL when not given */
 } rng_opts;
 
 static int parse_opts(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, const char *fname,
@@ -330,11 +333,12 @@ static int parse_opts(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, con
     o->device = like ? -1 : pcs_default_device(); /* the *_like: the input's, unless device= */
     o->pinned = false;
     o->format = -2;
-    if (o->device == -2 || pcs_check_kwargs(kw, fname, like ? names_like : names) < 0 ||
-        check_generator(args, nargs, kw) < 0)
+    o->generator = NULL;
+    if (o->device == -2 || pcs_check_kwargs(kw, fname, like ? names_like : names) < 0)
         return -1;
     if (!kw)
         return 0;
+    o->generator = pcs_arg(args, nargs, kw, -1, "generator");
     PyObject *v;
     if ((v = pcs_arg(args, nargs, kw, -1, "dtype")) && (o->dtype = pcs_dtype_arg(v, -1)) == -2)
         return -1;
@@ -362,9 +366,10 @@ static int parse_opts(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, con
 /* The end of rand/randn and of their _like forms: a new tensor of a
  * floating dtype, filled from U(0, 1) or N(0, 1) (kind). */
 static PyObject *new_float_random(int ndim, const int64_t *sizes, PcsTensor *like, int fmt, int dtype,
-                                  int device, bool pinned, int kind, const char *fname)
+                                  int device, bool pinned, int kind, const char *fname, PyObject *generator)
 {
-    if (pcs_check_pinned(pinned, device) < 0)
+    pcs_gen *gen;
+    if (pcs_check_pinned(pinned, device) < 0 || !(gen = pcs_generator_arg(generator, device)))
         return NULL;
     PcsTensor *t = like ? pcs_tensor_empty_as(like, fmt, dtype, device, pinned)
                         : pcs_tensor_empty(ndim, sizes, dtype, device, pinned);
@@ -376,7 +381,7 @@ static PyObject *new_float_random(int ndim, const int64_t *sizes, PcsTensor *lik
     }
     pcs_rng_params p;
     float_params(&p, kind, dtype, 0.0, 1.0);
-    PyObject *r = fill_and_return(t, &p);
+    PyObject *r = fill_and_return(t, &p, gen);
     Py_DECREF(t);
     return r;
 }
@@ -393,7 +398,7 @@ static PyObject *float_factory(PyObject *const *args, Py_ssize_t nargs, PyObject
     if (ndim < 0)
         return NULL;
     int dtype = o.dtype < 0 ? pcs_default_dtype() : o.dtype;
-    return new_float_random(ndim, sizes, NULL, 0, dtype, o.device, o.pinned, kind, fname);
+    return new_float_random(ndim, sizes, NULL, 0, dtype, o.device, o.pinned, kind, fname, o.generator);
 }
 
 static PyObject *f_rand(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
@@ -423,7 +428,7 @@ static PyObject *like_factory(PyObject *const *args, Py_ssize_t nargs, PyObject 
     int dtype = o.dtype < 0 ? src->dtype : o.dtype;
     /* torch's preserve_format by default: the result is laid out as src */
     return new_float_random(src->ndim, src->sizes, src, o.format < 0 ? PCS_FORMAT_PRESERVE : o.format,
-                            dtype, device, o.pinned, kind, fname);
+                            dtype, device, o.pinned, kind, fname, o.generator);
 }
 
 static PyObject *f_rand_like(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
@@ -443,7 +448,9 @@ static PyObject *f_randint(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
 {
     PCS_UNUSED(m);
     rng_opts o;
-    if (parse_opts(args, nargs, kw, "randint", false, &o) < 0 || pcs_check_pinned(o.pinned, o.device) < 0)
+    pcs_gen *gen;
+    if (parse_opts(args, nargs, kw, "randint", false, &o) < 0 || pcs_check_pinned(o.pinned, o.device) < 0 ||
+        !(gen = pcs_generator_arg(o.generator, o.device)))
         return NULL;
     PyObject *low_o = NULL, *high_o, *size_o;
     if (nargs >= 3) {
@@ -476,7 +483,7 @@ static PyObject *f_randint(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                                     o.pinned);
     if (!t)
         return NULL;
-    PyObject *r = fill_and_return(t, &p);
+    PyObject *r = fill_and_return(t, &p, gen);
     Py_DECREF(t);
     return r;
 }
@@ -489,7 +496,9 @@ static PyObject *f_randperm(PyObject *m, PyObject *const *args, Py_ssize_t nargs
 {
     PCS_UNUSED(m);
     rng_opts o;
-    if (parse_opts(args, nargs, kw, "randperm", false, &o) < 0 || pcs_check_pinned(o.pinned, o.device) < 0)
+    pcs_gen *gen;
+    if (parse_opts(args, nargs, kw, "randperm", false, &o) < 0 || pcs_check_pinned(o.pinned, o.device) < 0 ||
+        !(gen = pcs_generator_arg(o.generator, o.device)))
         return NULL;
     PyObject *n_o = pcs_arg(args, nargs, kw, 0, "n");
     if (!n_o)
@@ -506,7 +515,7 @@ static PyObject *f_randperm(PyObject *m, PyObject *const *args, Py_ssize_t nargs
     int64_t *v = pcs_tensor_data(host);
     /* swap i with j in [i, n): two 32-bit draws (one 64-bit) per step */
     uint64_t seed, off;
-    pcs_rng_reserve(o.device, (uint64_t)(n + 1) / 2, &seed, &off);
+    pcs_gen_reserve(gen, (uint64_t)(n + 1) / 2, &seed, &off);
     for (int64_t i = 0; i < n; i++)
         v[i] = i;
     for (int64_t i = 0; i + 1 < n; i++) {
@@ -536,7 +545,7 @@ static PyMethodDef random_methods[] = {
 
 int pcs_random_init(PyObject *module)
 {
-    if (pcs_random_state_init(module) < 0)
+    if (pcs_random_state_init(module) < 0 || pcs_generator_init(module) < 0)
         return -1;
     return PyModule_AddFunctions(module, random_methods);
 }

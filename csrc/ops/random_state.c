@@ -16,14 +16,6 @@
 #include "core/scalar.h"
 #include "tensor/copy.h"
 
-/* PyTorch's default seed, so that initial_seed() reads the same before any
- * manual_seed. */
-#define PCS_DEFAULT_SEED 67280421310721ULL
-
-typedef struct {
-    uint64_t seed, offset;
-} pcs_gen;
-
 static pcs_gen cpu_gen = {PCS_DEFAULT_SEED, 0};
 static pcs_gen cuda_gens[PCS_MAX_DEVICES];
 static bool cuda_gens_ready = false;
@@ -48,7 +40,7 @@ static void seed_all(uint64_t seed)
 }
 
 /* A seed from the OS (seed(), cuda.seed()): /dev/urandom, else the clock. */
-static uint64_t fresh_seed(void)
+uint64_t pcs_fresh_seed(void)
 {
     uint64_t s = 0;
     FILE *f = fopen("/dev/urandom", "rb");
@@ -66,7 +58,7 @@ static uint64_t fresh_seed(void)
     return s & 0x7fffffffffffffffULL;
 }
 
-static int seed_arg(PyObject *obj, uint64_t *out)
+int pcs_seed_arg(PyObject *obj, uint64_t *out)
 {
     if (!PyIndex_Check(obj)) {
         PyErr_Format(PyExc_TypeError, "manual_seed expected an int, got %s", Py_TYPE(obj)->tp_name);
@@ -86,12 +78,18 @@ static int seed_arg(PyObject *obj, uint64_t *out)
     return 0;
 }
 
-void pcs_rng_reserve(int device, uint64_t blocks, uint64_t *seed, uint64_t *offset)
+pcs_gen *pcs_default_gen(int device) { return gen_of(device); }
+
+void pcs_gen_reserve(pcs_gen *g, uint64_t blocks, uint64_t *seed, uint64_t *offset)
 {
-    pcs_gen *g = gen_of(device);
     *seed = g->seed;
     *offset = g->offset;
     g->offset += blocks;
+}
+
+void pcs_rng_reserve(int device, uint64_t blocks, uint64_t *seed, uint64_t *offset)
+{
+    pcs_gen_reserve(gen_of(device), blocks, seed, offset);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -101,9 +99,21 @@ static PyObject *f_manual_seed(PyObject *m, PyObject *seed)
 {
     PCS_UNUSED(m);
     uint64_t s;
-    if (seed_arg(seed, &s) < 0)
+    if (pcs_seed_arg(seed, &s) < 0)
         return NULL;
     seed_all(s);
+    Py_RETURN_NONE;
+}
+
+/* default_generator.manual_seed: the CPU generator alone, as in torch
+ * (manual_seed() seeds the CUDA ones too). */
+static PyObject *f_manual_seed_cpu(PyObject *m, PyObject *seed)
+{
+    PCS_UNUSED(m);
+    uint64_t s;
+    if (pcs_seed_arg(seed, &s) < 0)
+        return NULL;
+    *gen_of(-1) = (pcs_gen){s, 0};
     Py_RETURN_NONE;
 }
 
@@ -111,7 +121,7 @@ static PyObject *f_seed(PyObject *m, PyObject *noargs)
 {
     PCS_UNUSED(m);
     PCS_UNUSED(noargs);
-    uint64_t s = fresh_seed();
+    uint64_t s = pcs_fresh_seed();
     seed_all(s);
     return PyLong_FromUnsignedLongLong(s);
 }
@@ -125,7 +135,7 @@ static PyObject *f_initial_seed(PyObject *m, PyObject *noargs)
 
 /* States travel as 16-byte uint8 CPU tensors: seed, then offset, little
  * endian (what get_rng_state returns and set_rng_state takes). */
-static PyObject *state_tensor(const pcs_gen *g)
+PyObject *pcs_gen_state_tensor(const pcs_gen *g)
 {
     int64_t n = 16;
     PcsTensor *t = pcs_tensor_empty(1, &n, PCS_UINT8, -1, false);
@@ -136,7 +146,7 @@ static PyObject *state_tensor(const pcs_gen *g)
     return (PyObject *)t;
 }
 
-static int state_from(PyObject *obj, pcs_gen *g)
+int pcs_gen_state_from(PyObject *obj, pcs_gen *g)
 {
     if (!PcsTensor_Check(obj)) {
         PyErr_SetString(PyExc_TypeError, "set_rng_state expects a torch.ByteTensor");
@@ -165,13 +175,13 @@ static PyObject *f_get_rng_state(PyObject *m, PyObject *noargs)
 {
     PCS_UNUSED(m);
     PCS_UNUSED(noargs);
-    return state_tensor(gen_of(-1));
+    return pcs_gen_state_tensor(gen_of(-1));
 }
 
 static PyObject *f_set_rng_state(PyObject *m, PyObject *state)
 {
     PCS_UNUSED(m);
-    if (state_from(state, gen_of(-1)) < 0)
+    if (pcs_gen_state_from(state, gen_of(-1)) < 0)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -204,7 +214,7 @@ static PyObject *f_cuda_manual_seed(PyObject *m, PyObject *const *args, Py_ssize
 {
     PCS_UNUSED(m);
     uint64_t s;
-    if (nargs != 1 || seed_arg(args[0], &s) < 0)
+    if (nargs != 1 || pcs_seed_arg(args[0], &s) < 0)
         return nargs != 1 ? PyErr_Format(PyExc_TypeError, "manual_seed(seed)") : NULL;
     *gen_of(pcs_current_device()) = (pcs_gen){s, 0};
     Py_RETURN_NONE;
@@ -214,7 +224,7 @@ static PyObject *f_cuda_manual_seed_all(PyObject *m, PyObject *seed)
 {
     PCS_UNUSED(m);
     uint64_t s;
-    if (seed_arg(seed, &s) < 0)
+    if (pcs_seed_arg(seed, &s) < 0)
         return NULL;
     gen_of(0);
     for (int i = 0; i < PCS_MAX_DEVICES; i++)
@@ -226,7 +236,7 @@ static PyObject *f_cuda_seed(PyObject *m, PyObject *noargs)
 {
     PCS_UNUSED(m);
     PCS_UNUSED(noargs);
-    *gen_of(pcs_current_device()) = (pcs_gen){fresh_seed(), 0};
+    *gen_of(pcs_current_device()) = (pcs_gen){pcs_fresh_seed(), 0};
     Py_RETURN_NONE;
 }
 
@@ -234,7 +244,7 @@ static PyObject *f_cuda_seed_all(PyObject *m, PyObject *noargs)
 {
     PCS_UNUSED(m);
     PCS_UNUSED(noargs);
-    uint64_t s = fresh_seed();
+    uint64_t s = pcs_fresh_seed();
     gen_of(0);
     for (int i = 0; i < PCS_MAX_DEVICES; i++)
         cuda_gens[i] = (pcs_gen){s, 0};
@@ -252,7 +262,7 @@ static PyObject *f_cuda_get_rng_state(PyObject *m, PyObject *const *args, Py_ssi
 {
     PCS_UNUSED(m);
     int d = cuda_device_arg(nargs > 0 ? args[0] : NULL);
-    return d < 0 ? NULL : state_tensor(gen_of(d));
+    return d < 0 ? NULL : pcs_gen_state_tensor(gen_of(d));
 }
 
 static PyObject *f_cuda_set_rng_state(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
@@ -261,13 +271,14 @@ static PyObject *f_cuda_set_rng_state(PyObject *m, PyObject *const *args, Py_ssi
     if (nargs < 1)
         return PyErr_Format(PyExc_TypeError, "set_rng_state(new_state, device='cuda')");
     int d = cuda_device_arg(nargs > 1 ? args[1] : NULL);
-    if (d < 0 || state_from(args[0], gen_of(d)) < 0)
+    if (d < 0 || pcs_gen_state_from(args[0], gen_of(d)) < 0)
         return NULL;
     Py_RETURN_NONE;
 }
 
 static PyMethodDef random_state_methods[] = {
     {"_manual_seed", f_manual_seed, METH_O, "Seeds the CPU and every CUDA generator."},
+    {"_manual_seed_cpu", f_manual_seed_cpu, METH_O, "Seeds the CPU generator alone."},
     {"_seed", f_seed, METH_NOARGS, "Seeds every generator from the OS; returns the seed."},
     {"initial_seed", f_initial_seed, METH_NOARGS, "The CPU generator's seed."},
     {"get_rng_state", f_get_rng_state, METH_NOARGS, "The CPU generator state (uint8 tensor)."},

@@ -6,7 +6,7 @@ import math
 
 import pycuda_sem as _t
 
-from .sampler import Sampler, _LocalGenerator
+from .sampler import Sampler
 
 __all__ = ["DistributedSampler"]
 
@@ -45,9 +45,9 @@ class DistributedSampler(Sampler):
     def __iter__(self):
         if self.shuffle:
             # seed + epoch: every replica computes the same permutation
-            # (a private stream: the global one is left as it was)
-            g = _LocalGenerator(self.seed + self.epoch)
-            indices = g.draw(_t.randperm, len(self.dataset)).tolist()
+            # (a generator of its own: the default one is left as it was)
+            g = _t.Generator().manual_seed(self.seed + self.epoch)
+            indices = _t.randperm(len(self.dataset), generator=g).tolist()
         else:
             indices = list(range(len(self.dataset)))
         if not self.drop_last:

@@ -18,43 +18,10 @@ class Sampler:
         raise NotImplementedError
 
 
-class _LocalGenerator:
-    """A private CPU stream, seeded, that leaves the global one alone.
-
-    torch makes `Generator().manual_seed(s)` for this; pycuda_sem's Generator
-    objects all act on the one global state (and manual_seed reseeds CUDA's
-    too), so the stream is emulated: its own (seed, offset) state is swapped
-    in for each draw and the global state put back. The state layout is the
-    core's get_rng_state(): seed then offset, 8 little-endian bytes each."""
-
-    def __init__(self, seed):
-        st = _t.get_rng_state().clone()
-        b = int(seed).to_bytes(8, "little", signed=int(seed) < 0)
-        for i in range(8):
-            st[i] = b[i]
-            st[8 + i] = 0
-        self._state = st
-
-    def draw(self, fn, *args, **kwargs):
-        saved = _t.get_rng_state()
-        _t.set_rng_state(self._state)
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            self._state = _t.get_rng_state()
-            _t.set_rng_state(saved)
-
-
-def _draw(generator, fn, *args, **kwargs):
-    if isinstance(generator, _LocalGenerator):
-        return generator.draw(fn, *args, **kwargs)
-    return fn(*args, generator=generator, **kwargs)
-
-
 def _fresh_generator():
     # torch: a generator seeded from the default one, so that an unseeded
     # sampler still follows manual_seed()
-    return _LocalGenerator(int(_t.empty((), dtype=_t.int64).random_().item()))
+    return _t.Generator().manual_seed(int(_t.empty((), dtype=_t.int64).random_().item()))
 
 
 class SequentialSampler(Sampler):
@@ -95,13 +62,13 @@ class RandomSampler(Sampler):
         if self.replacement:
             # chunks of 32, as torch, so that the stream matches its draws
             for _ in range(self.num_samples // 32):
-                yield from _draw(generator, _t.randint, high=n, size=(32,), dtype=_t.int64).tolist()
-            yield from _draw(generator, _t.randint, high=n, size=(self.num_samples % 32,),
-                             dtype=_t.int64).tolist()
+                yield from _t.randint(high=n, size=(32,), dtype=_t.int64, generator=generator).tolist()
+            yield from _t.randint(high=n, size=(self.num_samples % 32,), dtype=_t.int64,
+                                  generator=generator).tolist()
         else:
             for _ in range(self.num_samples // n):
-                yield from _draw(generator, _t.randperm, n).tolist()
-            yield from _draw(generator, _t.randperm, n).tolist()[:self.num_samples % n]
+                yield from _t.randperm(n, generator=generator).tolist()
+            yield from _t.randperm(n, generator=generator).tolist()[:self.num_samples % n]
 
     def __len__(self):
         return self.num_samples
