@@ -583,11 +583,19 @@ def act_state(p):
     return "torch.Generator(%r).manual_seed(5)" % (dev,), lambda: p.torch.Generator(dev).manual_seed(5)
 
 
+class _HostileGenerator:
+    """generator= whose default-generator mark raises on lookup."""
+
+    @property
+    def _pcs_default_generator(self):
+        raise RuntimeError("hostile generator")
+
+
 def act_random_inplace(p):
     t = p.tensor()
     fn = p.r.pick(["uniform_", "normal_", "bernoulli_", "random_", "exponential_"])
     args = [gen_scalar(p.r, p) for _ in range(p.r.below(3))]
-    gen = p.r.pick([None, None, p.torch.default_generator, "g", 0])
+    gen = p.r.pick([None, None, p.torch.default_generator, "g", 0, p.torch.Generator(), _HostileGenerator()])
     return ("%s.%s(%s, generator=%r)" % (p.name(t), fn, ", ".join(map(repr, args)), gen),
             lambda: getattr(t, fn)(*args, generator=gen))
 
