@@ -164,9 +164,20 @@ def test_samplers_with_a_generator_leave_the_default_stream_alone():
     assert sorted(list(parts[0].indices) + list(parts[1].indices)) == list(range(50))
 
 
+def test_cuda_default_generators_are_generators():
+    # a handle needs no GPU to be made (the tuple itself is empty without one)
+    from pycuda_sem.cuda import _CudaDefaultGenerator
+    h = _CudaDefaultGenerator(0)
+    assert isinstance(h, torch.Generator) and h.device == torch.device("cuda", 0)
+    assert all(isinstance(d, torch.Generator) for d in torch.cuda.default_generators)
+    if real_torch is not None and real_torch.cuda.is_available():
+        assert isinstance(real_torch.cuda.default_generators[0], real_torch.Generator)
+
+
 @pytest.mark.cuda
 def test_cuda_generator_is_independent_of_the_device_default():
     d = torch.cuda.default_generators[torch.cuda.current_device()]
+    assert pickle.loads(pickle.dumps(d)) is d
     g = torch.Generator(device="cuda").manual_seed(0)
     assert g.device == torch.device("cuda", torch.cuda.current_device())
     d.manual_seed(0)

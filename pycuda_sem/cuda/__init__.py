@@ -159,16 +159,24 @@ def is_tf32_supported():
 
 
 # ---- default_generators: one object per visible device over the functions above -------
-class _CudaDefaultGenerator:
-    """torch.cuda.default_generators[i]: the default generator of device i.
-    Its methods act on that device's generator state (the functions above);
-    pycuda_sem has no other CUDA generators."""
+from ..random import Generator as _Generator  # noqa: E402
+
+
+class _CudaDefaultGenerator(_Generator):
+    """torch.cuda.default_generators[i]: a handle on the default generator
+    of device i (a torch.Generator, as torch's). Its methods act on that
+    device's default state (the functions above), not on the C state it
+    inherits; Generator(device='cuda') makes an independent one."""
 
     _pcs_default_generator = True  # accepted as generator= by the random ops
 
     def __init__(self, index):
+        _C._Generator.__init__(self, index)  # no GPU needed to make the handle
         self.device = _C.device("cuda", index)
         self._index = index
+
+    def __reduce__(self):
+        return (_default_generator_of, (self._index,))
 
     def manual_seed(self, seed):
         with device(self._index):
@@ -196,6 +204,10 @@ class _CudaDefaultGenerator:
 
 
 _default_generators = None
+
+
+def _default_generator_of(index):
+    return __getattr__("default_generators")[index]  # made on first use, below
 
 
 def __getattr__(name):
