@@ -509,3 +509,16 @@ def test_as_subclass_matches_torch_flags():
         ours = torch.randn(2, requires_grad=rg).as_subclass(Tagged)
         theirs = real_torch.randn(2, requires_grad=rg).as_subclass(TT)
         assert (ours.requires_grad, ours.is_leaf) == (theirs.requires_grad, theirs.is_leaf)
+
+
+def test_tensorboard_is_an_import_error_that_names_the_gap():
+    # torch.utils.tensorboard needs the separate tensorboard package and
+    # raises ImportError without it; pycuda_sem has no writer and raises the
+    # same type, so `try: ... except ImportError:` guards fall back alike
+    import importlib
+    import sys
+    sys.modules.pop("pycuda_sem.utils.tensorboard", None)
+    with pytest.raises(ImportError, match="SummaryWriter is not implemented by pycuda_sem"):
+        importlib.import_module("pycuda_sem.utils.tensorboard")
+    with pytest.raises(ImportError):
+        from pycuda_sem.utils.tensorboard import SummaryWriter  # noqa: F401
