@@ -244,6 +244,9 @@ from ._ops_namespace import ops  # noqa: E402,F401 - torch.ops.<ns>.<name>
 from . import overrides  # noqa: E402,F401 - the __torch_function__ protocol helpers
 from . import types  # noqa: E402,F401 - torch.types' aliases
 from . import export  # noqa: E402,F401 - torch.export, raising (no tracer)
+from . import ao  # noqa: E402,F401 - torch.ao.quantization: float-mode stubs, the rest raising
+quantization = ao.quantization  # torch.quantization, the older name of the same module
+__import__("sys").modules[__name__ + ".quantization"] = quantization  # import pycuda_sem.quantization
 from ._control_flow import cond, while_loop, fork, wait  # noqa: E402,F401
 from ._native_ops import (  # noqa: E402,F401
     native_layer_norm, native_batch_norm, native_group_norm, native_dropout, native_norm, convolution,

@@ -35,6 +35,7 @@ import pycuda_sem.library
 import pycuda_sem.overrides
 import pycuda_sem.types
 import pycuda_sem.export
+import pycuda_sem.ao.quantization
 import pycuda_sem.func
 import pycuda_sem.cuda.random
 import pycuda_sem.cuda.memory
@@ -56,7 +57,7 @@ MODULES = [pycuda_sem, pycuda_sem.cuda, pycuda_sem.backends, pycuda_sem.backends
            pycuda_sem.nn.attention, pycuda_sem.hub, pycuda_sem._dynamo, pycuda_sem.compiler,
            pycuda_sem.quasirandom, pycuda_sem.serialization, pycuda_sem.signal,
            pycuda_sem.signal.windows, pycuda_sem.utils.checkpoint, pycuda_sem.library,
-           pycuda_sem.overrides, pycuda_sem.types, pycuda_sem.export, pycuda_sem.func,
+           pycuda_sem.overrides, pycuda_sem.types, pycuda_sem.export, pycuda_sem.ao.quantization, pycuda_sem.func,
            pycuda_sem.cuda.random, pycuda_sem.cuda.memory, pycuda_sem.cuda.streams,
            pycuda_sem.cuda.graphs, pycuda_sem.ops]
 
