@@ -105,7 +105,19 @@ def softmax_cases():
                            ((8192, 2048), "float32", "[8192, 2048] float32"),
                            ((8192, 2048), "float16", "[8192, 2048] float16"),
                            ((8192, 2048), "float64", "[8192, 2048] float64"),
-                           ((4096, 12000), "float32", "[4096, 12000] float32")):
+                           ((4096, 12000), "float32", "[4096, 12000] float32"),
+                           # rows a little over one wave of one row an SM
+                           # (the thread-block cluster path), and a batch of
+                           # them: the rows below torch before session 39;
+                           # float64 rows of 6000 (384-thread blocks) and of
+                           # 31 (log_softmax in the lines kernel)
+                           ((133, 65536), "float16", "[133, 65536] float16"),
+                           ((150, 50257), "bfloat16", "[150, 50257] bfloat16"),
+                           ((1000, 50257), "float16", "[1000, 50257] float16"),
+                           ((140, 65536), "float32", "[140, 65536] float32"),
+                           ((200, 32768), "float32", "[200, 32768] float32"),
+                           ((8192, 6000), "float64", "[8192, 6000] float64"),
+                           ((1 << 20, 31), "float64", "[2^20, 31] float64")):
         n = shape[0] * shape[1] * ITEM[dt]
         s = _setup({"x": shape}, dt)
         for fn in ("softmax", "log_softmax"):
