@@ -101,9 +101,8 @@ def functional_functions():
         return F.threshold(input, threshold, value)
 
     def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
-        if generator is not None:
-            raise NotImplementedError("rrelu: a generator argument is not supported")
-        return F.rrelu(input, lower, upper, training)
+        from .nn._functional_act import _rrelu
+        return _rrelu(input, lower, upper, training, False, generator)
 
     for fn in (layer_norm, batch_norm, instance_norm, dropout, embedding, selu, celu, threshold,
                rrelu):

@@ -213,3 +213,23 @@ def test_generator_of_the_wrong_device_type():
     if real_torch is not None and real_torch.cuda.is_available():
         with pytest.raises(RuntimeError, match="Expected a 'cuda' device type for generator but found 'cpu'"):
             real_torch.randn(3, device="cuda", generator=real_torch.Generator())
+
+
+def test_rrelu_slopes_from_a_generator():
+    x = torch.randn(200, dtype=torch.float64) - 0.5
+    a = torch.rrelu(x, training=True, generator=torch.Generator().manual_seed(4))
+    torch.manual_seed(1)
+    b = torch.rrelu(x, training=True, generator=torch.Generator().manual_seed(4))
+    assert torch.equal(a, b)
+    neg = _npy(x) < 0
+    slopes = _npy(a)[neg] / _npy(x)[neg]
+    assert slopes.min() >= 1 / 8 and slopes.max() <= 1 / 3 and slopes.std() > 0.01
+    np.testing.assert_array_equal(_npy(a)[~neg], _npy(x)[~neg])
+    y = x.clone()
+    assert torch.rrelu_(y, training=True, generator=torch.Generator().manual_seed(4)) is y
+    assert torch.equal(y, a)
+    # eval mode: the mean slope, no draw
+    g = torch.Generator().manual_seed(4)
+    e = torch.rrelu(x, generator=g)
+    np.testing.assert_allclose(_npy(e)[neg], _npy(x)[neg] * (1 / 8 + 1 / 3) / 2)
+    assert torch.equal(g.get_state(), torch.Generator().manual_seed(4).get_state())

@@ -95,8 +95,14 @@ def prelu(input, weight):
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Leaky relu with a slope drawn uniformly from [lower, upper] per
     element while training, (lower + upper) / 2 otherwise."""
+    return _rrelu(input, lower, upper, training, inplace, None)
+
+
+def _rrelu(input, lower, upper, training, inplace, generator):
+    # torch.rrelu / rrelu_ (the aten ops) also take the generator the
+    # slopes are drawn from; F.rrelu does not
     if training:
-        slope = _C.empty_like(input).uniform_(lower, upper)
+        slope = _C.empty_like(input).uniform_(lower, upper, generator=generator)
     else:
         slope = (lower + upper) / 2
     x = _src(input, inplace)

@@ -121,10 +121,9 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
 
 
 def _torch_rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
-    """torch.rrelu_: F.rrelu_ plus aten's generator argument."""
-    if generator is not None:
-        raise NotImplementedError("rrelu_: a generator argument is not supported in pycuda_sem")
-    return rrelu_(input, lower, upper, training)
+    """torch.rrelu_: F.rrelu_ plus aten's generator argument (the slopes' draws)."""
+    from ._functional_act import _rrelu
+    return _rrelu(input, lower, upper, training, True, generator)
 
 
 _torch_rrelu_.__name__ = "rrelu_"  # torch.rrelu_ (pycuda_sem/__init__.py imports it)
