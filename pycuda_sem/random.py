@@ -51,6 +51,39 @@ class Generator(_C._Generator):
     def __repr__(self):
         return "<pycuda_sem.Generator (%s)>" % self.device
 
+    def clone_state(self):
+        """A new independent Generator on the same device, at this one's state."""
+        return _rebuild_generator(str(self.device), self.get_state())
+
+    # The state is (seed, Philox offset), 8 little-endian bytes each, on the
+    # CPU as on a GPU (torch's CPU generator is mt19937 and has no offset).
+    def get_offset(self):
+        """The Philox offset: the next block of four 32-bit numbers to draw."""
+        return int.from_bytes(bytes(self.get_state().tolist()[8:]), "little")
+
+    def set_offset(self, offset):
+        """Moves the Philox offset (the seed is kept); returns the generator."""
+        state = self.get_state().tolist()
+        state[8:] = list(int(offset).to_bytes(8, "little"))
+        return self.set_state(_C.tensor(state, dtype=_C.uint8))
+
+    def graphsafe_get_state(self):
+        """CUDA generators: a Generator holding this one's state (torch's
+        form for CUDA graphs, which have no capture here); the CPU's raise
+        NotImplementedError, as torch's do."""
+        if self.device.type != "cuda":
+            raise NotImplementedError("graphsafe_get_state is not supported in this Generator")
+        return self.clone_state()
+
+    def graphsafe_set_state(self, state):
+        """CUDA generators: take the state of `state` (a Generator from
+        graphsafe_get_state or clone_state)."""
+        if self.device.type != "cuda":
+            raise NotImplementedError("graphsafe_set_state is not supported in this Generator")
+        if not isinstance(state, Generator):
+            raise TypeError("graphsafe_set_state expects a torch.Generator, got %s" % type(state).__name__)
+        return self.set_state(state.get_state())
+
 
 def _rebuild_generator(device, state):
     return Generator(device).set_state(state)

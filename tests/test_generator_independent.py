@@ -233,3 +233,33 @@ def test_rrelu_slopes_from_a_generator():
     e = torch.rrelu(x, generator=g)
     np.testing.assert_allclose(_npy(e)[neg], _npy(x)[neg] * (1 / 8 + 1 / 3) / 2)
     assert torch.equal(g.get_state(), torch.Generator().manual_seed(4).get_state())
+
+
+def test_clone_state_and_offsets():
+    g = torch.Generator().manual_seed(3)
+    assert g.get_offset() == 0
+    torch.rand(10, generator=g)
+    off = g.get_offset()
+    assert off > 0
+    c = g.clone_state()
+    assert c is not g and isinstance(c, torch.Generator) and c.initial_seed() == 3
+    assert torch.equal(torch.rand(6, generator=c), torch.rand(6, generator=g))
+    assert g.set_offset(0) is g and g.get_offset() == 0 and g.initial_seed() == 3
+    assert torch.equal(torch.rand(4, generator=g), torch.rand(4, generator=torch.Generator().manual_seed(3)))
+    with pytest.raises(NotImplementedError, match="graphsafe_get_state is not supported"):
+        g.graphsafe_get_state()
+    if real_torch is not None:
+        with pytest.raises(NotImplementedError, match="graphsafe_get_state is not supported"):
+            real_torch.Generator().graphsafe_get_state()
+        assert real_torch.Generator().clone_state() is not None
+
+
+@pytest.mark.cuda
+def test_graphsafe_state_on_a_cuda_generator():
+    g = torch.Generator(device="cuda").manual_seed(5)
+    s = g.graphsafe_get_state()
+    a = torch.rand(8, device="cuda", generator=g)
+    g.graphsafe_set_state(s)
+    assert torch.equal(torch.rand(8, device="cuda", generator=g), a)
+    with pytest.raises(TypeError):
+        g.graphsafe_set_state(g.get_state())
