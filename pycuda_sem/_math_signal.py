@@ -5,6 +5,7 @@ integration, the Vandermonde matrix, and scalar_tensor.
 Windows are made on the device from arange and cos (one small kernel each);
 the integrals are a diff, a product and a sum (or cumsum) along dim."""
 import math
+import warnings
 
 from . import _C
 
@@ -137,8 +138,14 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         raise RuntimeError("stft requires the return_complex parameter be given for real inputs, and will further "
                            "require that return_complex=True in a future PyTorch release.")
     if return_complex is False:
-        raise NotImplementedError("stft(return_complex=False) is not implemented in pycuda_sem (no view_as_real); "
-                                  "pass return_complex=True")
+        # torch still returns the old real form [..., 2], with a warning
+        warnings.warn("stft with return_complex=False is deprecated. In a future pytorch release, stft will "
+                      "return complex tensors for all inputs, and return_complex=False will raise an error.\n"
+                      "Note: you can still call torch.view_as_real on the complex output to recover the old "
+                      "return format.", UserWarning, stacklevel=2)
+        from ._tensor_set import view_as_real
+        return view_as_real(stft(input, n_fft, hop_length, win_length, window, center, pad_mode, normalized,
+                                onesided, True, align_to_window))
     if input.dim() not in (1, 2):
         raise RuntimeError("stft: expected a 1D or 2D tensor, but got %dD" % input.dim())
     hop = n_fft // 4 if hop_length is None else hop_length

@@ -107,8 +107,17 @@ def test_stft_checks():
     x = torch.randn(64)
     with pytest.raises(RuntimeError, match="return_complex"):
         torch.stft(x, 16)
-    with pytest.raises(NotImplementedError, match="return_complex=False"):
-        torch.stft(x, 16, return_complex=False)
+    # the deprecated real form: view_as_real of the complex result, with torch's warning
+    with pytest.warns(UserWarning, match="return_complex=False is deprecated"):
+        old = torch.stft(x, 16, return_complex=False)
+    new = torch.stft(x, 16, return_complex=True)
+    assert old.dtype == torch.float32 and tuple(old.shape) == tuple(new.shape) + (2,)
+    np.testing.assert_array_equal(npy(old)[..., 0], npy(new.real))
+    np.testing.assert_array_equal(npy(old)[..., 1], npy(new.imag))
+    if real_torch is not None:
+        with pytest.warns(UserWarning):
+            want = real_torch.stft(real_torch.tensor(npy(x)), 16, return_complex=False)
+        np.testing.assert_allclose(npy(old), want.numpy(), rtol=1e-5, atol=1e-5)
     w = torch.hann_window(16)
     with pytest.raises(RuntimeError, match="NOLA"):
         torch.istft(torch.stft(x, 16, window=w, center=False, return_complex=True), 16, window=w, center=False)
