@@ -69,3 +69,26 @@ def test_numpy_defers_to_tensors_and_arrays_stay_refused():
     t = torch.ones(2)
     t *= np.float32(2)
     assert t.tolist() == [2.0, 2.0] and isinstance(t, torch.Tensor)
+
+
+_WRAP_CASES = [
+    ("uint8", [44, 1], lambda t: t + 300, [88, 45]),
+    ("uint8", [44, 1], lambda t: t - 300, [0, 213]),
+    ("uint8", [44, 1], lambda t: t == 300, [True, False]),
+    ("uint8", [44, 1], lambda t: t < 300, [False, True]),
+    ("uint8", [44, 1], lambda t: t & 300, [44, 0]),
+    ("int16", [5, -3], lambda t: t * 40000, [3392, 11072]),
+    ("int8", [1, 100], lambda t: t + 200, [-55, 44]),
+    ("int32", [1, 7], lambda t: t + 2 ** 40, [1, 7]),
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype,values,op,want", _WRAP_CASES)
+def test_out_of_range_python_ints_wrap_into_the_dtype(device, dtype, values, op, want):
+    # a Python int joins an integer tensor's op in the tensor's dtype by a C
+    # conversion, wrapping modulo 2^bits as torch does (NumPy 2 would refuse it)
+    t = torch.tensor(values, dtype=getattr(torch, dtype), device=device)
+    assert op(t).cpu().tolist() == want
+    if real_torch is not None:
+        assert op(real_torch.tensor(values, dtype=getattr(real_torch, dtype))).tolist() == want

@@ -470,10 +470,21 @@ static int run_cpu(const pcs_ew_call *c, pcs_operand *ops, PcsTensor *res)
     for (int i = 0; i < c->arity; i++) {
         int want = (i == 0 && c->in0_dtype >= 0) ? c->in0_dtype : c->compute;
         PyObject *v;
-        if (ops[i].t && ops[i].t->device < 0)
+        if (ops[i].t && ops[i].t->device < 0) {
             v = pcs_ops_numpy_in(ops[i].t, want);
-        else
-            v = pcs_scalar_to_py(pcs_ops_cpu_dtype(want), ops[i].s);
+        } else {
+            /* A number enters the compute dtype as the kernels take it, by
+             * a C conversion: an integer out of its range wraps (uint8 +
+             * 300 adds 44, as in torch), where NumPy 2 refuses it. */
+            const int cd = pcs_ops_cpu_dtype(want);
+            pcs_scalar sv = ops[i].s;
+            if (pcs_is_integral(cd, false)) {
+                unsigned char buf[16];
+                pcs_scalar_store(cd, buf, sv);
+                sv = pcs_scalar_load(cd, buf);
+            }
+            v = pcs_scalar_to_py(cd, sv);
+        }
         if (!v)
             goto out;
         /* Numbers travel as 0-dim arrays of the compute dtype, so NumPy's
