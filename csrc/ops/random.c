@@ -83,11 +83,17 @@ static int random_fill(PcsTensor *t, pcs_rng_params *p, pcs_gen *gen)
         Py_DECREF(tmp);
         return r;
     }
+    /* a complex tensor is filled as its 2n real parts (real, imag, ...) */
+    int dtype = t->dtype;
+    if (pcs_is_complex(dtype)) {
+        dtype = pcs_real_of(dtype);
+        n *= 2;
+    }
     /* reserved now: later fills never overlap this one */
     pcs_gen_reserve(gen, (uint64_t)((n + per_block(p) - 1) / per_block(p)), &p->seed, &p->offset);
     if (t->device < 0) {
         Py_BEGIN_ALLOW_THREADS
-        fill_cpu(pcs_tensor_data(t), t->dtype, n, p);
+        fill_cpu(pcs_tensor_data(t), dtype, n, p);
         Py_END_ALLOW_THREADS
         return 0;
     }
@@ -96,7 +102,7 @@ static int random_fill(PcsTensor *t, pcs_rng_params *p, pcs_gen *gen)
         return -1;
     cudaStream_t stream = pcs_current_stream(t->device);
     int r = 0;
-    if (pcs_launch_rng_fill(pcs_tensor_data(t), t->dtype, n, p, stream) < 0) {
+    if (pcs_launch_rng_fill(pcs_tensor_data(t), dtype, n, p, stream) < 0) {
         PyErr_Format(PyExc_RuntimeError, "random fill: unsupported dtype %s", pcs_dtypes[t->dtype].name);
         r = -1;
     } else {
@@ -108,9 +114,11 @@ static int random_fill(PcsTensor *t, pcs_rng_params *p, pcs_gen *gen)
 
 static const char *legacy_name(int dtype) { return pcs_dtypes[dtype].legacy; }
 
-static int require_float(PcsTensor *t, const char *what)
+/* The fills of real numbers; `complex_ok` lets complex tensors through too
+ * (normal_, uniform_, rand, randn: each part drawn, as torch's). */
+static int require_float_c(PcsTensor *t, const char *what, bool complex_ok)
 {
-    if (pcs_is_float(t->dtype))
+    if (pcs_is_float(t->dtype) || (complex_ok && pcs_is_complex(t->dtype)))
         return 0;
     if (pcs_is_complex(t->dtype))
         PyErr_Format(PyExc_NotImplementedError, "%s on complex tensors is not supported by pycuda_sem", what);
@@ -118,6 +126,8 @@ static int require_float(PcsTensor *t, const char *what)
         PyErr_Format(PyExc_RuntimeError, "\"%s\" not implemented for '%s'", what, legacy_name(t->dtype));
     return -1;
 }
+
+static int require_float(PcsTensor *t, const char *what) { return require_float_c(t, what, false); }
 
 /* A float argument (pos / name), `dflt` when absent. */
 static int double_arg(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, Py_ssize_t pos,
@@ -163,6 +173,13 @@ static PyObject *fill_and_return(PcsTensor *t, pcs_rng_params *p, pcs_gen *gen)
 
 static void float_params(pcs_rng_params *p, int kind, int dtype, double a, double b)
 {
+    if (pcs_is_complex(dtype)) {
+        /* each part: torch's complex normal has std / sqrt(2) a part (a
+         * variance of std^2 in all), its uniform the range in each part */
+        dtype = pcs_real_of(dtype);
+        if (kind == PCS_RNG_NORMAL)
+            b *= 0.70710678118654752440;
+    }
     memset(p, 0, sizeof *p);
     p->kind = kind;
     p->wide = dtype == PCS_FLOAT64;
@@ -181,7 +198,7 @@ static PyObject *m_normal_(PyObject *self, PyObject *const *args, Py_ssize_t nar
     pcs_gen *gen;
     if (pcs_check_kwargs(kw, "normal_", names) < 0 || !(gen = fill_generator(args, nargs, kw, (PcsTensor *)self)) ||
         double_arg(args, nargs, kw, 0, "mean", 0.0, &mean) < 0 ||
-        double_arg(args, nargs, kw, 1, "std", 1.0, &std) < 0 || require_float((PcsTensor *)self, "normal_") < 0)
+        double_arg(args, nargs, kw, 1, "std", 1.0, &std) < 0 || require_float_c((PcsTensor *)self, "normal_", true) < 0)
         return NULL;
     if (!(std >= 0.0))
         return rt_error("normal expects std >= 0.0, but found std %g", std, 0);
@@ -197,7 +214,7 @@ static PyObject *m_uniform_(PyObject *self, PyObject *const *args, Py_ssize_t na
     pcs_gen *gen;
     if (pcs_check_kwargs(kw, "uniform_", names) < 0 || !(gen = fill_generator(args, nargs, kw, (PcsTensor *)self)) ||
         double_arg(args, nargs, kw, 0, "from", 0.0, &lo) < 0 ||
-        double_arg(args, nargs, kw, 1, "to", 1.0, &hi) < 0 || require_float((PcsTensor *)self, "uniform_") < 0)
+        double_arg(args, nargs, kw, 1, "to", 1.0, &hi) < 0 || require_float_c((PcsTensor *)self, "uniform_", true) < 0)
         return NULL;
     if (lo > hi)
         return rt_error("uniform_ expects to return a [from, to) range, but found from=%g > to=%g", lo, hi);
@@ -375,7 +392,7 @@ static PyObject *new_float_random(int ndim, const int64_t *sizes, PcsTensor *lik
                         : pcs_tensor_empty(ndim, sizes, dtype, device, pinned);
     if (!t)
         return NULL;
-    if (require_float(t, fname) < 0) {
+    if (require_float_c(t, fname, true) < 0) {
         Py_DECREF(t);
         return NULL;
     }
