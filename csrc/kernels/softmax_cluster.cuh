@@ -71,8 +71,9 @@ __global__ void __launch_bounds__(BLOCK, 3) softmax_cluster_rows(T *out, const T
     const int64_t e = rank == 0 ? pt.extra(threadIdx.x) : -1; // the scalar ends go to rank 0
     A ev = e >= 0 ? to_c<A>(xr[e]) : neg_inf<A>(), m = ev;
     // Loads as 16-byte words, CLUSTER_UNROLL in flight, stored to shared
-    // memory as loaded (kept as packs of bfloat16 the loop spilled); each
-    // thread reads back only what it wrote, so no barrier is needed.
+    // memory as loaded (an array of bfloat16 packs in their place spilled
+    // 42 bytes a thread); each thread reads back only what it wrote, so no
+    // barrier is needed before the block's reductions.
     for (int64_t i0 = lo + threadIdx.x; i0 < hi; i0 += CLUSTER_UNROLL * BLOCK) {
         uint4 raw[CLUSTER_UNROLL];
 #pragma unroll
