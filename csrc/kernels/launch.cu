@@ -157,6 +157,22 @@ static bool pdl_enabled()
     return on;
 }
 
+// cudaLaunchKernelExC with the given launch attributes: the runtime's path
+// for the launches that take attributes (the early launch when the driver
+// entry is missing, the cluster launch). Returns the launch's own status.
+static cudaError_t launch_ex_runtime(const void *kernel, dim3 grid, dim3 block, size_t smem, void **params,
+                                     cudaStream_t stream, cudaLaunchAttribute *attrs, unsigned nattrs)
+{
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream;
+    cfg.attrs = attrs;
+    cfg.numAttrs = nattrs;
+    return cudaLaunchKernelExC(&cfg, kernel, params);
+}
+
 void launch_raw_pdl(const void *kernel, dim3 grid, dim3 block, size_t smem, void **params, cudaStream_t stream)
 {
     if (!pdl_enabled()) {
@@ -182,17 +198,10 @@ void launch_raw_pdl(const void *kernel, dim3 grid, dim3 block, size_t smem, void
         if (drv_launch_ex(&cfg, fn, params, nullptr) == CUDA_SUCCESS)
             return;
     }
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = grid;
-    cfg.blockDim = block;
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = stream;
     cudaLaunchAttribute attr[1];
     attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    (void)cudaLaunchKernelExC(&cfg, kernel, params);
+    (void)launch_ex_runtime(kernel, grid, block, smem, params, stream, attr, 1);
 }
 
 // launch_raw in clusters of cluster_x blocks along x (compute capability
@@ -200,11 +209,6 @@ void launch_raw_pdl(const void *kernel, dim3 grid, dim3 block, size_t smem, void
 cudaError_t launch_raw_cluster(const void *kernel, dim3 grid, dim3 block, size_t smem, void **params, cudaStream_t stream,
                         unsigned cluster_x)
 {
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = grid;
-    cfg.blockDim = block;
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = stream;
     cudaLaunchAttribute attr[2];
     attr[0].id = cudaLaunchAttributeClusterDimension;
     attr[0].val.clusterDim.x = cluster_x;
@@ -212,9 +216,7 @@ cudaError_t launch_raw_cluster(const void *kernel, dim3 grid, dim3 block, size_t
     attr[0].val.clusterDim.z = 1;
     attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr[1].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = pdl_enabled() ? 2 : 1;
-    return cudaLaunchKernelExC(&cfg, kernel, params);
+    return launch_ex_runtime(kernel, grid, block, smem, params, stream, attr, pdl_enabled() ? 2 : 1);
 }
 
 } // namespace pcs

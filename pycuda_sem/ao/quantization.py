@@ -19,9 +19,9 @@ __all__ = ["QuantStub", "DeQuantStub", "QuantWrapper", "quantize", "quantize_dyn
 _WHY = "it has no quantized dtypes or kernels (quantize with torch from a saved state_dict)"
 
 
-class QuantStub(_Module):
-    """Marks where a float model's input would be quantized: the identity
-    until conversion, which pycuda_sem does not do. `qconfig` is kept."""
+class _IdentityStub(_Module):
+    """What QuantStub and DeQuantStub share: the identity until conversion,
+    which pycuda_sem does not do; a given `qconfig` is kept."""
 
     def __init__(self, qconfig=None):
         super().__init__()
@@ -32,16 +32,12 @@ class QuantStub(_Module):
         return x
 
 
-class DeQuantStub(_Module):
-    """Marks where a float model's output would be dequantized: the identity."""
+class QuantStub(_IdentityStub):
+    """Marks where a float model's input would be quantized."""
 
-    def __init__(self, qconfig=None):
-        super().__init__()
-        if qconfig is not None:
-            self.qconfig = qconfig
 
-    def forward(self, x):
-        return x
+class DeQuantStub(_IdentityStub):
+    """Marks where a float model's output would be dequantized."""
 
 
 class QuantWrapper(_Module):

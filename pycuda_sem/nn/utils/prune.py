@@ -217,8 +217,10 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
-class RandomUnstructured(BasePruningMethod):
-    """Prunes `amount` entries chosen uniformly at random."""
+class _UnstructuredByScore(BasePruningMethod):
+    """Unstructured pruning of `amount` entries: the subclass says which k
+    (`_pruned(t, k)`, flat indices); the count, its checks and the mask are
+    shared."""
 
     PRUNING_TYPE = "unstructured"
 
@@ -232,34 +234,27 @@ class RandomUnstructured(BasePruningMethod):
         _check_amount_fits(k, size)
         mask = default_mask.clone(memory_format=_torch().contiguous_format)
         if k != 0:
-            # The k largest of one uniform draw per entry are a uniform random k-subset.
-            chosen = _torch().topk(_torch().rand_like(t, dtype=_float_dtype(t)).view(-1), k=k).indices
-            mask.view(-1)[chosen] = 0
+            mask.view(-1)[self._pruned(t, k)] = 0
         return mask
+
+
+class RandomUnstructured(_UnstructuredByScore):
+    """Prunes `amount` entries chosen uniformly at random."""
+
+    def _pruned(self, t, k):
+        # The k largest of one uniform draw per entry are a uniform random k-subset.
+        return _torch().topk(_torch().rand_like(t, dtype=_float_dtype(t)).view(-1), k=k).indices
 
     @classmethod
     def apply(cls, module, name, amount):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_UnstructuredByScore):
     """Prunes the `amount` entries of smallest absolute value."""
 
-    PRUNING_TYPE = "unstructured"
-
-    def __init__(self, amount):
-        _check_amount(amount)
-        self.amount = amount
-
-    def compute_mask(self, t, default_mask):
-        size = t.nelement()
-        k = _count(self.amount, size)
-        _check_amount_fits(k, size)
-        mask = default_mask.clone(memory_format=_torch().contiguous_format)
-        if k != 0:
-            smallest = _torch().topk(t.abs().reshape(-1), k=k, largest=False).indices
-            mask.view(-1)[smallest] = 0
-        return mask
+    def _pruned(self, t, k):
+        return _torch().topk(t.abs().reshape(-1), k=k, largest=False).indices
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
