@@ -92,3 +92,49 @@ def test_out_of_range_python_ints_wrap_into_the_dtype(device, dtype, values, op,
     assert op(t).cpu().tolist() == want
     if real_torch is not None:
         assert op(real_torch.tensor(values, dtype=getattr(real_torch, dtype))).tolist() == want
+
+
+_CHECKED_CASES = [
+    # clamp: a bound that clips nothing moves to the range's end; one that would
+    # clip everything is refused (torch 2.15's wording)
+    (lambda t: t.clamp(max=300), [3, 200, 44]),
+    (lambda t: t.clamp(100, 300), [100, 200, 100]),
+    (lambda t: t.clamp(min=-7), [3, 200, 44]),
+    (lambda t: t.clone().clamp_(max=2 ** 64 - 1), [3, 200, 44]),
+    (lambda t: t.clamp(min=300), "Clamp min value 300 is outside the representable range of Byte"),
+    (lambda t: t.clamp(max=-5), "Clamp max value -5 is outside the representable range of Byte"),
+    # a 0-dim tensor bound is an operand, not a number: it wraps like the rest
+    (lambda t: torch.clamp(t, max=torch.tensor(300)), [3, 44, 44]),
+    # pow: the exponent must fit the base's dtype, a number base wraps
+    (lambda t: t ** 256, "value cannot be converted to type uint8_t without overflow"),
+    (lambda t: 300 ** t, [192, 0, 0]),
+    # where: a number branch must fit (down to -255 for uint8, as fill_)
+    (lambda t: torch.where(t > 2, t, 300), "value cannot be converted to type uint8_t without overflow"),
+    (lambda t: torch.where(t > 50, 300, t), "value cannot be converted to type uint8_t without overflow"),
+    (lambda t: torch.where(t > 50, -1, t), [3, 255, 44]),
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("k", range(len(_CHECKED_CASES)))
+def test_numbers_that_torch_checks_instead_of_wrapping(device, k):
+    op, want = _CHECKED_CASES[k]
+    t = torch.tensor([3, 200, 44], dtype=torch.uint8, device=device)
+    if isinstance(want, str):
+        with pytest.raises(RuntimeError, match=want):
+            op(t)
+    else:
+        r = op(t)
+        assert r.dtype == torch.uint8 and r.cpu().tolist() == want
+
+
+def test_clamp_range_of_signed_dtypes():
+    i8 = torch.tensor([3, -100], dtype=torch.int8)
+    assert i8.clamp(max=1000).tolist() == [3, -100]
+    assert i8.clamp(min=-1000).tolist() == [3, -100]
+    with pytest.raises(RuntimeError, match="Clamp max value -1000 is outside the representable range of Char"):
+        i8.clamp(max=-1000)
+    big = torch.tensor([5, -5], dtype=torch.int64)
+    assert big.clamp(max=2 ** 63).tolist() == [5, -5]
+    with pytest.raises(RuntimeError, match=r"Clamp min value 9.22337e\+18 is outside the representable range of Long"):
+        big.clamp(min=2 ** 63)

@@ -316,6 +316,18 @@ PyObject *pcs_ops_numpy_in(PcsTensor *t, int dtype)
 /* ------------------------------------------------------------------------ */
 /* The elementwise executor                                                  */
 
+/* A number enters an integer op's compute dtype as a C conversion would
+ * take it: an integer out of the dtype's range wraps (uint8 + 300 adds 44,
+ * uint8 == 300 compares with 44, as in torch), on both devices. */
+static pcs_scalar scalar_in(int dtype, pcs_scalar s)
+{
+    if (!pcs_is_integral(dtype, false))
+        return s;
+    unsigned char buf[16];
+    pcs_scalar_store(dtype, buf, s);
+    return pcs_scalar_load(dtype, buf);
+}
+
 static pcs_kscalar kscalar_of(pcs_scalar s)
 {
     pcs_kscalar k = {0, 0.0, 0.0};
@@ -397,7 +409,7 @@ static int run_cuda(const pcs_ew_call *c, pcs_operand *ops, PcsTensor *res, int 
         int want = (i == 0 && c->in0_dtype >= 0) ? c->in0_dtype : c->compute;
         io[i + 1] = iter_op(NULL);
         if (ops[i].is_scalar) {
-            ks[i] = kscalar_of(ops[i].s);
+            ks[i] = kscalar_of(scalar_in(want, ops[i].s));
             continue;
         }
         cast[i] = pcs_tensor_to(ops[i].t, want, dev, false, false, false);
@@ -473,17 +485,9 @@ static int run_cpu(const pcs_ew_call *c, pcs_operand *ops, PcsTensor *res)
         if (ops[i].t && ops[i].t->device < 0) {
             v = pcs_ops_numpy_in(ops[i].t, want);
         } else {
-            /* A number enters the compute dtype as the kernels take it, by
-             * a C conversion: an integer out of its range wraps (uint8 +
-             * 300 adds 44, as in torch), where NumPy 2 refuses it. */
+            /* wrapped here, where NumPy 2 would refuse an out-of-range int */
             const int cd = pcs_ops_cpu_dtype(want);
-            pcs_scalar sv = ops[i].s;
-            if (pcs_is_integral(cd, false)) {
-                unsigned char buf[16];
-                pcs_scalar_store(cd, buf, sv);
-                sv = pcs_scalar_load(cd, buf);
-            }
-            v = pcs_scalar_to_py(cd, sv);
+            v = pcs_scalar_to_py(cd, scalar_in(cd, ops[i].s));
         }
         if (!v)
             goto out;

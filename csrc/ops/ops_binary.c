@@ -166,6 +166,11 @@ static PyObject *binary_core(int which, pcs_operand *ops, PyObject *alpha, PyObj
         PyErr_SetString(PyExc_RuntimeError, "Integers to negative integer powers are not allowed.");
         return NULL;
     }
+    /* An integer exponent that the base's dtype cannot hold is refused, as
+     * torch's checked_convert does (uint8 ** 300); a number base wraps. */
+    if (which == B_POW && pcs_is_integral(rt, false) && !ops[1].t &&
+        pcs_scalar_check_fits(rt, ops[1].s, PCS_CHECK_FILL) < 0)
+        return NULL;
     if ((which == B_ADD || which == B_SUB) && alpha && alpha != Py_None) {
         pcs_scalar a;
         if (pcs_scalar_from_py(alpha, &a) < 0)
@@ -289,6 +294,12 @@ static PyObject *where_core(PyObject *cond, PyObject *x, PyObject *y, PyObject *
         return NULL;
     pcs_ew_call c = {.arity = 3, .op = PCS_TOP_WHERE, .name = "where", .in0_dtype = PCS_BOOL};
     c.compute = c.out_dtype = pcs_result_type(ops + 1, 2);
+    /* torch converts a number branch with checked_convert: where(m, u8, 300)
+     * raises, where the arithmetic ops wrap. */
+    for (int i = 1; i < 3; i++)
+        if (!ops[i].t && pcs_is_integral(c.compute, true) &&
+            pcs_scalar_check_fits(c.compute, ops[i].s, PCS_CHECK_FILL) < 0)
+            return NULL;
     return pcs_ew_run(&c, ops, out);
 }
 
@@ -334,6 +345,36 @@ static PyObject *m_where(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     return where_core(cond, self, y, NULL);
 }
 
+/* A number bound of an integer clamp outside the dtype's range: one that
+ * clips nothing (max=300 of uint8) is moved to the range's end, one that
+ * would clip everything raises, as torch says it. */
+static int clamp_bound(pcs_operand *op, int dtype, bool is_min)
+{
+    if (op->t || op->s.kind != PCS_SK_INT || !pcs_is_integral(dtype, false))
+        return 0;
+    const int bits = 8 * pcs_itemsize(dtype);
+    const bool sgn = pcs_dtypes[dtype].is_signed;
+    const int64_t hi = sgn ? (int64_t)(((uint64_t)1 << (bits - 1)) - 1)
+                           : (bits == 64 ? INT64_MAX : (int64_t)(((uint64_t)1 << bits) - 1));
+    const int64_t lo = sgn ? -hi - 1 : 0;
+    const bool above = op->s.u64 || op->s.i > hi, below = !op->s.u64 && op->s.i < lo;
+    if (!above && !below)
+        return 0;
+    if (above == is_min) {
+        char v[32];
+        if (op->s.u64)
+            snprintf(v, sizeof v, "%g", (double)(uint64_t)op->s.i); /* torch holds it as a double */
+        else
+            snprintf(v, sizeof v, "%lld", (long long)op->s.i);
+        PyErr_Format(PyExc_RuntimeError, "Clamp %s value %s is outside the representable range of %s",
+                     is_min ? "min" : "max", v, pcs_dtypes[dtype].legacy);
+        return -1;
+    }
+    op->s.i = above ? hi : lo;
+    op->s.u64 = false;
+    return 0;
+}
+
 /* clamp(input, min=None, max=None): min(max(x, lo), hi), torch's order. */
 static PyObject *clamp_entry(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw,
                              bool inplace)
@@ -373,6 +414,9 @@ static PyObject *clamp_entry(PyObject *self, PyObject *const *args, Py_ssize_t n
         PyErr_SetString(PyExc_RuntimeError, "clamp is not supported for complex types");
         return NULL;
     }
+    for (int i = 1; i < n; i++)
+        if (clamp_bound(&ops[i], rt, lo && i == 1) < 0)
+            return NULL;
     pcs_ew_call c = {.arity = n, .compute = rt, .out_dtype = rt, .in0_dtype = -1};
     if (n == 3) {
         c.op = PCS_TOP_CLAMP;
