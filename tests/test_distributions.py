@@ -141,3 +141,33 @@ def test_argument_checks():
         D.Bernoulli(probs=torch.tensor([1.5]))
     with pytest.raises(AttributeError, match="NoSuchDistribution"):
         D.NoSuchDistribution  # every torch.distributions name exists now (VonMises & co.: test_distributions_extra*.py)
+
+
+# Every module path torch.distributions has, with the classes torch's __all__ names there.
+_TORCH_PATHS = [
+    ("bernoulli", "Bernoulli"), ("beta", "Beta"), ("binomial", "Binomial"), ("categorical", "Categorical"),
+    ("cauchy", "Cauchy"), ("chi2", "Chi2"), ("continuous_bernoulli", "ContinuousBernoulli"),
+    ("dirichlet", "Dirichlet"), ("exponential", "Exponential"), ("fishersnedecor", "FisherSnedecor"),
+    ("gamma", "Gamma"), ("generalized_pareto", "GeneralizedPareto"), ("geometric", "Geometric"),
+    ("gumbel", "Gumbel"), ("half_cauchy", "HalfCauchy"), ("half_normal", "HalfNormal"),
+    ("independent", "Independent"), ("inverse_gamma", "InverseGamma"), ("kumaraswamy", "Kumaraswamy"),
+    ("laplace", "Laplace"), ("lkj_cholesky", "LKJCholesky"), ("log_normal", "LogNormal"),
+    ("logistic_normal", "LogisticNormal"), ("lowrank_multivariate_normal", "LowRankMultivariateNormal"),
+    ("mixture_same_family", "MixtureSameFamily"), ("multinomial", "Multinomial"),
+    ("multivariate_normal", "MultivariateNormal"), ("negative_binomial", "NegativeBinomial"),
+    ("normal", "Normal"), ("one_hot_categorical", "OneHotCategorical"),
+    ("one_hot_categorical", "OneHotCategoricalStraightThrough"), ("pareto", "Pareto"), ("poisson", "Poisson"),
+    ("relaxed_bernoulli", "RelaxedBernoulli"), ("relaxed_bernoulli", "LogitRelaxedBernoulli"),
+    ("relaxed_categorical", "RelaxedOneHotCategorical"), ("relaxed_categorical", "ExpRelaxedCategorical"),
+    ("studentT", "StudentT"), ("transformed_distribution", "TransformedDistribution"),
+    ("uniform", "Uniform"), ("von_mises", "VonMises"), ("weibull", "Weibull"), ("wishart", "Wishart"),
+]
+
+
+@pytest.mark.parametrize("path,cls", _TORCH_PATHS)
+def test_torch_module_paths_import(path, cls):
+    import importlib
+    mod = importlib.import_module("pycuda_sem.distributions." + path)
+    assert getattr(mod, cls) is getattr(torch.distributions, cls)
+    if real_torch is not None:
+        assert hasattr(importlib.import_module("torch.distributions." + path), cls)

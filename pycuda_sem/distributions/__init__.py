@@ -59,3 +59,39 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "Uniform", "VonMises", "Weibull", "Wishart", "biject_to", "constraint_registry", "constraints",
            "identity_transform", "kl_divergence", "register_kl", "transform_to", "transforms", "utils"]
 
+
+# torch keeps (nearly) one distribution a module: torch.distributions.beta.Beta,
+# .studentT.StudentT ... Here several share a file, so each of torch's module
+# paths that no file here has is a small module naming its classes, for
+# scripts that import them by path (`from torch.distributions.beta import Beta`).
+_TORCH_PATHS = {
+    "beta": ("Beta",), "binomial": ("Binomial",), "cauchy": ("Cauchy",), "chi2": ("Chi2",),
+    "dirichlet": ("Dirichlet",), "exponential": ("Exponential",), "fishersnedecor": ("FisherSnedecor",),
+    "generalized_pareto": ("GeneralizedPareto",), "geometric": ("Geometric",), "gumbel": ("Gumbel",),
+    "half_cauchy": ("HalfCauchy",), "half_normal": ("HalfNormal",), "inverse_gamma": ("InverseGamma",),
+    "kumaraswamy": ("Kumaraswamy",), "laplace": ("Laplace",), "log_normal": ("LogNormal",),
+    "logistic_normal": ("LogisticNormal",), "lowrank_multivariate_normal": ("LowRankMultivariateNormal",),
+    "mixture_same_family": ("MixtureSameFamily",), "multinomial": ("Multinomial",),
+    "one_hot_categorical": ("OneHotCategorical", "OneHotCategoricalStraightThrough"), "pareto": ("Pareto",),
+    "poisson": ("Poisson",), "relaxed_bernoulli": ("LogitRelaxedBernoulli", "RelaxedBernoulli"),
+    "relaxed_categorical": ("ExpRelaxedCategorical", "RelaxedOneHotCategorical"), "studentT": ("StudentT",),
+    "weibull": ("Weibull",), "gamma": ("Gamma",),
+}
+
+
+def _path_modules():
+    import sys
+    import types
+    for name, classes in _TORCH_PATHS.items():
+        full = __name__ + "." + name
+        mod = sys.modules.get(full)
+        if mod is None:
+            mod = types.ModuleType(full, "torch.distributions.%s: %s." % (name, ", ".join(classes)))
+            mod.__all__ = list(classes)
+            sys.modules[full] = mod
+            globals()[name] = mod
+        for c in classes:
+            setattr(mod, c, globals()[c])
+
+
+_path_modules()
