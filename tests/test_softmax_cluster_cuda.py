@@ -16,10 +16,13 @@ pytestmark = [pytest.mark.cuda, pytest.mark.usefixtures("balanced")]
 
 @pytest.mark.parametrize("dtype", [pcs.float32, pcs.float16, pcs.bfloat16])
 @pytest.mark.parametrize("log", [False, True])
-@pytest.mark.parametrize("rows, K", [(133, 65536), (150, 50257), (133, 32768), (140, 65536), (300, 20001)])
+@pytest.mark.parametrize("rows, K", [(133, 65536), (150, 50257), (133, 32768), (140, 65536), (300, 20001),
+                                     (200, 32768), (200, 65536)])
 def test_rows_split_over_a_cluster(dtype, log, rows, K):
     # rows longer than 8 packs a thread of 512, more rows than SMs: 2 (or,
-    # over 128 KiB, 4) blocks of a thread-block cluster a row, each share in
+    # over 128 KiB, 4) blocks of a thread-block cluster a row (3 smaller
+    # ones for 200 rows of 64 or 128 KiB, whose 400 blocks would leave a
+    # ragged second wave; float32 [200, 65536] falls back), each share in
     # shared memory, the max and sum exchanged between the blocks (compute
     # capability 9.0; other GPUs take the block kernels, same results). A
     # view one element in puts the scalar ends in the first block's share.

@@ -40,6 +40,7 @@
 //             scalar ends as in block.
 //   cluster   B == 1, 16-bit and float32 rows longer than 8 packs a
 //             thread of 512, more rows than SMs: 2 or 4 blocks a row
+//             (3 smaller ones where 2 would leave a ragged last wave)
 //             (a thread-block cluster), each share in shared memory, read
 //             once; max and sum meet through distributed shared memory
 //             (softmax_cluster.cuh; compute capability 9.0).
@@ -525,38 +526,54 @@ void launch_block_vec(T *out, const T *in, int64_t rows, int64_t K, dim3 grid, c
 
 // cluster (softmax_cluster.cuh): rows longer than 8 packs a thread of a
 // block, more of them than SMs. A row is split over CS = 2 or 4 blocks
-// whose shares of at most 64 KiB sit in shared memory, three blocks an SM.
-// Not taken when the blocks make a last wave under a quarter full (fewer
-// than four waves): float32 [200, 32768], 400 blocks on 396 places, ran
-// 7 % slower than below. On the H200 against the kernels below, in one
-// process: float16 [133, 65536] log_softmax 22.4 -> 15.4 us (0.83x ->
-// 1.21x torch), softmax 23.5 -> 15.8; [150, 50257] 18.1 -> 13.9; [500,
-// 65536] 55.2 -> 46.7; [2048, 40000] 133.7 -> 119.9 (bfloat16 alike);
-// float32 [140, 65536] (4 blocks a row) 37.3 -> 31.0, [1000, 50257] 160.0
-// -> 140.7, [4096, 32000] 328.1 -> 297.9; 16-bit softmax [4096, 50257]
-// 2 to 3 % slower. Compute capability 9.0 and up (clusters); false when
-// it does not apply or the launch was refused, and nothing ran.
+// whose shares of at most 64 KiB sit in shared memory, three blocks of 512
+// threads an SM. When those blocks would make a last wave under a quarter
+// full (fewer than four waves; float32 [200, 32768], 400 blocks on 396
+// places, ran 7 % slower than below), rows of up to 132 KiB go to clusters
+// of 3 blocks of 256 threads, five an SM, shares of at most 44 KiB (600
+// blocks on 660 places), and otherwise the kernels below run. On the H200
+// against the kernels below, in one process: float16 [133, 65536]
+// log_softmax 22.4 -> 15.4 us (0.83x -> 1.21x torch), softmax 23.5 ->
+// 15.8; [150, 50257] 18.1 -> 13.9; [500, 65536] 55.2 -> 46.7; [2048,
+// 40000] 133.7 -> 119.9 (bfloat16 alike); float32 [140, 65536] (4 blocks a
+// row) 37.3 -> 31.0, [1000, 50257] 160.0 -> 140.7, [4096, 32000] 328.1 ->
+// 297.9; 16-bit softmax [4096, 50257] 2 to 3 % slower. Compute capability
+// 9.0 and up (clusters); false when it does not apply or the launch was
+// refused, and nothing ran.
 template <class T, bool LOG>
 bool launch_cluster(T *out, const T *in, int64_t rows, int64_t K, cudaStream_t st)
 {
     constexpr int VEC = 16 / sizeof(T);
-    constexpr int64_t SHARE = 64 * 1024;
+    constexpr int64_t SHARE = 64 * 1024, SHARE3 = 44 * 1024;
     const int64_t row_bytes = (K / VEC) * 16;
-    const int cs = row_bytes <= 2 * SHARE ? 2 : row_bytes <= 4 * SHARE ? 4 : 0;
+    int cs = row_bytes <= 2 * SHARE ? 2 : row_bytes <= 4 * SHARE ? 4 : 0;
     if (!cs || !pdl_supported() || rows > INT32_MAX / 4)
         return false;
-    const int64_t slots = 3 * (int64_t)sm_count(), blocks = rows * cs, tail = blocks % slots;
-    if (blocks < 4 * slots && tail != 0 && 4 * tail < slots)
-        return false;
+    // a last wave under a quarter full, with fewer than four waves
+    auto ragged = [](int64_t blocks, int64_t slots) {
+        const int64_t tail = blocks % slots;
+        return blocks < 4 * slots && tail != 0 && 4 * tail < slots;
+    };
+    if (ragged(rows * cs, 3 * (int64_t)sm_count())) {
+        if (row_bytes > 3 * SHARE3 || ragged(rows * 3, 5 * (int64_t)sm_count()))
+            return false;
+        cs = 3;
+    }
     const size_t bytes = (size_t)((K / VEC + cs - 1) / cs) * 16;
-    const void *k = cs == 2 ? (const void *)softmax_cluster::softmax_cluster_rows<T, VEC, LOG, 2>
-                            : (const void *)softmax_cluster::softmax_cluster_rows<T, VEC, LOG, 4>;
-    if (bytes > 48 * 1024 &&
-        cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes) != cudaSuccess) {
+    using namespace softmax_cluster;
+    const void *k = cs == 2   ? (const void *)softmax_cluster_rows<T, VEC, LOG, 2>
+                    : cs == 3 ? (const void *)softmax_cluster_rows<T, VEC, LOG, 3, 256, 5>
+                              : (const void *)softmax_cluster_rows<T, VEC, LOG, 4>;
+    // five blocks of 44 KiB need the largest shared-memory carveout
+    if ((bytes > 48 * 1024 &&
+         cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes) != cudaSuccess) ||
+        (cs == 3 && cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                         cudaSharedmemCarveoutMaxShared) != cudaSuccess)) {
         (void)cudaGetLastError(); // not an error of the op: the kernels below run
         return false;
     }
-    return softmax_cluster::launch_cluster_rows(k, out, in, K, dim3((unsigned)blocks), cs, bytes, st);
+    return launch_cluster_rows(k, out, in, K, dim3((unsigned)(rows * cs)), cs, cs == 3 ? 256 : BLOCK, bytes,
+                               st);
 }
 
 template <class T, bool LOG>

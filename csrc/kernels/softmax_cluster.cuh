@@ -6,7 +6,8 @@
 // as two waves, or as a block a row reading its row twice with one
 // block's loads in flight (0.81x torch). Here the CS blocks of a cluster
 // each keep their share of the row (a contiguous run of its packs, at most
-// 64 KiB, so three blocks fit an SM) in shared memory, read once; their
+// 64 KiB, so three blocks fit an SM; or, in clusters of 3 blocks of 256
+// threads, at most 44 KiB, five an SM) in shared memory, read once; their
 // maxima and sums meet through distributed shared memory in rank order, so
 // every block of the row, and every run, gets the same statistics; each
 // block then writes its share from shared memory.
@@ -48,10 +49,12 @@ template <int OP, int CS, class A> __device__ __forceinline__ A cluster_combine(
 }
 
 // The kernel: block b is rank b % CS of row b / CS's cluster; the grid is
-// rows * CS blocks of BLOCK threads, launched with cluster dimension CS and
-// (packs of the row / CS, rounded up) * 16 bytes of dynamic shared memory.
-template <class T, int VEC, bool LOG, int CS>
-__global__ void __launch_bounds__(BLOCK, 3) softmax_cluster_rows(T *out, const T *in, int64_t K)
+// rows * CS blocks of NT threads, launched with cluster dimension CS and
+// (packs of the row / CS, rounded up) * 16 bytes of dynamic shared memory;
+// MINB blocks an SM (3 of 512 threads with shares up to 64 KiB, 5 of 256
+// with shares up to 44 KiB).
+template <class T, int VEC, bool LOG, int CS, int NT = BLOCK, int MINB = 3>
+__global__ void __launch_bounds__(NT, MINB) softmax_cluster_rows(T *out, const T *in, int64_t K)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     pdl_wait(); // launched early (pdl.cuh): nothing global before this
@@ -60,7 +63,7 @@ __global__ void __launch_bounds__(BLOCK, 3) softmax_cluster_rows(T *out, const T
     using P = Pack<T, VEC>;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     P *cache = reinterpret_cast<P *>(smem_raw);
-    __shared__ A red[BLOCK / 32], xch[2];
+    __shared__ A red[NT / 32], xch[2];
     const int rank = (int)(blockIdx.x % CS);
     const int64_t row = blockIdx.x / CS;
     const T *xr = in + row * K;
@@ -74,16 +77,16 @@ __global__ void __launch_bounds__(BLOCK, 3) softmax_cluster_rows(T *out, const T
     // memory as loaded (an array of bfloat16 packs in their place spilled
     // 42 bytes a thread); each thread reads back only what it wrote, so no
     // barrier is needed before the block's reductions.
-    for (int64_t i0 = lo + threadIdx.x; i0 < hi; i0 += CLUSTER_UNROLL * BLOCK) {
+    for (int64_t i0 = lo + threadIdx.x; i0 < hi; i0 += CLUSTER_UNROLL * NT) {
         uint4 raw[CLUSTER_UNROLL];
 #pragma unroll
         for (int u = 0; u < CLUSTER_UNROLL; u++)
-            if (i0 + u * BLOCK < hi)
-                raw[u] = *reinterpret_cast<const uint4 *>(x + i0 + u * BLOCK);
+            if (i0 + u * NT < hi)
+                raw[u] = *reinterpret_cast<const uint4 *>(x + i0 + u * NT);
 #pragma unroll
         for (int u = 0; u < CLUSTER_UNROLL; u++) {
-            if (i0 + u * BLOCK < hi) {
-                reinterpret_cast<uint4 *>(cache)[i0 + u * BLOCK - lo] = raw[u];
+            if (i0 + u * NT < hi) {
+                reinterpret_cast<uint4 *>(cache)[i0 + u * NT - lo] = raw[u];
                 const P pk = from_words<P>(raw[u]);
 #pragma unroll
                 for (int j = 0; j < VEC; j++)
@@ -91,24 +94,24 @@ __global__ void __launch_bounds__(BLOCK, 3) softmax_cluster_rows(T *out, const T
             }
         }
     }
-    m = cluster_combine<0, CS>(block_reduce<0>(m, red), &xch[0]);
+    m = cluster_combine<0, CS>(block_reduce<0, NT / 32>(m, red), &xch[0]);
     const RowExp<T> ex(m);
     A s = A(0);
     if (e >= 0)
         s += ex(ev);
-    for (int64_t i = lo + threadIdx.x; i < hi; i += BLOCK) {
+    for (int64_t i = lo + threadIdx.x; i < hi; i += NT) {
         const P pk = cache[i - lo];
 #pragma unroll
         for (int j = 0; j < VEC; j++)
             s += ex(to_c<A>(pk.v[j]));
     }
-    s = cluster_combine<1, CS>(block_reduce<1>(s, red), &xch[1]);
+    s = cluster_combine<1, CS>(block_reduce<1, NT / 32>(s, red), &xch[1]);
     const A k_ = row_k(s, LOG);
     T *yr = out + row * K;
     P *y = reinterpret_cast<P *>(yr + pt.h);
     if (e >= 0)
         yr[e] = from_c<T>(finish<LOG>(ev, ex, k_));
-    for (int64_t i = lo + threadIdx.x; i < hi; i += BLOCK) {
+    for (int64_t i = lo + threadIdx.x; i < hi; i += NT) {
         const P pk = cache[i - lo];
         P o;
 #pragma unroll
@@ -125,11 +128,11 @@ __global__ void __launch_bounds__(BLOCK, 3) softmax_cluster_rows(T *out, const T
 // as under some sharing modes) is cleared and false returned, so that the
 // caller runs its other kernels instead.
 template <class T>
-inline bool launch_cluster_rows(const void *k, T *out, const T *in, int64_t K, dim3 grid, int cs, size_t smem,
+inline bool launch_cluster_rows(const void *k, T *out, const T *in, int64_t K, dim3 grid, int cs, int nt, size_t smem,
                                 cudaStream_t st)
 {
     void *params[] = {(void *)&out, (void *)&in, (void *)&K};
-    if (launch_raw_cluster(k, grid, dim3(BLOCK), smem, params, st, (unsigned)cs) == cudaSuccess)
+    if (launch_raw_cluster(k, grid, dim3((unsigned)nt), smem, params, st, (unsigned)cs) == cudaSuccess)
         return true;
     (void)cudaGetLastError();
     return false;
