@@ -13,7 +13,8 @@ import numpy as _np
 from . import _C
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2",
-           "irfft2", "fftn", "ifftn", "rfftn", "irfftn", "fftfreq", "rfftfreq",
+           "irfft2", "fftn", "ifftn", "rfftn", "irfftn", "hfft2", "ihfft2", "hfftn", "ihfftn",
+           "fftfreq", "rfftfreq",
            "fftshift", "ifftshift"]
 
 _C2C, _R2C, _C2R = 0, 1, 2
@@ -123,12 +124,18 @@ def _transform(x, name, kind, forward, n_or_s, dim, norm, conj_in=False, conj_ou
                norm_forward=None):
     dims, sizes = _dims_sizes(x, n_or_s, dim, last_c2r=(kind == _C2R))
     mode = _norm(norm, forward if norm_forward is None else norm_forward)
+    if kind == _R2C and x.is_complex():  # torch's TypeError and wording
+        legacy = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}.get(str(x.dtype).split(".")[-1])
+        if name == "ihfftn":
+            raise TypeError("Only supports floating-point dtypes, but found: %s" % legacy)
+        raise TypeError("%s expects a real%s input tensor, but got %s"
+                        % (name, "-valued" if name.endswith("n") else "", legacy))
     if not x.is_cuda:
-        if kind == _R2C and x.is_complex():
-            raise RuntimeError("%s expects a real input tensor, but got %s" % (name, x.dtype))
         if x.requires_grad and _C.is_grad_enabled():  # recorded: autograd's CPU primitive
             from .autograd._formulas_linalg import fft_prim
             return fft_prim(x, kind, dims, sizes, mode, forward, conj_in, conj_out)
+        if not hasattr(_np.fft, name):  # hfftn, ihfftn: NumPy has only the 1-D forms
+            return _cpu_prim(x, kind, dims, sizes, mode, forward, conj_in, conj_out)
         return _cpu(name, x, sizes, dims, norm)
     return _C._fft_cuda(x, kind, dims, sizes, mode, forward, conj_in, conj_out)
 
@@ -191,6 +198,27 @@ def rfftn(input, s=None, dim=None, norm=None):
 def irfftn(input, s=None, dim=None, norm=None):
     """Inverse of rfftn."""
     return _transform(input, "irfftn", _C2R, False, s, dim, norm)
+
+
+def hfftn(input, s=None, dim=None, norm=None):
+    """N dimensional FFT of a Hermitian-symmetric signal given by the first
+    half of its last dim: real output, irfftn(conj(x)) with forward scaling."""
+    return _transform(input, "hfftn", _C2R, False, s, dim, norm, conj_in=True, norm_forward=True)
+
+
+def ihfftn(input, s=None, dim=None, norm=None):
+    """Inverse of hfftn: conj(rfftn(x)) with inverse scaling."""
+    return _transform(input, "ihfftn", _R2C, True, s, dim, norm, conj_out=True, norm_forward=False)
+
+
+def hfft2(input, s=None, dim=(-2, -1), norm=None):
+    """Two dimensional hfftn."""
+    return hfftn(input, s, dim, norm)
+
+
+def ihfft2(input, s=None, dim=(-2, -1), norm=None):
+    """Two dimensional ihfftn."""
+    return ihfftn(input, s, dim, norm)
 
 
 def fft2(input, s=None, dim=(-2, -1), norm=None):

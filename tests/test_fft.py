@@ -11,6 +11,7 @@ import pytest
 
 import pycuda_sem as torch
 from pycuda_sem import cuda
+from torch_oracle import _torch as real_torch
 
 rng = np.random.default_rng(3)
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
@@ -98,8 +99,12 @@ def test_errors(device):
     Z = tens(cplx((8,)), device)
     with pytest.raises(RuntimeError):
         torch.fft.fft(Z, norm="bogus")
-    with pytest.raises(RuntimeError):
+    with pytest.raises(TypeError, match="rfft expects a real input tensor, but got ComplexFloat"):
         torch.fft.rfft(Z)
+    with pytest.raises(TypeError, match="rfftn expects a real-valued input tensor"):
+        torch.fft.rfftn(Z)
+    with pytest.raises(TypeError, match="Only supports floating-point dtypes, but found: ComplexFloat"):
+        torch.fft.ihfft2(Z.reshape(2, 4))
     with pytest.raises(IndexError):
         torch.fft.fft(Z, dim=3)
 
@@ -203,3 +208,46 @@ def test_large_and_3d_gpu():
     close(torch.fft.fftn(tens(v, "cuda"), dim=(1, 2, 3)), np.fft.fftn(v, axes=(1, 2, 3)))
     with pytest.raises(NotImplementedError):
         torch.fft.fftn(tens(v, "cuda"))
+
+
+_NP_INVERSE_NORM = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("double", [False, True])
+@pytest.mark.parametrize("norm", [None, "forward", "ortho"])
+@pytest.mark.parametrize("s,dim", [(None, None), ((4, 8), None), (None, (0, 2)), ((3, 5, 7), None)])
+def test_hfftn_and_ihfftn_by_definition(device, double, norm, s, dim):
+    # hfftn is the real transform of a Hermitian signal given by the first half
+    # of its last dim: irfftn of the conjugate, scaled as a forward transform;
+    # ihfftn the conjugate of rfftn, scaled as an inverse one
+    x, r = cplx((3, 4, 5)), real((3, 4, 6))
+    axes = dim if dim is not None else (None if s is None else tuple(range(3 - len(s), 3)))
+    want = np.fft.irfftn(np.conj(x), s=s, axes=axes, norm=_NP_INVERSE_NORM[norm])
+    got = torch.fft.hfftn(tens(x, device, double), s=s, dim=dim, norm=norm)
+    assert got.dtype == (torch.float64 if double else torch.float32)
+    close(got, want, double)
+    want = np.conj(np.fft.rfftn(r, s=s, axes=axes, norm=_NP_INVERSE_NORM[norm]))
+    got = torch.fft.ihfftn(tens(r, device, double), s=s, dim=dim, norm=norm)
+    assert got.dtype == (torch.complex128 if double else torch.complex64)
+    close(got, want, double)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_hfft2_ihfft2_are_the_last_two_dims(device):
+    x, r = tens(cplx((2, 4, 5)), device, True), tens(real((2, 4, 6)), device, True)
+    close(torch.fft.hfft2(x), torch.fft.hfftn(x, dim=(-2, -1)).cpu().numpy(), True)
+    close(torch.fft.ihfft2(r, s=(4, 8)), torch.fft.ihfftn(r, s=(4, 8), dim=(-2, -1)).cpu().numpy(), True)
+    if real_torch is not None:
+        t = real_torch.fft.ihfft2(real_torch.from_numpy(r.cpu().numpy()), s=(4, 8))
+        close(torch.fft.ihfft2(r, s=(4, 8)), t.numpy(), True)
+
+
+def test_hfftn_gradients_match_torch():
+    if real_torch is None:
+        pytest.skip("needs torch as the oracle")
+    x = cplx((3, 4, 5))
+    ours, theirs = torch.tensor(x, requires_grad=True), real_torch.tensor(x, requires_grad=True)
+    torch.fft.hfftn(ours, s=(3, 4, 8)).pow(2).sum().backward()
+    real_torch.fft.hfftn(theirs, s=(3, 4, 8)).pow(2).sum().backward()
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-9, atol=1e-9)
