@@ -21,8 +21,9 @@ from .modules import (  # noqa: F401
     TripletMarginLoss, PoissonNLLLoss, GaussianNLLLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
     ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, Unfold, Fold, SyncBatchNorm,
     AdaptiveAvgPool3d, AdaptiveMaxPool3d, ChannelShuffle, LocalResponseNorm, EmbeddingBag, CTCLoss,
-    NLLLoss2d,
+    NLLLoss2d, LinearCrossEntropyLoss,
 )
+from ._functional_linear_xent import LinearCrossEntropyOptions  # noqa: F401
 from .modules.padding import *  # noqa: F401,F403
 from .parameter import UninitializedParameter, UninitializedBuffer  # noqa: F401
 from .modules.lazy import (  # noqa: F401

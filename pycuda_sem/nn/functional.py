@@ -59,6 +59,7 @@ from ._functional_loss_more import (  # noqa: F401
     multilabel_margin_loss, triplet_margin_with_distance_loss,
 )
 from ._functional_ctc import ctc_loss  # noqa: F401
+from ._functional_linear_xent import linear_cross_entropy  # noqa: F401
 from ._functional_more3 import (  # noqa: F401
     fractional_max_pool2d, fractional_max_pool3d, fractional_max_pool2d_with_indices,
     fractional_max_pool3d_with_indices, native_channel_shuffle,
@@ -92,7 +93,7 @@ __all__ = ["softmax", "log_softmax", "softmin", "one_hot", "normalize", "linear"
            "threshold_", "hardtanh_", "rrelu_", "upsample_nearest", "upsample_bilinear",
            "multilabel_margin_loss", "triplet_margin_with_distance_loss", "ctc_loss",
            "fractional_max_pool2d", "fractional_max_pool3d", "fractional_max_pool2d_with_indices",
-           "fractional_max_pool3d_with_indices", "native_channel_shuffle"]
+           "fractional_max_pool3d_with_indices", "native_channel_shuffle", "linear_cross_entropy"]
 
 
 def _implicit_dim(name, ndim):

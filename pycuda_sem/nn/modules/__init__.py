@@ -38,7 +38,7 @@ from .loss import (  # noqa: F401
     L1Loss, MSELoss, SmoothL1Loss, HuberLoss, CrossEntropyLoss, NLLLoss, BCELoss,
     BCEWithLogitsLoss, KLDivLoss, MarginRankingLoss, HingeEmbeddingLoss, SoftMarginLoss,
     CosineEmbeddingLoss, TripletMarginLoss, PoissonNLLLoss, GaussianNLLLoss,
-    MultiLabelSoftMarginLoss, MultiMarginLoss, CTCLoss, NLLLoss2d,
+    MultiLabelSoftMarginLoss, MultiMarginLoss, CTCLoss, NLLLoss2d, LinearCrossEntropyLoss,
 )
 from .extra_layers import (  # noqa: F401
     MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, LPPool1d, LPPool2d, LPPool3d, AlphaDropout,

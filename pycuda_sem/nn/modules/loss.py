@@ -7,7 +7,8 @@ from .module import Module
 __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss",
            "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "MarginRankingLoss", "HingeEmbeddingLoss",
            "SoftMarginLoss", "CosineEmbeddingLoss", "TripletMarginLoss", "PoissonNLLLoss",
-           "GaussianNLLLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "CTCLoss", "NLLLoss2d"]
+           "GaussianNLLLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "CTCLoss", "NLLLoss2d",
+           "LinearCrossEntropyLoss"]
 
 
 class _Loss(Module):
@@ -86,6 +87,42 @@ class CrossEntropyLoss(_WeightedLoss):
     def forward(self, input, target):
         return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
                                reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """A Linear(in_features, C * prod(out_features)) head and the cross
+    entropy of its logits in one module (F.linear_cross_entropy); the weight
+    is stored flat, as torch's, and reshaped in forward."""
+
+    def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None, dtype=None,
+                 reduction="mean", weight=None, ignore_index=None, label_smoothing=0.0, options=None):
+        import math
+        from .linear import Linear
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError("expected weight shape to be %s, got %s" % ((num_classes,), tuple(weight.shape)))
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError("expected label_smoothing to be in range [0, 1], got %s" % (label_smoothing,))
+        super().__init__(weight=weight, reduction=reduction)
+        self.num_classes = num_classes
+        self.out_features = tuple(out_features)
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        self.linear = Linear(in_features, math.prod(self.out_features, start=num_classes), bias=bias,
+                             device=device, dtype=dtype)
+        self.options = options
+
+    def extra_repr(self):
+        return ("in_features=%d, num_classes=%d, out_features=%s, bias=%s, reduction=%s, ignore_index=%s, "
+                "label_smoothing=%s, options=%s" % (self.linear.in_features, self.num_classes, self.out_features,
+                                                    self.linear.bias is not None, self.reduction,
+                                                    self.ignore_index, self.label_smoothing, self.options))
+
+    def forward(self, input, target):
+        w = self.linear.weight.reshape((self.num_classes, *self.out_features, self.linear.in_features))
+        b = None if self.linear.bias is None else self.linear.bias.reshape((self.num_classes, *self.out_features))
+        return F.linear_cross_entropy(input, w, target, linear_bias=b, weight=self.weight,
+                                      reduction=self.reduction, ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing, options=self.options)
 
 
 class BCELoss(_WeightedLoss):
