@@ -512,7 +512,7 @@ def act_print(p):
 
 
 FFTS = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
-        "fftn", "ifftn", "rfftn", "irfftn", "fftshift", "ifftshift"]
+        "fftn", "ifftn", "rfftn", "irfftn", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftshift", "ifftshift"]
 
 
 def act_fft(p):

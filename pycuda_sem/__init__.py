@@ -245,6 +245,8 @@ from . import overrides  # noqa: E402,F401 - the __torch_function__ protocol hel
 from . import types  # noqa: E402,F401 - torch.types' aliases
 from . import export  # noqa: E402,F401 - torch.export, raising (no tracer)
 from . import ao  # noqa: E402,F401 - torch.ao.quantization: float-mode stubs, the rest raising
+from . import return_types  # noqa: E402,F401 - the named tuples of ops with several results
+from .amp import GradScaler  # noqa: E402,F401 - torch.GradScaler is torch.amp.GradScaler
 quantization = ao.quantization  # torch.quantization, the older name of the same module
 __import__("sys").modules[__name__ + ".quantization"] = quantization  # import pycuda_sem.quantization
 from ._control_flow import cond, while_loop, fork, wait  # noqa: E402,F401

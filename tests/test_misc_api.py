@@ -352,3 +352,25 @@ def test_custom_fwd_bwd_record_and_restore():
         dec = torch.cuda.amp.custom_fwd(cast_inputs=torch.float16)
         torch.cuda.amp.custom_bwd(lambda ctx, g: g)
     assert callable(dec) and any(issubclass(i.category, FutureWarning) for i in w)
+
+
+def test_return_types_pickle_and_answer_isinstance():
+    import pickle
+    x = torch.randn(3, 4)
+    a = torch.randn(3, 3, dtype=torch.float64)
+    results = {"max": torch.max(x, 0), "sort": torch.sort(x), "kthvalue": torch.kthvalue(x, 2),
+               "aminmax": x.aminmax(), "linalg_slogdet": torch.linalg.slogdet(a),
+               "linalg_eigh": torch.linalg.eigh(a @ a.T), "linalg_svd": torch.linalg.svd(a),
+               "svd": torch.svd(a), "frexp": torch.frexp(x), "linalg_qr": torch.linalg.qr(a)}
+    for name, r in results.items():
+        cls = getattr(torch.return_types, name)
+        assert type(r) is cls and type(r).__module__ == "pycuda_sem.return_types"
+        back = pickle.loads(pickle.dumps(r))
+        assert type(back) is cls and len(back) == len(r)
+        for u, v in zip(back, r):
+            assert u.dtype == v.dtype and u.tolist() == v.tolist()
+    assert torch.linalg.svd(a)._fields == ("U", "S", "Vh") and torch.svd(a)._fields == ("U", "S", "V")
+
+
+def test_top_level_grad_scaler_is_the_amp_one():
+    assert torch.GradScaler is torch.amp.GradScaler
