@@ -374,3 +374,24 @@ def test_return_types_pickle_and_answer_isinstance():
 
 def test_top_level_grad_scaler_is_the_amp_one():
     assert torch.GradScaler is torch.amp.GradScaler
+
+
+def test_nn_modules_utils_helpers():
+    from collections import OrderedDict
+    from pycuda_sem.nn.modules.utils import (_list_with_default, _pair, _quadruple, _reverse_repeat_tuple,
+                                             _single, _triple, consume_prefix_in_state_dict_if_present)
+    assert (_single(2), _pair(3), _triple([1, 2, 3]), _quadruple(0)) == ((2,), (3, 3), (1, 2, 3), (0, 0, 0, 0))
+    assert _reverse_repeat_tuple((1, 2), 2) == (2, 2, 1, 1)
+    assert _list_with_default([None, 4], [8, 6, 5]) == [6, 4]
+    with pytest.raises(ValueError, match="Input dimension should be at least 3"):
+        _list_with_default([None, 4], [8, 6])
+    sd = OrderedDict([("module.w", 1), ("module.sub.b", 2), ("other", 3)])
+    sd._metadata = OrderedDict([("", {}), ("module", {"v": 1}), ("module.sub", {"v": 1})])
+    consume_prefix_in_state_dict_if_present(sd, "module.")
+    assert set(sd) == {"w", "sub.b", "other"} and set(sd._metadata) == {"", "sub"}
+    if real_torch is not None:
+        import torch.nn.modules.utils as theirs
+        sd2 = OrderedDict([("module.w", 1), ("module.sub.b", 2), ("other", 3)])
+        sd2._metadata = OrderedDict([("", {}), ("module", {"v": 1}), ("module.sub", {"v": 1})])
+        theirs.consume_prefix_in_state_dict_if_present(sd2, "module.")
+        assert list(sd2) == list(sd) and list(sd2._metadata) == list(sd._metadata)

@@ -6,6 +6,7 @@ from .. import functional as F
 from ..parameter import Parameter
 from .linear import _reset_like_linear
 from .module import Module
+from .utils import _as_tuple
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
            "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d",
@@ -13,10 +14,6 @@ __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "
            "AdaptiveMaxPool2d", "PixelShuffle", "PixelUnshuffle"]
 
 _PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
-
-
-def _ntuple(v, d):
-    return tuple(v) if isinstance(v, (list, tuple)) else (v,) * d
 
 
 class _ConvNd(Module):
@@ -34,7 +31,7 @@ class _ConvNd(Module):
             raise ValueError("in_channels must be divisible by groups")
         if out_channels % groups != 0:
             raise ValueError("out_channels must be divisible by groups")
-        stride = _ntuple(stride, d)
+        stride = _as_tuple(stride, d)
         if isinstance(padding, str):
             if padding not in ("same", "valid"):
                 raise ValueError("Invalid padding string %r, should be one of {'valid', 'same'}"
@@ -45,10 +42,10 @@ class _ConvNd(Module):
             raise ValueError("padding_mode must be one of %s, but got padding_mode='%s'"
                              % (_PADDING_MODES, padding_mode))
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size = _ntuple(kernel_size, d)
+        self.kernel_size = _as_tuple(kernel_size, d)
         self.stride = stride
-        self.padding = padding if isinstance(padding, str) else _ntuple(padding, d)
-        self.dilation = _ntuple(dilation, d)
+        self.padding = padding if isinstance(padding, str) else _as_tuple(padding, d)
+        self.dilation = _as_tuple(dilation, d)
         self.transposed = self._transposed
         self.output_padding = (0,) * d
         self.groups = groups
@@ -134,7 +131,7 @@ class _ConvTransposeNd(_ConvNd):
             raise ValueError("%s does not support string padding" % type(self).__name__)
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
                          groups, bias, padding_mode, device, dtype)
-        self.output_padding = _ntuple(output_padding, self._d)
+        self.output_padding = _as_tuple(output_padding, self._d)
 
     def _output_padding(self, input, output_size):
         if output_size is None:
@@ -215,9 +212,9 @@ class AvgPool1d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True):
         super().__init__()
-        self.kernel_size = _ntuple(kernel_size, 1)
-        self.stride = _ntuple(stride if stride is not None else kernel_size, 1)
-        self.padding = _ntuple(padding, 1)
+        self.kernel_size = _as_tuple(kernel_size, 1)
+        self.stride = _as_tuple(stride if stride is not None else kernel_size, 1)
+        self.padding = _as_tuple(padding, 1)
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
 

@@ -8,14 +8,11 @@ from .. import functional as F
 from .distance import PairwiseDistance
 from .loss import _Loss
 from .module import Module
+from .utils import _as_tuple
 
 __all__ = ["MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "LPPool1d", "LPPool2d", "LPPool3d",
            "AlphaDropout", "FeatureAlphaDropout", "TripletMarginWithDistanceLoss",
            "MultiLabelMarginLoss"]
-
-
-def _ntuple(v, d):
-    return tuple(v) if isinstance(v, (list, tuple)) else (v,) * d
 
 
 class _MaxUnpoolNd(Module):
@@ -25,9 +22,9 @@ class _MaxUnpoolNd(Module):
     def __init__(self, kernel_size, stride=None, padding=0):
         super().__init__()
         d = self._d
-        self.kernel_size = _ntuple(kernel_size, d)
-        self.stride = _ntuple(stride if stride is not None else kernel_size, d)
-        self.padding = _ntuple(padding, d)
+        self.kernel_size = _as_tuple(kernel_size, d)
+        self.stride = _as_tuple(stride if stride is not None else kernel_size, d)
+        self.padding = _as_tuple(padding, d)
 
     def forward(self, input, indices, output_size=None):
         return type(self)._fn(input, indices, self.kernel_size, self.stride, self.padding,

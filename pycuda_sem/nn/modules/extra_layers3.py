@@ -13,13 +13,10 @@ from .._functional_more3 import _cross_map_lrn2d
 from .container import ModuleList, Sequential
 from .linear import Linear
 from .module import Module
+from .utils import _as_tuple
 
 __all__ = ["FractionalMaxPool2d", "FractionalMaxPool3d", "CrossMapLRN2d",
            "AdaptiveLogSoftmaxWithLoss"]
-
-
-def _ntuple(v, d):
-    return tuple(v) if isinstance(v, (list, tuple)) else (v,) * d
 
 
 class _FractionalMaxPoolNd(Module):
@@ -29,11 +26,11 @@ class _FractionalMaxPoolNd(Module):
                  _random_samples=None):
         super().__init__()
         d, name = self._d, type(self).__name__
-        self.kernel_size = _ntuple(kernel_size, d)
+        self.kernel_size = _as_tuple(kernel_size, d)
         self.return_indices = return_indices
         self.register_buffer("_random_samples", _random_samples)
-        self.output_size = _ntuple(output_size, d) if output_size is not None else None
-        self.output_ratio = _ntuple(output_ratio, d) if output_ratio is not None else None
+        self.output_size = _as_tuple(output_size, d) if output_size is not None else None
+        self.output_ratio = _as_tuple(output_ratio, d) if output_ratio is not None else None
         if output_size is None and output_ratio is None:
             raise ValueError("%s requires specifying either an output size, or a pooling ratio"
                              % name)
