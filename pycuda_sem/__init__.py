@@ -247,6 +247,7 @@ from . import export  # noqa: E402,F401 - torch.export, raising (no tracer)
 from . import ao  # noqa: E402,F401 - torch.ao.quantization: float-mode stubs, the rest raising
 from . import return_types  # noqa: E402,F401 - the named tuples of ops with several results
 from .amp import GradScaler  # noqa: E402,F401 - torch.GradScaler is torch.amp.GradScaler
+from . import __future__  # noqa: E402,F401 - torch.__future__'s module-conversion switches
 quantization = ao.quantization  # torch.quantization, the older name of the same module
 __import__("sys").modules[__name__ + ".quantization"] = quantization  # import pycuda_sem.quantization
 from ._control_flow import cond, while_loop, fork, wait  # noqa: E402,F401

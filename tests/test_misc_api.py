@@ -395,3 +395,27 @@ def test_nn_modules_utils_helpers():
         sd2._metadata = OrderedDict([("", {}), ("module", {"v": 1}), ("module.sub", {"v": 1})])
         theirs.consume_prefix_in_state_dict_if_present(sd2, "module.")
         assert list(sd2) == list(sd) and list(sd2._metadata) == list(sd._metadata)
+
+
+def test_future_overwrite_module_params_on_conversion():
+    import pycuda_sem.__future__ as future
+    m = torch.nn.Linear(3, 2)
+    w0 = m.weight
+    m.weight.grad = torch.ones(2, 3)
+    assert not future.get_overwrite_module_params_on_conversion()
+    future.set_overwrite_module_params_on_conversion(True)
+    try:
+        m.double()
+        # new Parameter objects; the old one (an optimizer's, say) is left as it was
+        assert m.weight is not w0 and isinstance(m.weight, torch.nn.Parameter)
+        assert m.weight.dtype == torch.float64 and m.weight.requires_grad
+        assert m.weight.grad.dtype == torch.float64 and w0.dtype == torch.float32
+    finally:
+        future.set_overwrite_module_params_on_conversion(False)
+    w1 = m.weight
+    m.float()
+    assert m.weight is w1 and m.weight.dtype == torch.float32  # the default: in place
+    assert future.get_swap_module_params_on_conversion() is False
+    future.set_swap_module_params_on_conversion(False)
+    with pytest.raises(NotImplementedError, match="set_swap_module_params_on_conversion"):
+        future.set_swap_module_params_on_conversion(True)

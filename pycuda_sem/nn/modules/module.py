@@ -473,17 +473,28 @@ class Module(_StateDictMixin):
     def _apply(self, fn, recurse=True):
         """fn on every parameter, gradient and buffer. Parameters keep their
         identity (their memory is swapped through .data) so that an optimizer
-        built before model.to(...) still holds the live tensors."""
+        built before model.to(...) still holds the live tensors; with
+        __future__.set_overwrite_module_params_on_conversion(True) they are
+        replaced by new Parameters instead, as in torch."""
+        from ... import __future__ as future  # not `from ...__future__ import`: a future statement
         if recurse:
             for module in self.children():
                 module._apply(fn)
-        for param in self._parameters.values():
+        overwrite = future.get_overwrite_module_params_on_conversion()
+        for key, param in self._parameters.items():
             if param is None:
                 continue
             with no_grad():
                 applied = fn(param)
-            param.data = applied
             grad = param.grad
+            if overwrite:
+                new = Parameter(applied, param.requires_grad)
+                if grad is not None:
+                    with no_grad():
+                        new.grad = fn(grad).requires_grad_(grad.requires_grad)
+                self._parameters[key] = new
+                continue
+            param.data = applied
             if grad is not None:
                 with no_grad():
                     grad.data = fn(grad)
