@@ -94,15 +94,34 @@ def _gen(generator):
     return {} if generator is None else {"generator": generator}
 
 
+# C++'s names of the dtypes, which torch's cauchy_ message prints
+_CPP_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+              "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
+              "complex128": "c10::complex<double>"}
+_LEGACY = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+           "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def _dtype_name(self):
+    return str(self.dtype).split(".")[-1]
+
+
 def _need_float(self, what):
     if not self.is_floating_point():
         raise RuntimeError("%s is a continuous probability distribution. dtype must be a floating point "
-                           "but you specified %s" % (what, str(self.dtype).split(".")[-1]))
+                           "but you specified %s" % (what, _CPP_NAMES.get(_dtype_name(self), _dtype_name(self))))
+
+
+def _not_for(self, op):
+    """torch's NotImplementedError for a dtype a kernel was not built for."""
+    raise NotImplementedError('"%s_%s" not implemented for \'%s\''
+                              % (op, "cuda" if self.is_cuda else "cpu", _LEGACY.get(_dtype_name(self), _dtype_name(self))))
 
 
 def log_normal_(self, mean=1, std=2, *, generator=None):
     """exp of normal(mean, std) draws, in place."""
-    _need_float(self, "log_normal_")
+    if not self.is_floating_point():
+        _not_for(self, "log_normal")
     if not std > 0:
         raise RuntimeError("log_normal_ expects std > 0.0, but found std=%s" % std)
     return self.normal_(mean, std, **_gen(generator)).exp_()
@@ -120,6 +139,8 @@ def cauchy_(self, median=0, sigma=1, *, generator=None):
 def geometric_(self, p, *, generator=None):
     """ceil(log(1 - u) / log1p(-p)), u uniform in [0, 1): the number of
     Bernoulli(p) trials to the first success (1, 2, ...), in place."""
+    if self.is_complex() or self.dtype == _C.bool:
+        _not_for(self, "geometric")
     if not 0 < p < 1:
         raise RuntimeError("geometric_ expects p to be in (0, 1), but got p=%s" % p)
     u = _C.empty(tuple(self.shape), dtype=_C.float64, device=self.device).uniform_(**_gen(generator))

@@ -76,9 +76,40 @@ def test_same_numbers_on_cpu_and_gpu_part_by_part(device):
 
 def test_other_fills_refuse_complex():
     z = torch.empty(3, dtype=torch.complex64)
-    for name in ("exponential_", "bernoulli_", "random_"):
+    for name in ("bernoulli_", "random_"):
         with pytest.raises(NotImplementedError, match="complex"):
             getattr(z, name)()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ["complex64", "complex128", "int64", "bool", "uint8"])
+def test_continuous_fills_refuse_other_dtypes_in_torch_words(device, dtype):
+    x = torch.zeros(3, dtype=getattr(torch, dtype), device=device)
+    legacy = {"complex64": "ComplexFloat", "complex128": "ComplexDouble", "int64": "Long", "bool": "Bool",
+              "uint8": "Byte"}[dtype]
+    cpp = {"complex64": "c10::complex<float>", "complex128": "c10::complex<double>", "int64": "long int",
+           "bool": "bool", "uint8": "unsigned char"}[dtype]
+    with pytest.raises(RuntimeError, match="Exponential distribution is a continuous probability distribution. "
+                                           "dtype must be a floating point but you specified " + legacy):
+        x.exponential_()
+    with pytest.raises(NotImplementedError, match='"log_normal_%s" not implemented for \'%s\''
+                       % (device, legacy)):
+        x.log_normal_()
+    with pytest.raises(RuntimeError, match="Cauchy distribution is a continuous probability distribution. "
+                                           "dtype must be a floating point but you specified " + cpp.replace("<", ".")
+                                           .replace(">", ".")):
+        x.cauchy_()
+    if dtype.startswith("complex") or dtype == "bool":
+        with pytest.raises(NotImplementedError, match='"geometric_%s" not implemented' % device):
+            x.geometric_(0.5)
+    else:
+        assert (x.geometric_(0.5) >= 1).all()
+    if real_torch is not None and device == "cpu":
+        t = real_torch.zeros(3, dtype=getattr(real_torch, dtype))
+        with pytest.raises(RuntimeError, match="Exponential distribution"):
+            t.exponential_()
+        with pytest.raises(NotImplementedError, match="log_normal_cpu"):
+            t.log_normal_()
 
 
 def test_torch_draws_complex_the_same_way():

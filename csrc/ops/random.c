@@ -114,20 +114,15 @@ static int random_fill(PcsTensor *t, pcs_rng_params *p, pcs_gen *gen)
 
 static const char *legacy_name(int dtype) { return pcs_dtypes[dtype].legacy; }
 
-/* The fills of real numbers; `complex_ok` lets complex tensors through too
- * (normal_, uniform_, rand, randn: each part drawn, as torch's). */
-static int require_float_c(PcsTensor *t, const char *what, bool complex_ok)
+/* The fills that take floating tensors, real or complex (normal_, uniform_,
+ * rand, randn: each part of a complex number drawn, as torch's). */
+static int require_float_c(PcsTensor *t, const char *what)
 {
-    if (pcs_is_float(t->dtype) || (complex_ok && pcs_is_complex(t->dtype)))
+    if (pcs_is_float(t->dtype) || pcs_is_complex(t->dtype))
         return 0;
-    if (pcs_is_complex(t->dtype))
-        PyErr_Format(PyExc_NotImplementedError, "%s on complex tensors is not supported by pycuda_sem", what);
-    else
-        PyErr_Format(PyExc_RuntimeError, "\"%s\" not implemented for '%s'", what, legacy_name(t->dtype));
+    PyErr_Format(PyExc_RuntimeError, "\"%s\" not implemented for '%s'", what, legacy_name(t->dtype));
     return -1;
 }
-
-static int require_float(PcsTensor *t, const char *what) { return require_float_c(t, what, false); }
 
 /* A float argument (pos / name), `dflt` when absent. */
 static int double_arg(PyObject *const *args, Py_ssize_t nargs, PyObject *kw, Py_ssize_t pos,
@@ -198,7 +193,7 @@ static PyObject *m_normal_(PyObject *self, PyObject *const *args, Py_ssize_t nar
     pcs_gen *gen;
     if (pcs_check_kwargs(kw, "normal_", names) < 0 || !(gen = fill_generator(args, nargs, kw, (PcsTensor *)self)) ||
         double_arg(args, nargs, kw, 0, "mean", 0.0, &mean) < 0 ||
-        double_arg(args, nargs, kw, 1, "std", 1.0, &std) < 0 || require_float_c((PcsTensor *)self, "normal_", true) < 0)
+        double_arg(args, nargs, kw, 1, "std", 1.0, &std) < 0 || require_float_c((PcsTensor *)self, "normal_") < 0)
         return NULL;
     if (!(std >= 0.0))
         return rt_error("normal expects std >= 0.0, but found std %g", std, 0);
@@ -214,7 +209,7 @@ static PyObject *m_uniform_(PyObject *self, PyObject *const *args, Py_ssize_t na
     pcs_gen *gen;
     if (pcs_check_kwargs(kw, "uniform_", names) < 0 || !(gen = fill_generator(args, nargs, kw, (PcsTensor *)self)) ||
         double_arg(args, nargs, kw, 0, "from", 0.0, &lo) < 0 ||
-        double_arg(args, nargs, kw, 1, "to", 1.0, &hi) < 0 || require_float_c((PcsTensor *)self, "uniform_", true) < 0)
+        double_arg(args, nargs, kw, 1, "to", 1.0, &hi) < 0 || require_float_c((PcsTensor *)self, "uniform_") < 0)
         return NULL;
     if (lo > hi)
         return rt_error("uniform_ expects to return a [from, to) range, but found from=%g > to=%g", lo, hi);
@@ -247,9 +242,13 @@ static PyObject *m_exponential_(PyObject *self, PyObject *const *args, Py_ssize_
     double lambd;
     pcs_gen *gen;
     if (pcs_check_kwargs(kw, "exponential_", names) < 0 || !(gen = fill_generator(args, nargs, kw, (PcsTensor *)self)) ||
-        double_arg(args, nargs, kw, 0, "lambd", 1.0, &lambd) < 0 ||
-        require_float((PcsTensor *)self, "exponential_") < 0)
+        double_arg(args, nargs, kw, 0, "lambd", 1.0, &lambd) < 0)
         return NULL;
+    if (!pcs_is_float(((PcsTensor *)self)->dtype)) /* complex too, in torch's words */
+        return PyErr_Format(PyExc_RuntimeError,
+                            "Exponential distribution is a continuous probability distribution. dtype must be a "
+                            "floating point but you specified %s",
+                            legacy_name(((PcsTensor *)self)->dtype));
     if (!(lambd > 0.0))
         return rt_error("exponential_ expects lambda > 0.0, but found lambda=%g", lambd, 0);
     pcs_rng_params p;
@@ -392,7 +391,7 @@ static PyObject *new_float_random(int ndim, const int64_t *sizes, PcsTensor *lik
                         : pcs_tensor_empty(ndim, sizes, dtype, device, pinned);
     if (!t)
         return NULL;
-    if (require_float_c(t, fname, true) < 0) {
+    if (require_float_c(t, fname) < 0) {
         Py_DECREF(t);
         return NULL;
     }
