@@ -469,3 +469,28 @@ def test_function_on_cuda(balanced):
     assert x.grad.device == x.device
     np.testing.assert_allclose(npy(x.grad), np.exp([0.0, 1.0]))
     del x, y
+
+
+def test_needs_input_grad_in_forward_when_nothing_is_recorded():
+    # torch's ctx.needs_input_grad has one entry an argument even when the
+    # call records nothing: all False without a requiring input, and each
+    # input's requires_grad under no_grad
+    seen = []
+
+    class Mul(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w, k):
+            seen.append(tuple(ctx.needs_input_grad))
+            return x * w * k
+
+        @staticmethod
+        def backward(ctx, g):
+            seen.append(tuple(ctx.needs_input_grad))
+            return g, g, None
+
+    x, w = torch.ones(2), torch.ones(2, requires_grad=True)
+    Mul.apply(torch.ones(2), torch.ones(2), 3)
+    Mul.apply(x, w, 3).sum().backward()
+    with torch.no_grad():
+        Mul.apply(x, w, 3)
+    assert seen == [(False, False, False), (False, True, False), (False, True, False), (False, True, False)]

@@ -545,7 +545,11 @@ static PyObject *get_dtypes(PyObject *self, void *c)
 
 static PyObject *get_needs_input_grad(PyObject *self, void *c)
 {
-    PCS_UNUSED(c);
+    /* set by Function.apply when no input needs a gradient (the ctx then
+     * takes no inputs): all False, one an argument, as torch's */
+    PyObject *u = user_attr(self, c);
+    if (u)
+        return Py_NewRef(u);
     return per_arg(N(self), needs_of, Py_False);
 }
 
@@ -632,7 +636,8 @@ static PyGetSetDef node_getset[] = {
     {"result", get_result, set_user_attr, "The saved output(s), or None.", "result"},
     {"shapes", get_shapes, set_user_attr, "Per arg: the tensor's Size (tuple for lists), else None.", "shapes"},
     {"dtypes", get_dtypes, set_user_attr, "Per arg: the tensor's dtype (tuple for lists), else None.", "dtypes"},
-    {"needs_input_grad", get_needs_input_grad, NULL, "Per arg: whether it needs a gradient.", NULL},
+    {"needs_input_grad", get_needs_input_grad, set_user_attr, "Per arg: whether it needs a gradient.",
+     "needs_input_grad"},
     {"next_functions", get_next_functions, NULL, "(node or None, input_nr) per input.", NULL},
     {"variable", get_variable, NULL, "AccumulateGrad: the leaf it accumulates into.", NULL},
     {"metadata", get_metadata, NULL, "A dict for the user's annotations.", NULL},

@@ -132,6 +132,8 @@ class Function(metaclass=FunctionMeta):
         elif kwargs:
             raise TypeError("apply() takes no keyword arguments")
         ctx = _C._FunctionCtx(args)  # knows the inputs: needs_input_grad works in forward
+        if args and not ctx.needs_input_grad:  # grad mode off or no input requiring it: no inputs taken
+            ctx.needs_input_grad = tuple(isinstance(a, _Tensor) and a.requires_grad for a in args)
         ctx._pcs_is_tensor = tuple(isinstance(a, _Tensor) for a in args)
         with no_grad():
             if setup_context:

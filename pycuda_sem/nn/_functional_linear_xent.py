@@ -91,7 +91,7 @@ class _ChunkedLinearCrossEntropy(Function):
         n, classes = x.shape[0], w.shape[0]
         acc = options.acc_dtype or (float32 if x.dtype in (float16, bfloat16) else x.dtype)
         rows = options._chunk_rows(n, classes, x.shape[1])
-        nig = tuple(ctx.needs_input_grad) or (False,) * 3  # () when no input needs a gradient
+        nig = ctx.needs_input_grad
         need_x, need_w = nig[0], nig[1]
         need_b = b is not None and nig[2]
         total = None
