@@ -311,6 +311,11 @@ def conj(input):
     x = _t("conj", input)
     if not x.is_complex():
         return x
+    if x.requires_grad and _C.is_grad_enabled():
+        # recorded: re - i im from differentiable parts (negating the clone's
+        # imaginary view in place is not recordable here)
+        cd = x.dtype
+        return x.real.to(cd) - x.imag.to(cd) * 1j
     r = x.clone()
     r.imag.neg_()
     return r

@@ -25,12 +25,14 @@ from ._linalg_more import (  # noqa: F401
     cross, lstsq, matrix_exp, cond, tensorinv, tensorsolve, vander, householder_product, eig, eigvals,
     ldl_factor, ldl_factor_ex, ldl_solve,
 )
+from ._linalg_polar import polar, matrix_sqrth  # noqa: F401
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "LinAlgError", "inv", "det", "slogdet", "solve", "cholesky",
            "eigh", "eigvalsh", "svd", "svdvals", "qr", "pinv", "matrix_rank", "matrix_power", "multi_dot",
            "vecdot", "matmul", "diagonal", "lu_factor", "lu_factor_ex", "lu", "lu_solve", "solve_triangular",
            "inv_ex", "solve_ex", "cholesky_ex", "cross", "lstsq", "matrix_exp", "cond", "tensorinv", "tensorsolve",
-           "vander", "householder_product", "eig", "eigvals", "ldl_factor", "ldl_factor_ex", "ldl_solve"]
+           "vander", "householder_product", "eig", "eigvals", "ldl_factor", "ldl_factor_ex", "ldl_solve", "polar",
+           "matrix_sqrth"]
 
 _SlogdetResult = _collections.namedtuple("slogdet", ["sign", "logabsdet"])
 _EighResult = _collections.namedtuple("eigh", ["eigenvalues", "eigenvectors"])

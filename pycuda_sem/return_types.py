@@ -8,7 +8,8 @@ pickle (a DataLoader worker may return one) and isinstance checks against
 torch.return_types.<name> work.
 """
 from . import _C
-from . import _linalg_lu, _linalg_more, _linalg_torch, _math_more, _math_reduce, _misc_api, linalg
+from . import _linalg_lu, _linalg_more, _linalg_polar, _linalg_torch, _math_more, _math_reduce, _misc_api
+from . import linalg
 
 _TYPES = {
     "aminmax": _math_reduce._MinMax, "frexp": _math_more._frexp, "geqrf": _linalg_more._Geqrf,
@@ -18,7 +19,8 @@ _TYPES = {
     "linalg_lu": _linalg_lu._LU, "linalg_lu_factor": _linalg_lu._LUFactor,
     "linalg_lu_factor_ex": _linalg_lu._LUFactorEx, "linalg_qr": linalg._QRResult,
     "linalg_slogdet": linalg._SlogdetResult, "linalg_solve_ex": _linalg_lu._SolveEx,
-    "linalg_svd": linalg._SvdResult, "lu_unpack": _linalg_lu._LUUnpack, "svd": _linalg_torch._SVD,
+    "linalg_svd": linalg._SvdResult, "linalg_polar": _linalg_polar._Polar, "lu_unpack": _linalg_lu._LUUnpack,
+    "svd": _linalg_torch._SVD,
     "triangular_solve": _linalg_torch._TriangularSolve,
 }
 for _name, _cls in _TYPES.items():

@@ -553,3 +553,58 @@ def test_unbatched_results_are_0_dim():
     a = t(rand(42, 3, 3))
     assert LA.det(a).shape == () and LA.slogdet(a).sign.shape == () and LA.lu_factor_ex(a).info.shape == ()
     assert LA.inv_ex(a).info.shape == () and LA.cholesky_ex(a @ a.mT).info.shape == ()
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (2, 5, 5), (3, 6, 2)])
+@pytest.mark.parametrize("cplx", [False, True])
+def test_polar_and_matrix_sqrth(shape, cplx):
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if cplx else 0)
+    U, H = torch.linalg.polar(torch.tensor(a))
+    assert type(torch.linalg.polar(torch.tensor(a))) is torch.return_types.linalg_polar
+    u, h = U.numpy(), H.numpy()
+    eye = np.eye(shape[-1])
+    np.testing.assert_allclose(u @ h, a, atol=1e-10)  # A = U H
+    np.testing.assert_allclose(np.conj(np.swapaxes(u, -1, -2)) @ u, np.broadcast_to(eye, h.shape), atol=1e-10)
+    np.testing.assert_allclose(h, np.conj(np.swapaxes(h, -1, -2)), atol=1e-10)  # Hermitian
+    assert (np.linalg.eigvalsh(h) > -1e-10).all()  # positive semi-definite
+    # recorded (the eigh path): the same values, and torch's gradients
+    ag = torch.tensor(a, requires_grad=True)
+    Ug, Hg = torch.linalg.polar(ag)
+    np.testing.assert_allclose(Ug.detach().numpy(), u, atol=1e-9)
+    np.testing.assert_allclose(Hg.detach().numpy(), h, atol=1e-9)
+    w1, w2 = rng.standard_normal(u.shape), rng.standard_normal(h.shape)
+    ((Ug.real * torch.tensor(w1)).sum() + (Hg.real * torch.tensor(w2)).sum()).backward()
+    n = shape[-1]
+    spd = a[..., :n, :] @ np.conj(np.swapaxes(a[..., :n, :], -1, -2)) + 3 * np.eye(n)
+    X = torch.linalg.matrix_sqrth(torch.tensor(spd))
+    np.testing.assert_allclose(X.numpy() @ X.numpy(), spd, atol=1e-9)
+    if real_torch is not None and hasattr(real_torch.linalg, "polar"):
+        at = real_torch.tensor(a, requires_grad=True)
+        Ut, Ht = real_torch.linalg.polar(at)
+        ((Ut.real * real_torch.tensor(w1)).sum() + (Ht.real * real_torch.tensor(w2)).sum()).backward()
+        np.testing.assert_allclose(ag.grad.numpy(), at.grad.numpy(), rtol=1e-7, atol=1e-8)
+        np.testing.assert_allclose(X.numpy(), real_torch.linalg.matrix_sqrth(real_torch.tensor(spd)).numpy(),
+                                   rtol=1e-9, atol=1e-10)
+
+
+def test_polar_matrix_sqrth_errors_and_indefinite_input():
+    with pytest.raises(RuntimeError, match="at least as many rows as columns, but got 2 by 3"):
+        torch.linalg.polar(torch.randn(2, 3))
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        torch.linalg.polar(torch.randn(3))
+    with pytest.raises(RuntimeError, match="square matrices, but they are 2 by 3"):
+        torch.linalg.matrix_sqrth(torch.randn(2, 3))
+    with pytest.raises(NotImplementedError, match="Got Long"):
+        torch.linalg.polar(torch.randint(0, 3, (3, 2)))
+    # a negative eigenvalue is taken as 0, as torch's: eigenvalues 3 and -1
+    x = torch.linalg.matrix_sqrth(torch.tensor([[1.0, 2.0], [2.0, 1.0]]))
+    np.testing.assert_allclose(x.numpy(), np.full((2, 2), np.sqrt(3) / 2), rtol=1e-6)
+
+
+def test_conj_of_a_tensor_that_requires_grad():
+    x = torch.tensor([1 + 2j, -3 + 0.5j], requires_grad=True)
+    y = x.conj()
+    assert y.grad_fn is not None and y.detach().tolist() == [1 - 2j, -3 - 0.5j]
+    (y.real.sum() + 2 * y.imag.sum()).backward()
+    assert x.grad.tolist() == [1 - 2j, 1 - 2j]
