@@ -13,6 +13,9 @@ from pycuda_sem.nn.attention import flex_attention as fa
 from torch_oracle import _torch as real_torch
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
+# float32 products in full precision on CUDA (TF32 is on by default), as the
+# references are float64
+pytestmark = pytest.mark.usefixtures("no_tf32")
 try:
     from torch.nn.attention import flex_attention as real_fa
 except Exception:  # torch absent or too old
