@@ -11,6 +11,7 @@ import pytest
 
 import pycuda_sem as torch
 import pycuda_sem.nn.functional as F
+from torch_oracle import _torch as real_torch
 from pycuda_sem.profiler import (profile, record_function, ProfilerActivity, ProfilerAction,
                                  schedule, tensorboard_trace_handler)
 
@@ -145,3 +146,52 @@ def test_sdpa_kernel_switches_the_flags_and_keeps_the_result():
     assert bc.preferred_linalg_library().name == "Default"
     with pytest.raises(RuntimeError, match="NumPy's LAPACK"):
         bc.preferred_linalg_library("cusolver")
+
+
+def test_causal_bias_masks_as_torch():
+    import warnings
+    from pycuda_sem.nn.attention import bias as cb
+    rng = np.random.default_rng(3)
+    for L, S in [(5, 5), (3, 7), (6, 4)]:
+        q, k, v = rng.standard_normal((2, 2, L, 8)), rng.standard_normal((2, 2, S, 8)), rng.standard_normal((2, 2, S, 8))
+        for name in ("causal_upper_left", "causal_lower_right"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # lower right with L > S warns, as torch's
+                b = getattr(cb, name)(L, S)
+            diag = 0 if name == "causal_upper_left" else S - L
+            want_mask = np.tril(np.ones((L, S), dtype=bool), diag)
+            np.testing.assert_array_equal(b._materialize().numpy(), want_mask)
+            got = torch.nn.functional.scaled_dot_product_attention(torch.tensor(q), torch.tensor(k), torch.tensor(v),
+                                                                   attn_mask=b)
+            dense = torch.nn.functional.scaled_dot_product_attention(torch.tensor(q), torch.tensor(k),
+                                                                     torch.tensor(v), attn_mask=torch.tensor(want_mask))
+            np.testing.assert_array_equal(got.numpy(), dense.numpy())
+    with pytest.warns(UserWarning, match="Lower right causal bias will produce NaNs"):
+        cb.causal_lower_right(6, 4)
+    with pytest.raises(AssertionError, match="only supports 2D"):
+        cb.causal_upper_left(2, 3, 4)
+
+
+def test_sdpa_query_with_no_key_gives_zeros_and_zero_gradients():
+    # torch's safe softmax (2.5 on): a query row that the bool mask leaves no
+    # key gives 0, not NaN, and passes no NaN into the gradients
+    rng = np.random.default_rng(1)
+    q, k, v = rng.standard_normal((2, 3, 4, 8)), rng.standard_normal((2, 3, 5, 8)), rng.standard_normal((2, 3, 5, 8))
+    m = rng.random((2, 1, 4, 5)) > 0.5
+    m[:, :, :, 0] = True  # every row keeps a key, but for two
+    m[0, 0, 1] = False
+    m[1, 0, 3] = False
+    w = rng.standard_normal((2, 3, 4, 8))
+    qq, kk, vv = (torch.tensor(a, requires_grad=True) for a in (q, k, v))
+    o = torch.nn.functional.scaled_dot_product_attention(qq, kk, vv, attn_mask=torch.tensor(m))
+    (o * torch.tensor(w)).sum().backward()
+    assert (o[0, :, 1] == 0).all() and (o[1, :, 3] == 0).all()
+    for g in (qq.grad, kk.grad, vv.grad):
+        assert not g.isnan().any()
+    assert (qq.grad[0, :, 1] == 0).all()
+    if real_torch is not None:
+        tq, tk, tv = (real_torch.tensor(a, requires_grad=True) for a in (q, k, v))
+        to = real_torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, attn_mask=real_torch.tensor(m))
+        (to * real_torch.tensor(w)).sum().backward()
+        for ours, theirs in ((o, to), (qq.grad, tq.grad), (kk.grad, tk.grad), (vv.grad, tv.grad)):
+            np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-10, atol=1e-12)

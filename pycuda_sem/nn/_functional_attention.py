@@ -19,6 +19,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     added. is_causal masks the upper triangle (then attn_mask must be None).
     dropout_p applies dropout to the attention weights."""
     from .functional import dropout
+    from .attention.bias import CausalBias
+    if isinstance(attn_mask, CausalBias):  # nn.attention.bias: its triangle as a bool mask
+        attn_mask = attn_mask._materialize(query.device)
     query, key, value = _to_lower(query, key, value)
     L, S = query.size(-2), key.size(-2)
     scale_factor = 1.0 / math.sqrt(query.size(-1)) if scale is None else scale
@@ -35,10 +38,16 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         allowed = _C.ones(L, S, dtype=_C.bool, device=query.device).tril(0)
         bias = _C.zeros(L, S, dtype=query.dtype, device=query.device).masked_fill(
             allowed.logical_not(), float("-inf"))
+    live = None
     if attn_mask is not None:
         if attn_mask.dtype == _C.bool:
+            # torch's safe softmax: a query whose mask keeps no key gets an
+            # output (and gradients) of 0, not NaN. Found on the mask, not on
+            # the scores: such a row attends everywhere (finite weights) and
+            # its output is zeroed, so the gradients through it are 0 too.
+            live = attn_mask.any(-1, keepdim=True)
             bias = _C.zeros(attn_mask.shape, dtype=query.dtype, device=query.device).masked_fill(
-                attn_mask.logical_not(), float("-inf"))
+                attn_mask.logical_not() & live, float("-inf"))
         else:
             bias = attn_mask
     scores = query.matmul(key.transpose(-2, -1)) * scale_factor
@@ -47,7 +56,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     weights = scores.softmax(-1)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=True)
-    return weights.matmul(value)
+    out = weights.matmul(value)
+    return out if live is None else out.masked_fill(live.logical_not(), 0.0)
 
 
 def _canonical_mask(mask, name, target_type):
