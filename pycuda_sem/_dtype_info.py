@@ -21,6 +21,12 @@ def _dtype_name(dtype):
     return str(dtype).split(".")[-1]
 
 
+def _legacy_name(t):
+    """torch's legacy name of t's dtype ("Float", "Long", "ComplexFloat"),
+    as its error messages print it: the C dtype table's, through t.type()."""
+    return t.type().rsplit(".", 1)[-1][:-len("Tensor")]
+
+
 class finfo:
     """Limits of a floating point dtype (the default dtype when none is given):
     bits, eps, max, min, tiny (= smallest_normal), resolution and dtype (its

@@ -17,9 +17,9 @@ _Polar = collections.namedtuple("linalg_polar", ["U", "H"])
 
 def _check_float(name, A):
     if not (A.is_floating_point() or A.is_complex()):
+        from ._dtype_info import _legacy_name
         raise NotImplementedError("%s: Expected a floating point or complex tensor as input. Got %s"
-                                  % (name, str(A.dtype).split(".")[-1].capitalize()
-                                     .replace("Int64", "Long").replace("Int32", "Int")))
+                                  % (name, _legacy_name(A)))
 
 
 def polar(A, *, out=None):

@@ -98,8 +98,6 @@ def _gen(generator):
 _CPP_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
               "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
               "complex128": "c10::complex<double>"}
-_LEGACY = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-           "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
 def _dtype_name(self):
@@ -114,8 +112,9 @@ def _need_float(self, what):
 
 def _not_for(self, op):
     """torch's NotImplementedError for a dtype a kernel was not built for."""
+    from ._dtype_info import _legacy_name
     raise NotImplementedError('"%s_%s" not implemented for \'%s\''
-                              % (op, "cuda" if self.is_cuda else "cpu", _LEGACY.get(_dtype_name(self), _dtype_name(self))))
+                              % (op, "cuda" if self.is_cuda else "cpu", _legacy_name(self)))
 
 
 def log_normal_(self, mean=1, std=2, *, generator=None):

@@ -125,7 +125,8 @@ def _transform(x, name, kind, forward, n_or_s, dim, norm, conj_in=False, conj_ou
     dims, sizes = _dims_sizes(x, n_or_s, dim, last_c2r=(kind == _C2R))
     mode = _norm(norm, forward if norm_forward is None else norm_forward)
     if kind == _R2C and x.is_complex():  # torch's TypeError and wording
-        legacy = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}.get(str(x.dtype).split(".")[-1])
+        from ._dtype_info import _legacy_name
+        legacy = _legacy_name(x)
         if name == "ihfftn":
             raise TypeError("Only supports floating-point dtypes, but found: %s" % legacy)
         raise TypeError("%s expects a real%s input tensor, but got %s"

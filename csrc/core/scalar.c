@@ -235,15 +235,26 @@ void pcs_scalar_store(int dtype, void *p, pcs_scalar s)
 /* ------------------------------------------------------------------------ */
 /* Range checks                                                              */
 
+void pcs_int_range(int dtype, int64_t *lo, int64_t *hi)
+{
+    switch (dtype) {
+    case PCS_UINT8: *lo = 0, *hi = UINT8_MAX; return;
+    case PCS_INT8: *lo = INT8_MIN, *hi = INT8_MAX; return;
+    case PCS_INT16: *lo = INT16_MIN, *hi = INT16_MAX; return;
+    case PCS_INT32: *lo = INT32_MIN, *hi = INT32_MAX; return;
+    default: *lo = INT64_MIN, *hi = INT64_MAX; return;
+    }
+}
+
 /* The largest finite value of each dtype (of its parts, for complex). */
 static double dtype_max(int dtype)
 {
+    if (pcs_is_integral(dtype, false)) {
+        int64_t lo, hi;
+        pcs_int_range(dtype, &lo, &hi);
+        return (double)hi;
+    }
     switch (dtype) {
-    case PCS_UINT8: return UINT8_MAX;
-    case PCS_INT8: return INT8_MAX;
-    case PCS_INT16: return INT16_MAX;
-    case PCS_INT32: return INT32_MAX;
-    case PCS_INT64: return (double)INT64_MAX;
     case PCS_FLOAT16: return 65504.0;
     case PCS_BFLOAT16: return 3.3895313892515355e38;
     case PCS_FLOAT32:
@@ -255,11 +266,12 @@ static double dtype_max(int dtype)
 /* numeric_limits::lowest() of each dtype. */
 static double dtype_lowest(int dtype)
 {
-    if (dtype == PCS_UINT8)
-        return 0.0;
-    if (dtype == PCS_INT64)
-        return (double)INT64_MIN;
-    return pcs_is_integral(dtype, false) ? -dtype_max(dtype) - 1 : -dtype_max(dtype);
+    if (pcs_is_integral(dtype, false)) {
+        int64_t lo, hi;
+        pcs_int_range(dtype, &lo, &hi);
+        return (double)lo;
+    }
+    return -dtype_max(dtype);
 }
 
 static bool int_overflows(int dtype, int64_t v)

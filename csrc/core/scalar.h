@@ -26,6 +26,9 @@ pcs_scalar pcs_scalar_load(int dtype, const void *p);
  * part; anything -> bool is "non-zero"). */
 void pcs_scalar_store(int dtype, void *p, pcs_scalar s);
 
+/* The exact [lo, hi] of an integer dtype (not bool). */
+void pcs_int_range(int dtype, int64_t *lo, int64_t *hi);
+
 /* PyTorch's checked_convert: 0 when s fits `dtype`, else -1 with RuntimeError
  * "value cannot be converted to type <name> without overflow". Negative ints
  * fit uint8 down to -255 (they wrap, so that a - b can be a + 255 * b);

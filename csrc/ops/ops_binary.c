@@ -352,11 +352,8 @@ static int clamp_bound(pcs_operand *op, int dtype, bool is_min)
 {
     if (op->t || op->s.kind != PCS_SK_INT || !pcs_is_integral(dtype, false))
         return 0;
-    const int bits = 8 * pcs_itemsize(dtype);
-    const bool sgn = pcs_dtypes[dtype].is_signed;
-    const int64_t hi = sgn ? (int64_t)(((uint64_t)1 << (bits - 1)) - 1)
-                           : (bits == 64 ? INT64_MAX : (int64_t)(((uint64_t)1 << bits) - 1));
-    const int64_t lo = sgn ? -hi - 1 : 0;
+    int64_t lo, hi;
+    pcs_int_range(dtype, &lo, &hi);
     const bool above = op->s.u64 || op->s.i > hi, below = !op->s.u64 && op->s.i < lo;
     if (!above && !below)
         return 0;

@@ -128,7 +128,7 @@ class _ChunkedLinearCrossEntropy(Function):
                 denom = keep.to(acc).sum()
             scale = 1.0 / denom
             total = total * scale
-        ctx.grads = [g if g is None or scale is None else g * scale.to(g.dtype) for g in (gx, gw, gb)]
+        ctx.grads, ctx.scale = [gx, gw, gb], scale
         ctx.dtypes = (x.dtype, w.dtype, None if b is None else b.dtype)
         ctx.retain = options.allow_retain_graph
         return total.to(x.dtype)
@@ -139,6 +139,8 @@ class _ChunkedLinearCrossEntropy(Function):
             raise RuntimeError("linear_cross_entropy: the chunked path's gradient buffers were used by an "
                                "earlier backward; pass LinearCrossEntropyOptions(allow_retain_graph=True) "
                                "to run backward through it more than once")
+        if ctx.scale is not None:  # the mean's 1 / denominator, folded into the scalar
+            grad = grad * ctx.scale
         out = [None if g is None else (g * grad.to(g.dtype)).to(dt) for g, dt in zip(ctx.grads, ctx.dtypes)]
         if not ctx.retain:
             ctx.grads = None

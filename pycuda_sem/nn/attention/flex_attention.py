@@ -140,13 +140,14 @@ class BlockMask:
 
     def to_dense(self):
         """The block map [B, H, query blocks, key blocks]: 1 where computed."""
+        from ... import arange
         nk = self.kv_indices.shape[-1]
         out = _C.zeros(tuple(self.kv_indices.shape[:-1]) + (nk,), dtype=_C.int32, device=self.kv_indices.device)
+        rank = arange(nk, device=out.device).view(*([1] * (out.dim() - 1)), nk)
         for counts, idx in ((self.kv_num_blocks, self.kv_indices), (self.full_kv_num_blocks, self.full_kv_indices)):
             if counts is None:
                 continue
-            from ... import arange
-            listed = arange(nk, device=idx.device).view(*([1] * (idx.dim() - 1)), nk) < counts.unsqueeze(-1)
+            listed = rank < counts.unsqueeze(-1)
             out = out.scatter_add(-1, idx.to(_C.int64), listed.to(_C.int32))
         return out
 
